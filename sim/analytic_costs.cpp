@@ -1,0 +1,99 @@
+#include "sim/analytic_costs.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/units.h"
+
+namespace cc {
+
+AnalyticCosts::AnalyticCosts(const ClusterSpec& cluster, Precision precision, AnalyticParams params)
+    : cluster_(cluster), precision_(precision), params_(params) {}
+
+std::string AnalyticCosts::describe() const {
+  return fmt::format("analytic model ({}, {})", cluster_.gpu.name, to_string(precision_));
+}
+
+double AnalyticCosts::gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const {
+  // Wave quantisation: the GEMM is cut into output tiles spread over the SMs; the last,
+  // partial wave leaves SMs idle. cuBLAS picks among tile shapes, so take the best of a few
+  // common ones, each with its own intrinsic efficiency (bigger tiles reuse operands more).
+  struct Tile {
+    int m, n;
+    double efficiency;
+  };
+  constexpr std::array<Tile, 4> tiles{{{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.93}, {64, 128, 0.80}}};
+  const double sms = std::max(1, cluster_.gpu.sm_count);
+  double best = 0;
+  for (const auto& t : tiles) {
+    const double count = std::ceil(static_cast<double>(m) / t.m) * std::ceil(static_cast<double>(n) / t.n);
+    const double waves = std::ceil(count / sms);
+    const double useful = (static_cast<double>(m) * n) / (waves * sms * t.m * t.n);
+    best = std::max(best, t.efficiency * std::min(1.0, useful));
+  }
+  const double depth = static_cast<double>(k) / (static_cast<double>(k) + params_.gemm_k_half);
+  return params_.gemm_peak_fraction * best * depth;
+}
+
+OpCost AnalyticCosts::compute(const ComputeOp& op) const {
+  const double peak = cluster_.gpu.peak_flops(precision_);
+  const double bandwidth = cluster_.gpu.hbm_bandwidth_gbs * kGB * params_.memory_fraction;
+  double math = 0;
+  switch (op.kind) {
+    case OpKind::Gemm:
+    case OpKind::BatchedGemm: {
+      // A batched GEMM fills the GPU with its batch: count its tiles across the batch.
+      const std::int64_t rows = op.kind == OpKind::BatchedGemm ? op.m * op.batch : op.m;
+      math = op.flops / (peak * gemm_efficiency(rows, op.n, op.k));
+      break;
+    }
+    case OpKind::FlashAttention: {
+      const double fraction =
+          op.phase == Phase::Backward ? params_.flash_backward_fraction : params_.flash_forward_fraction;
+      math = op.flops / (peak * fraction);
+      break;
+    }
+    case OpKind::Elementwise:
+    case OpKind::Optimizer:
+      math = op.flops / (cluster_.gpu.peak_tflops_fp32 * kTera);
+      break;
+  }
+  const double memory = op.bytes / bandwidth;
+  return {std::max(math, memory) + params_.kernel_overhead_s, false};
+}
+
+double AnalyticCosts::bus_bandwidth(const GroupPlacement& g) const {
+  const double nvlink = cluster_.intra_node.bandwidth_gbs * kGB * params_.nvlink_fraction;
+  if (g.nodes <= 1) return nvlink;
+  // Across nodes, NCCL runs one ring (channel) per NIC; all the data leaving a node shares
+  // the NICs its members sit next to. Inside the node the ring still rides NVLink.
+  const double network = cluster_.node_injection_gbs(g.per_node) * kGB * params_.network_fraction;
+  return g.per_node > 1 ? std::min(nvlink, network) : network;
+}
+
+OpCost AnalyticCosts::collective(const CollectiveOp& op) const {
+  const GroupPlacement& g = op.group;
+  if (g.size <= 1 || op.bytes <= 0) return {0.0, false};
+  const double alpha_intra = cluster_.intra_node.latency_us * 1e-6;
+  const double alpha_inter = cluster_.inter_node.latency_us * 1e-6;
+  const double hop_latency = g.nodes > 1 ? alpha_inter : alpha_intra;
+  const double bus = bus_bandwidth(g);
+  const double moved = op.bytes * bus_bandwidth_factor(op.kind, g.size);
+
+  if (op.kind == CollectiveKind::SendRecv) return {hop_latency + op.bytes / bus, false};
+
+  // Ring: n-1 steps per phase (two phases for all-reduce), each paced by the slowest hop.
+  const int phases = op.kind == CollectiveKind::AllReduce ? 2 : 1;
+  const double ring = phases * (g.size - 1) * hop_latency + moved / bus;
+  if (g.nodes <= 1 || op.kind != CollectiveKind::AllReduce) return {ring, false};
+  // Tree (all-reduce across nodes only, as in NCCL): latency grows with log2(nodes).
+  const double depth = std::ceil(std::log2(static_cast<double>(g.nodes)));
+  const double tree = 2.0 * (depth * alpha_inter + (g.per_node - 1) * alpha_intra) +
+                      moved / (bus * params_.tree_bandwidth_fraction);
+  return {std::min(ring, tree), false};
+}
+
+}  // namespace cc

@@ -1,0 +1,106 @@
+#include "sim/cluster_spec.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+#include "sim/json_fields.h"
+
+namespace cc {
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::BF16: return "bf16";
+    case Precision::FP16: return "fp16";
+    case Precision::FP8: return "fp8";
+    case Precision::FP32: return "fp32";
+  }
+  return "?";
+}
+
+double GpuSpec::peak_flops(Precision p) const {
+  switch (p) {
+    case Precision::BF16: return peak_tflops_bf16 * 1e12;
+    case Precision::FP16: return peak_tflops_fp16 * 1e12;
+    case Precision::FP8: return peak_tflops_fp8 * 1e12;
+    case Precision::FP32: return peak_tflops_tf32 * 1e12;  // fp32 GEMMs run as TF32 by default in Megatron
+  }
+  return 0;
+}
+
+double ClusterSpec::node_injection_gbs(int gpus_in_node) const {
+  const int nics_used = std::max(1, std::min(gpus_in_node, nics_per_node));
+  const double core_share = topology == NetworkTopology::FatTree ? 1.0 / oversubscription : 1.0;
+  return nics_used * inter_node.bandwidth_gbs * core_share;
+}
+
+void ClusterSpec::validate(const std::string& where) const {
+  if (gpu.peak_tflops_bf16 <= 0) fail("{}: gpu.peak_tflops.bf16 must be > 0", where);
+  if (gpu.hbm_gib <= 0) fail("{}: gpu.hbm_gib must be > 0", where);
+  if (gpu.hbm_bandwidth_gbs <= 0) fail("{}: gpu.hbm_bandwidth_gbs must be > 0", where);
+  if (gpus_per_node <= 0) fail("{}: gpus_per_node must be a positive integer", where);
+  if (intra_node.bandwidth_gbs <= 0) fail("{}: intra_node.bandwidth_gbs must be > 0", where);
+  if (inter_node.bandwidth_gbs <= 0) fail("{}: inter_node.nic_bandwidth_gbs must be > 0", where);
+  if (oversubscription < 1.0) fail("{}: inter_node.oversubscription is {}; it must be >= 1", where, oversubscription);
+}
+
+ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& where) {
+  const JsonFields f(doc, where);
+  ClusterSpec c;
+  c.name = f.string_or("name", "custom");
+  const JsonFields g = f.object("gpu");
+  c.gpu.name = g.string("name");
+  const JsonFields peak = g.object("peak_tflops");
+  c.gpu.peak_tflops_bf16 = peak.number("bf16", 0);
+  c.gpu.peak_tflops_fp16 = peak.number_or("fp16", 0, c.gpu.peak_tflops_bf16);
+  c.gpu.peak_tflops_fp8 = peak.number_or("fp8", 0, 0);
+  c.gpu.peak_tflops_tf32 = peak.number_or("tf32", 0, c.gpu.peak_tflops_bf16 / 2);
+  c.gpu.peak_tflops_fp32 = peak.number_or("fp32", 0, c.gpu.peak_tflops_bf16 / 16);
+  c.gpu.hbm_gib = g.number("hbm_gib", 0);
+  c.gpu.hbm_bandwidth_gbs = g.number("hbm_bandwidth_gbs", 0);
+  c.gpu.sm_count = static_cast<int>(g.integer("sm_count", 1));
+  c.gpus_per_node = static_cast<int>(f.integer("gpus_per_node", 1));
+  const JsonFields intra = f.object("intra_node");
+  c.intra_node = {intra.string_or("name", "intra-node"), intra.number("bandwidth_gbs", 0),
+                  intra.number_or("latency_us", 0, 2.0)};
+  const JsonFields inter = f.object("inter_node");
+  c.inter_node = {inter.string_or("name", "network"), inter.number("nic_bandwidth_gbs", 0),
+                  inter.number_or("latency_us", 0, 5.0)};
+  c.nics_per_node = static_cast<int>(inter.integer("nics_per_node", 1));
+  c.topology = inter.choice_or("topology", {"rail-optimized", "fat-tree"}, "rail-optimized") == "fat-tree"
+                   ? NetworkTopology::FatTree
+                   : NetworkTopology::RailOptimized;
+  c.oversubscription = inter.number_or("oversubscription", 1.0, 1.0);
+  c.max_nodes = static_cast<int>(f.integer_or("max_nodes", 0, 0));
+  c.validate(where);
+  return c;
+}
+
+nlohmann::json cluster_to_json(const ClusterSpec& c) {
+  return {{"name", c.name},
+          {"gpu",
+           {{"name", c.gpu.name},
+            {"peak_tflops",
+             {{"bf16", c.gpu.peak_tflops_bf16},
+              {"fp16", c.gpu.peak_tflops_fp16},
+              {"fp8", c.gpu.peak_tflops_fp8},
+              {"tf32", c.gpu.peak_tflops_tf32},
+              {"fp32", c.gpu.peak_tflops_fp32}}},
+            {"hbm_gib", c.gpu.hbm_gib},
+            {"hbm_bandwidth_gbs", c.gpu.hbm_bandwidth_gbs},
+            {"sm_count", c.gpu.sm_count}}},
+          {"gpus_per_node", c.gpus_per_node},
+          {"intra_node",
+           {{"name", c.intra_node.name},
+            {"bandwidth_gbs", c.intra_node.bandwidth_gbs},
+            {"latency_us", c.intra_node.latency_us}}},
+          {"inter_node",
+           {{"name", c.inter_node.name},
+            {"nics_per_node", c.nics_per_node},
+            {"nic_bandwidth_gbs", c.inter_node.bandwidth_gbs},
+            {"latency_us", c.inter_node.latency_us},
+            {"topology", c.topology == NetworkTopology::FatTree ? "fat-tree" : "rail-optimized"},
+            {"oversubscription", c.oversubscription}}},
+          {"max_nodes", c.max_nodes}};
+}
+
+}  // namespace cc

@@ -1,0 +1,45 @@
+#include "sim/flops.h"
+
+#include <algorithm>
+
+namespace cc {
+
+namespace {
+
+double attention_product_flops(const ModelSpec& m) {
+  const double s = m.seq_length, h = m.hidden_size;
+  return 4.0 * s * s * h;  // QK^T and softmax·V, counted over the full square as Megatron does
+}
+
+}  // namespace
+
+double layer_forward_flops(const ModelSpec& m) {
+  const double s = m.seq_length, h = m.hidden_size, kv = m.kv_channels(), f = m.ffn_hidden_size;
+  const double gemms = 2.0 * s * (h * (h + 2 * kv) + h * h + h * f * (m.gated_mlp() ? 3 : 2));
+  return gemms + attention_product_flops(m);
+}
+
+double model_flops_per_iteration(const ModelSpec& m, int global_batch) {
+  const double logits = 2.0 * m.seq_length * m.hidden_size * static_cast<double>(m.vocab_size);
+  return 3.0 * global_batch * (m.num_layers * layer_forward_flops(m) + logits);
+}
+
+double hardware_flops_per_iteration(const ModelSpec& m, const ParallelConfig& c) {
+  double extra = 0;
+  if (c.recompute == RecomputeGranularity::Full) {
+    int recomputed_layers = m.num_layers;
+    if (c.recompute_method == RecomputeMethod::Block) {
+      int total = 0;
+      for (int s = 0; s < c.pp; ++s)
+        for (int k = 0; k < c.virtual_stages; ++k)
+          total += std::min(c.recompute_num_layers, c.layers_in_chunk(m.num_layers, s, k));
+      recomputed_layers = total;
+    }
+    extra = static_cast<double>(c.global_batch) * recomputed_layers * layer_forward_flops(m);
+  } else if (c.recompute == RecomputeGranularity::Selective && c.attention == AttentionKernel::Unfused) {
+    extra = static_cast<double>(c.global_batch) * m.num_layers * attention_product_flops(m);
+  }
+  return model_flops_per_iteration(m, c.global_batch) + extra;
+}
+
+}  // namespace cc

@@ -1,0 +1,21 @@
+// flops.h — FLOPs of one training iteration. Model FLOPs follow Narayanan et al. 2021
+// (72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)) for GPT-style layers), generalised to grouped-query
+// attention and gated MLPs by counting each GEMM; hardware FLOPs add the forward work
+// that recomputation actually re-executes.
+#pragma once
+
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc {
+
+// Forward FLOPs of one transformer layer for one sequence (GEMMs and attention products).
+double layer_forward_flops(const ModelSpec& model);
+// Forward+backward FLOPs of an iteration of `global_batch` sequences, no recomputation.
+double model_flops_per_iteration(const ModelSpec& model, int global_batch);
+// model FLOPs plus the recomputed forward work under `config`'s recompute settings:
+// full recomputation reruns each recomputed layer's forward (24·B·L·s·h²·(1 + s/(6h)) for
+// GPT); selective reruns the attention score and context products (4·B·L·s²·h).
+double hardware_flops_per_iteration(const ModelSpec& model, const ParallelConfig& config);
+
+}  // namespace cc

@@ -1,0 +1,152 @@
+#include "sim/iteration_costs.h"
+
+#include <algorithm>
+
+#include "sim/memory_model.h"
+#include "sim/parallel_layout.h"
+
+namespace cc {
+
+namespace {
+
+// Precision-dependent bytes of one fp32 main gradient, as reduced over DP.
+double grad_bytes(Precision p) { return p == Precision::FP16 ? 2.0 : 4.0; }
+
+PassCost as_pass(const ProgramCost& c) { return {c.compute_s, 0, c.comm_exposed_s, c.measured_s}; }
+
+}  // namespace
+
+IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c,
+                               const CostSource& costs) {
+  IterationCosts out;
+  const ParallelLayout layout(c.tp, c.dp, c.pp);
+  const int g = cluster.gpus_per_node;
+  const GroupPlacement tp_group = place_group(layout.tp_group(0), g);
+  const GroupPlacement dp_group = place_group(layout.dp_group(0), g);
+  const LayerShape shape = make_layer_shape(m, c, tp_group);
+  auto track = [&](const ProgramCost& p) {
+    out.measured_s += p.measured_s;
+    out.modelled_s += p.total();
+    return p;
+  };
+  auto track_op = [&](const OpCost& oc) {
+    out.measured_s += oc.measured ? oc.seconds : 0;
+    out.modelled_s += oc.seconds;
+    return oc.seconds;
+  };
+
+  // One layer, priced once: every layer of a stage is identical.
+  const ProgramCost fwd = track(cost_of(layer_forward(shape, Phase::Forward), costs));
+  const ProgramCost bwd = track(cost_of(layer_backward(shape), costs));
+  ProgramCost recompute;
+  if (c.recompute == RecomputeGranularity::Full)
+    recompute = track(cost_of(layer_forward(shape, Phase::Recompute), costs));
+  else if (c.recompute == RecomputeGranularity::Selective && c.attention == AttentionKernel::Unfused)
+    recompute = track(cost_of(attention_core_forward(shape, Phase::Recompute), costs));
+  const ProgramCost emb_f = track(cost_of(embedding_forward(shape), costs));
+  const ProgramCost emb_b = track(cost_of(embedding_backward(shape), costs));
+  const ProgramCost out_f = track(cost_of(output_forward(shape), costs));
+  const ProgramCost out_b = track(cost_of(output_backward(shape), costs));
+
+  const int virtual_total = c.pp * c.virtual_stages;
+  out.chunks.resize(static_cast<std::size_t>(c.pp));
+  for (int s = 0; s < c.pp; ++s) {
+    for (int k = 0; k < c.virtual_stages; ++k) {
+      ChunkCosts chunk;
+      chunk.layers = c.layers_in_chunk(m.num_layers, s, k);
+      const int n = chunk.layers;
+      chunk.forward = as_pass(fwd.scaled(n));
+      chunk.backward = as_pass(bwd.scaled(n));
+      int recomputed = 0;
+      if (c.recompute == RecomputeGranularity::Selective) recomputed = n;
+      if (c.recompute == RecomputeGranularity::Full)
+        recomputed = c.recompute_method == RecomputeMethod::Uniform ? n : std::min(n, c.recompute_num_layers);
+      chunk.backward.recompute_s = recompute.total() * recomputed;
+      chunk.backward.measured_s += recompute.measured_s * recomputed;
+      const int virtual_stage = k * c.pp + s;
+      auto add = [](PassCost& p, const ProgramCost& q) {
+        p.compute_s += q.compute_s;
+        p.tp_comm_s += q.comm_exposed_s;
+        p.measured_s += q.measured_s;
+      };
+      if (virtual_stage == 0) {
+        add(chunk.forward, emb_f);
+        add(chunk.backward, emb_b);
+      }
+      if (virtual_stage == virtual_total - 1) {
+        add(chunk.forward, out_f);
+        add(chunk.backward, out_b);
+      }
+      out.chunks[static_cast<std::size_t>(s)].push_back(chunk);
+    }
+  }
+
+  // Pipeline transfer: Megatron sends 1/t of the activation per TP rank (scatter-gather
+  // optimisation, or the SP shard) and re-gathers it over NVLink when SP is off.
+  if (c.pp > 1) {
+    const int next_stage_rank = layout.rank({0, 0, 1});
+    const GroupPlacement pair = place_group({0, next_stage_rank}, g);
+    const double activation = shape.elem * static_cast<double>(shape.tokens * shape.h);
+    out.p2p_s = track_op(costs.collective({"p2p", CollectiveKind::SendRecv, Phase::Forward, activation / c.tp, pair}));
+    if (!c.sequence_parallel && c.tp > 1)
+      out.p2p_s += track_op(costs.collective({"p2p.all_gather", CollectiveKind::AllGather, Phase::Forward, activation, tp_group}));
+  }
+
+  // Data parallel: fp32 main gradients all-reduced (or reduce-scattered with the distributed
+  // optimizer) in buckets of max(40M, 1M·dp) parameters, Megatron-LM DDP's default.
+  out.bucket_params = std::max(40e6, 1e6 * c.dp);
+  const CollectiveKind reduce_kind = c.distributed_optimizer ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
+  const double shard = c.distributed_optimizer ? c.dp : 1.0;
+  for (int s = 0; s < c.pp; ++s) {
+    const std::int64_t params = stage_parameters(m, c, s);
+    out.stage_params.push_back(params);
+    const double bytes = static_cast<double>(params) * grad_bytes(c.precision);
+    out.grad_reduce_s.push_back(track_op(costs.collective({"dp.grad_reduce", reduce_kind, Phase::Backward, bytes, dp_group})));
+    out.bucket_reduce_s.push_back(costs.collective(
+        {"dp.grad_reduce_bucket", reduce_kind, Phase::Backward, out.bucket_params * grad_bytes(c.precision), dp_group}).seconds);
+    // Adam over the local shard: read grad, master, two moments; write master, moments and
+    // the bf16 weight (30 B/param); the gradient-norm pass reads the shard's fp32 grads
+    // (4 B) and the grad buffer is zeroed for the next iteration (4 B over all of it).
+    const double local = static_cast<double>(params) / shard;
+    ComputeOp step{"optimizer.adam", OpKind::Optimizer, Phase::Forward,
+                   static_cast<std::int64_t>(local), 1, 1, 1, 12.0 * local,
+                   local * 34.0 + static_cast<double>(params) * 4.0};
+    out.optimizer_s.push_back(track_op(costs.compute(step)));
+    out.param_gather_s.push_back(
+        c.distributed_optimizer
+            ? track_op(costs.collective({"dp.param_gather", CollectiveKind::AllGather, Phase::Forward,
+                                         static_cast<double>(params) * shape.elem, dp_group}))
+            : 0.0);
+  }
+  if (c.pp > 1 && m.tied_embeddings) {
+    const GroupPlacement ends = place_group({0, layout.rank({0, 0, c.pp - 1})}, g);
+    const double bytes = static_cast<double>(shape.vocab * shape.h) * grad_bytes(c.precision);
+    out.embedding_sync_s =
+        track_op(costs.collective({"embedding_grad_sync", CollectiveKind::AllReduce, Phase::Backward, bytes, ends}));
+  }
+  std::vector<int> model_parallel;
+  for (int s = 0; s < c.pp; ++s)
+    for (int t = 0; t < c.tp; ++t) model_parallel.push_back(layout.rank({t, 0, s}));
+  out.grad_norm_sync_s = track_op(costs.collective(
+      {"grad_norm", CollectiveKind::AllReduce, Phase::Backward, 8.0, place_group(model_parallel, g)}));
+  return out;
+}
+
+}  // namespace cc
+
+namespace cc {
+
+LayerTimes layer_times(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c, const CostSource& costs) {
+  const ParallelLayout layout(c.tp, 1, 1);
+  const LayerShape shape = make_layer_shape(m, c, place_group(layout.tp_group(0), cluster.gpus_per_node));
+  LayerTimes t;
+  t.forward_s = cost_of(layer_forward(shape, Phase::Forward), costs).total();
+  if (c.recompute == RecomputeGranularity::Full)
+    t.recompute_s = cost_of(layer_forward(shape, Phase::Recompute), costs).total();
+  else if (c.recompute == RecomputeGranularity::Selective && c.attention == AttentionKernel::Unfused)
+    t.recompute_s = cost_of(attention_core_forward(shape, Phase::Recompute), costs).total();
+  t.backward_s = cost_of(layer_backward(shape), costs).total() + t.recompute_s;
+  return t;
+}
+
+}  // namespace cc

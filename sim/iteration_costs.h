@@ -1,0 +1,61 @@
+// iteration_costs.h — prices everything one iteration runs, per pipeline stage and chunk,
+// through a CostSource: forward and backward passes (with recompute and exposed TP
+// communication), pipeline transfers, data-parallel gradient reduction, optimizer step.
+// The task graph (simulator.cpp) only arranges these durations in time.
+#pragma once
+
+#include <vector>
+
+#include "sim/cost_source.h"
+#include "sim/layer_program.h"
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc {
+
+struct PassCost {
+  double compute_s = 0;
+  double recompute_s = 0;
+  double tp_comm_s = 0;  // exposed tensor-parallel communication
+  double measured_s = 0;
+  double total() const { return compute_s + recompute_s + tp_comm_s; }
+};
+
+struct ChunkCosts {
+  int layers = 0;
+  PassCost forward, backward;
+};
+
+struct IterationCosts {
+  std::vector<std::vector<ChunkCosts>> chunks;  // [stage][chunk]
+  double p2p_s = 0;                  // one activation (or gradient) transfer between stages
+  std::vector<std::int64_t> stage_params;  // per GPU
+  std::vector<double> grad_reduce_s;       // whole-stage DP reduction in one call
+  double bucket_params = 0;                // DP bucket size (Megatron-LM DDP default)
+  std::vector<double> bucket_reduce_s;     // one full bucket's reduction, per stage
+  std::vector<double> optimizer_s;
+  std::vector<double> param_gather_s;      // distributed optimizer: bf16 parameter all-gather
+  double embedding_sync_s = 0;             // tied embeddings across first and last stage
+  double grad_norm_sync_s = 0;             // global gradient norm over the model-parallel group
+  double measured_s = 0, modelled_s = 0;   // totals over every priced item, for the measured share
+};
+
+IterationCosts price_iteration(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
+                               const CostSource& costs);
+
+}  // namespace cc
+
+namespace cc {
+
+// One transformer layer for one microbatch on one rank, as Korthikanti et al. 2022 Table 4
+// reports it: forward, and backward including what recomputation adds.
+struct LayerTimes {
+  double forward_s = 0;
+  double backward_s = 0;  // includes recompute
+  double recompute_s = 0;
+};
+
+LayerTimes layer_times(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
+                       const CostSource& costs);
+
+}  // namespace cc

@@ -1,0 +1,49 @@
+// json_fields.h — reads fields of a JSON object with errors that name the file and field.
+// Every spec reader (model, cluster, config, cost database) goes through this, so a
+// missing or mistyped field always produces the same kind of message.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/error.h"
+
+namespace cc {
+
+class JsonFields {
+ public:
+  // `where` names the document in messages, e.g. "model file llama.json".
+  JsonFields(const nlohmann::json& object, std::string where);
+
+  bool has(const std::string& key) const;
+  const nlohmann::json& raw(const std::string& key) const;
+
+  std::string string(const std::string& key) const;
+  std::string string_or(const std::string& key, const std::string& fallback) const;
+  // One of `choices`, compared case-insensitively; returns the choice as written there.
+  std::string choice(const std::string& key, const std::vector<std::string>& choices) const;
+  std::string choice_or(const std::string& key, const std::vector<std::string>& choices,
+                        const std::string& fallback) const;
+  long long integer(const std::string& key, long long min_value) const;
+  long long integer_or(const std::string& key, long long min_value, long long fallback) const;
+  double number(const std::string& key, double min_value) const;
+  double number_or(const std::string& key, double min_value, double fallback) const;
+  bool boolean(const std::string& key) const;
+  bool boolean_or(const std::string& key, bool fallback) const;
+  JsonFields object(const std::string& key) const;
+
+  const std::string& where() const { return where_; }
+
+ private:
+  const nlohmann::json& object_;
+  std::string where_;
+};
+
+// Parses text as JSON; a syntax error becomes a SpecError naming `where` and the position.
+nlohmann::json parse_json(const std::string& text, const std::string& where);
+// Reads and parses a file; a missing file is a SpecError naming it.
+nlohmann::json read_json_file(const std::string& path, const std::string& what);
+
+}  // namespace cc

@@ -1,0 +1,141 @@
+#include "sim/memory_model.h"
+
+#include <algorithm>
+
+#include "sim/pipeline_schedule.h"
+#include "sim/units.h"
+
+namespace cc {
+
+namespace {
+
+struct Widths {  // bytes per token of each class of stored activation
+  double region;       // norm/dropout regions: split by t only under SP
+  double tp_split;     // inside the TP region: always split by t
+  double per_score;    // bytes per attention score element (s^2 terms), already / t via heads
+};
+
+// Activation classes of one layer (Korthikanti Sec. 4.1), per token:
+//   region (10h for GPT): two norm inputs 4h, QKV input 2h, FC1 input 2h, two dropout masks 2h
+//   TP-split (24h for GPT): Q, K, V 2(h+2kv), projection input 2h, FC1 output and FC2 input
+//   scores (5as/h for GPT): softmax output 2, dropout mask 1, dropout output 2 per element
+Widths layer_widths(const ModelSpec& m) {
+  const double h = m.hidden_size, kv = m.kv_channels(), f = m.ffn_hidden_size;
+  const double masks = m.dropout ? 2 * h : 0;
+  const double region = 4 * h + 2 * h + 2 * h + masks;
+  const double mlp = m.gated_mlp() ? 2 * (2 * f) + 2 * f : 2 * f + 2 * f;
+  const double tp_split = 2 * (h + 2 * kv) + 2 * h + mlp;
+  const double per_score = m.dropout ? 5 : 2;
+  return {region, tp_split, per_score};
+}
+
+double layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranularity recompute) {
+  const double t = c.tp;
+  const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
+  const double region_split = c.sequence_parallel ? t : 1.0;
+  if (recompute == RecomputeGranularity::Full) return 2.0 * sb * m.hidden_size / region_split;
+  const Widths w = layer_widths(m);
+  double bytes = sb * (w.region / region_split + w.tp_split / t);
+  if (recompute == RecomputeGranularity::None) {
+    const double heads = static_cast<double>(m.num_attention_heads) / t;
+    if (c.attention == AttentionKernel::Unfused)
+      bytes += w.per_score * heads * m.seq_length * sb;
+    else
+      bytes += 4.0 * heads * sb;  // flash attention keeps only the fp32 log-sum-exp per row
+  }
+  return bytes;
+}
+
+double weight_bytes_per_param(Precision p) { return p == Precision::FP32 ? 4 : 2; }
+// Megatron-LM keeps fp32 main gradients for bf16 (accumulate and all-reduce in fp32).
+double grad_bytes_per_param(Precision p) { return p == Precision::FP16 ? 2 : 4; }
+// Adam: fp32 master weights and two moments (fp16 also keeps an fp32 gradient copy; fp32
+// training needs no master copy) — Megatron-LM distributed-optimizer docs, bytes per param.
+double optimizer_bytes_per_param(Precision p) {
+  switch (p) {
+    case Precision::FP16: return 16;
+    case Precision::FP32: return 8;
+    default: return 12;
+  }
+}
+
+}  // namespace
+
+double layer_activation_bytes(const ModelSpec& m, const ParallelConfig& c) { return layer_bytes(m, c, c.recompute); }
+
+double layer_activation_bytes_without_recompute(const ModelSpec& m, const ParallelConfig& c) {
+  return layer_bytes(m, c, RecomputeGranularity::None);
+}
+
+std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
+  const std::int64_t h = m.hidden_size, f = m.ffn_hidden_size, kv = m.kv_channels(), t = c.tp;
+  const bool gated = m.gated_mlp();
+  const std::int64_t norm = m.normalization == Normalization::LayerNorm ? 2 * h : h;
+  // Column-parallel QKV and FC1 (weights and biases split), row-parallel projection and FC2
+  // (weights split, biases replicated), norms replicated.
+  const std::int64_t split = h * (h + 2 * kv) + (h + 2 * kv) + h * h + (gated ? 3 * h * f : 2 * h * f + f);
+  const std::int64_t replicated = h + (gated ? 0 : h) + 2 * norm;
+  const std::int64_t per_layer = split / t + replicated;
+  const auto layers = c.layers_per_stage(m.num_layers);
+  std::int64_t params = per_layer * layers[static_cast<std::size_t>(stage)];
+  const std::int64_t vocab_slice = (std::int64_t{m.vocab_size} + t - 1) / t * h;
+  if (stage == 0) {
+    params += vocab_slice;
+    if (m.position_embedding == PositionEmbedding::Learned) params += std::int64_t{m.seq_length} * h;
+  }
+  if (stage == c.pp - 1) {
+    params += norm;
+    if (!m.tied_embeddings || c.pp > 1) params += vocab_slice;
+  }
+  return params;
+}
+
+MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve) {
+  MemoryReport report;
+  const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages);
+  const double t = c.tp;
+  const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
+  const double h = m.hidden_size;
+  const double region_split = c.sequence_parallel ? t : 1.0;
+  const double kept = layer_activation_bytes(m, c);
+  const double full = layer_activation_bytes_without_recompute(m, c);
+  const double shard = c.distributed_optimizer ? c.dp : 1.0;
+
+  for (int s = 0; s < c.pp; ++s) {
+    StageMemory stage;
+    stage.parameters = stage_parameters(m, c, s);
+    const double params = static_cast<double>(stage.parameters);
+    stage.bytes.weights = params * weight_bytes_per_param(c.precision);
+    stage.bytes.gradients = params * grad_bytes_per_param(c.precision);
+    stage.bytes.optimizer = params * optimizer_bytes_per_param(c.precision) / shard;
+
+    stage.in_flight = max_in_flight(schedule[static_cast<std::size_t>(s)]);
+    const int chunk_layers = c.layers_in_chunk(m.num_layers, s, 0);
+    double per_chunk = chunk_layers * kept;  // one (microbatch, chunk) of stored activations
+    double working = 0;                      // transient while one chunk's backward runs
+    if (c.recompute == RecomputeGranularity::Full) {
+      const int n = std::min(c.recompute_num_layers, chunk_layers);
+      if (c.recompute_method == RecomputeMethod::Uniform) {
+        per_chunk = (chunk_layers / n) * 2.0 * sb * h / region_split;  // one input per group of n layers
+        working = n * full;
+      } else {  // block: the first n layers recompute, the rest keep everything
+        per_chunk = n * kept + (chunk_layers - n) * full;
+        working = full;
+      }
+    }
+    double activations = stage.in_flight * per_chunk + working;
+    // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
+    // in flight; the final norm, output-layer input and fp32 logits on the last stage.
+    if (s == 0 && m.dropout) activations += stage.in_flight * sb * h / region_split / c.virtual_stages;
+    if (s == c.pp - 1) activations += 2.0 * sb * h / region_split + 2.0 * sb * h / t + 4.0 * sb * m.vocab_size / t;
+    stage.bytes.activations = activations;
+    stage.bytes.other = (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB +
+                        reserve.fragmentation_fraction * activations;
+    report.stages.push_back(stage);
+  }
+  for (int s = 1; s < c.pp; ++s)
+    if (report.stages[static_cast<std::size_t>(s)].bytes.total() > report.peak().total()) report.peak_stage = s;
+  return report;
+}
+
+}  // namespace cc

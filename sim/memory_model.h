@@ -1,0 +1,59 @@
+// memory_model.h — bytes each GPU holds at its peak: weights, gradients, optimizer state,
+// activations (Korthikanti et al. 2022, Table 2, generalised to GQA and gated MLPs) times
+// the microbatches in flight under the pipeline schedule, plus a stated allowance.
+#pragma once
+
+#include <vector>
+
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc {
+
+struct MemoryBreakdown {  // bytes
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double other = 0;  // CUDA context, communication buffers, allocator fragmentation
+  double total() const { return weights + gradients + optimizer + activations + other; }
+};
+
+// Allowances outside the model's own tensors. Defaults: a CUDA 12 context with cuBLAS
+// handles takes 0.5-1 GiB (nvidia-smi on an idle process); NCCL keeps about 0.5 GiB of
+// channel buffers for the TP, DP and PP communicators (NCCL_BUFFSIZE 4 MiB per channel and
+// peer); PyTorch's caching allocator fragments about a tenth of the activation memory that
+// it churns each microbatch.
+struct MemoryReserve {
+  double cuda_context_gib = 0.8;
+  double comm_buffers_gib = 0.5;
+  double fragmentation_fraction = 0.10;
+};
+
+// Activation bytes kept for backward by one transformer layer for one microbatch.
+// Korthikanti Table 2 for GPT-style layers: sbh(34 + 5as/h) without parallelism, and its
+// TP / SP / selective forms; full recomputation keeps only the layer input.
+double layer_activation_bytes(const ModelSpec& model, const ParallelConfig& config);
+// The same layer with nothing recomputed: the working set while a recomputed layer runs.
+double layer_activation_bytes_without_recompute(const ModelSpec& model, const ParallelConfig& config);
+
+struct StageMemory {
+  MemoryBreakdown bytes;
+  std::int64_t parameters = 0;  // parameters held by one GPU of this stage
+  int in_flight = 0;            // (microbatch, chunk) activations held at the peak
+};
+
+struct MemoryReport {
+  std::vector<StageMemory> stages;
+  int peak_stage = 0;
+  const MemoryBreakdown& peak() const { return stages[static_cast<std::size_t>(peak_stage)].bytes; }
+};
+
+MemoryReport memory_model(const ModelSpec& model, const ParallelConfig& config, const MemoryReserve& reserve = {});
+
+// Parameters one GPU of pipeline stage `stage` holds (TP-split tensors divided, norms and
+// row-parallel biases replicated; the embedding on the first stage, the output layer on
+// the last — tied embeddings keep a copy there when PP > 1, as Megatron-LM does).
+std::int64_t stage_parameters(const ModelSpec& model, const ParallelConfig& config, int stage);
+
+}  // namespace cc

@@ -1,0 +1,130 @@
+#include "sim/model_spec.h"
+
+#include "sim/error.h"
+#include "sim/json_fields.h"
+
+namespace cc {
+
+const char* to_string(Activation a) { return a == Activation::GeLU ? "gelu" : "swiglu"; }
+const char* to_string(Normalization n) { return n == Normalization::LayerNorm ? "layernorm" : "rmsnorm"; }
+const char* to_string(PositionEmbedding p) { return p == PositionEmbedding::Learned ? "learned" : "rope"; }
+
+std::int64_t ModelSpec::layer_parameters() const {
+  const std::int64_t h = hidden_size, f = ffn_hidden_size, kv = kv_channels();
+  const std::int64_t qkv = h * (h + 2 * kv) + (h + 2 * kv);  // weight + bias
+  const std::int64_t proj = h * h + h;
+  const std::int64_t mlp = gated_mlp() ? 3 * h * f : 2 * h * f + f + h;  // Llama-style MLPs have no bias
+  const std::int64_t norm_params = normalization == Normalization::LayerNorm ? 2 * h : h;
+  return qkv + proj + mlp + 2 * norm_params;
+}
+
+std::int64_t ModelSpec::embedding_parameters() const {
+  const std::int64_t words = std::int64_t{vocab_size} * hidden_size;
+  return words + (position_embedding == PositionEmbedding::Learned ? std::int64_t{seq_length} * hidden_size : 0);
+}
+
+std::int64_t ModelSpec::output_layer_parameters() const {
+  return tied_embeddings ? 0 : std::int64_t{vocab_size} * hidden_size;
+}
+
+std::int64_t ModelSpec::total_parameters() const {
+  const std::int64_t final_norm = normalization == Normalization::LayerNorm ? 2 * hidden_size : hidden_size;
+  return num_layers * layer_parameters() + embedding_parameters() + output_layer_parameters() + final_norm;
+}
+
+void ModelSpec::validate(const std::string& where) const {
+  auto positive = [&](const char* field, int v) {
+    if (v <= 0) fail("{}: {} is {}; it must be a positive integer", where, field, v);
+  };
+  positive("num_layers", num_layers);
+  positive("hidden_size", hidden_size);
+  positive("num_attention_heads", num_attention_heads);
+  positive("num_query_groups", num_query_groups);
+  positive("ffn_hidden_size", ffn_hidden_size);
+  positive("vocab_size", vocab_size);
+  positive("seq_length", seq_length);
+  if (hidden_size % num_attention_heads != 0)
+    fail("{}: hidden_size {} is not divisible by num_attention_heads {}; choose heads that divide the hidden size",
+         where, hidden_size, num_attention_heads);
+  if (num_attention_heads % num_query_groups != 0)
+    fail("{}: num_attention_heads {} is not divisible by num_query_groups {}; query groups must divide the heads",
+         where, num_attention_heads, num_query_groups);
+}
+
+ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
+  const JsonFields f(doc, where);
+  ModelSpec m;
+  m.name = f.string_or("name", "custom");
+  m.num_layers = static_cast<int>(f.integer("num_layers", 1));
+  m.hidden_size = static_cast<int>(f.integer("hidden_size", 1));
+  m.num_attention_heads = static_cast<int>(f.integer("num_attention_heads", 1));
+  m.num_query_groups = static_cast<int>(f.integer_or("num_query_groups", 1, m.num_attention_heads));
+  m.ffn_hidden_size = static_cast<int>(f.integer_or("ffn_hidden_size", 1, 4LL * m.hidden_size));
+  m.vocab_size = static_cast<int>(f.integer("vocab_size", 1));
+  m.seq_length = static_cast<int>(f.integer("seq_length", 1));
+  m.activation = f.choice_or("activation", {"gelu", "swiglu"}, "gelu") == "gelu" ? Activation::GeLU
+                                                                                 : Activation::SwiGLU;
+  m.normalization = f.choice_or("normalization", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm"
+                        ? Normalization::LayerNorm
+                        : Normalization::RMSNorm;
+  m.position_embedding = f.choice_or("position_embedding", {"learned", "rope"}, "learned") == "learned"
+                             ? PositionEmbedding::Learned
+                             : PositionEmbedding::Rope;
+  m.tied_embeddings = f.boolean_or("tied_embeddings", true);
+  m.dropout = f.boolean_or("dropout", true);
+  m.validate(where);
+  return m;
+}
+
+ModelSpec model_from_hf_config(const nlohmann::json& doc, const std::string& where) {
+  const JsonFields f(doc, where);
+  // Each HuggingFace family names the same quantity differently; take the first present.
+  auto first_integer = [&](std::initializer_list<const char*> keys, const char* what) -> long long {
+    for (const char* k : keys)
+      if (f.has(k)) return f.integer(k, 1);
+    std::string names;
+    for (const char* k : keys) names += std::string(names.empty() ? "" : ", ") + k;
+    fail("{}: no {} found (looked for {})", where, what, names);
+  };
+  ModelSpec m;
+  m.name = f.string_or("_name_or_path", f.string_or("model_type", "hf-model"));
+  m.num_layers = static_cast<int>(first_integer({"num_hidden_layers", "n_layer", "num_layers"}, "layer count"));
+  m.hidden_size = static_cast<int>(first_integer({"hidden_size", "n_embd", "d_model"}, "hidden size"));
+  m.num_attention_heads =
+      static_cast<int>(first_integer({"num_attention_heads", "n_head", "num_heads"}, "attention head count"));
+  m.num_query_groups = static_cast<int>(f.integer_or("num_key_value_heads", 1, m.num_attention_heads));
+  m.ffn_hidden_size = static_cast<int>(
+      f.has("intermediate_size") ? f.integer("intermediate_size", 1) : f.integer_or("n_inner", 1, 4LL * m.hidden_size));
+  m.vocab_size = static_cast<int>(first_integer({"vocab_size"}, "vocabulary size"));
+  m.seq_length = static_cast<int>(
+      first_integer({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}, "sequence length"));
+  const std::string act = f.string_or("hidden_act", f.string_or("activation_function", "gelu"));
+  m.activation = (act == "silu" || act == "swiglu") ? Activation::SwiGLU : Activation::GeLU;
+  m.normalization = f.has("rms_norm_eps") ? Normalization::RMSNorm : Normalization::LayerNorm;
+  m.position_embedding = (f.has("rope_theta") || f.has("rope_scaling") || f.has("rotary_pct"))
+                             ? PositionEmbedding::Rope
+                             : PositionEmbedding::Learned;
+  m.tied_embeddings = f.boolean_or("tie_word_embeddings", m.position_embedding == PositionEmbedding::Learned);
+  m.dropout = f.number_or("attention_dropout", 0.0, f.number_or("attn_pdrop", 0.0, 0.0)) > 0.0 ||
+              f.number_or("hidden_dropout", 0.0, f.number_or("resid_pdrop", 0.0, 0.0)) > 0.0;
+  m.validate(where);
+  return m;
+}
+
+nlohmann::json model_to_json(const ModelSpec& m) {
+  return {{"name", m.name},
+          {"num_layers", m.num_layers},
+          {"hidden_size", m.hidden_size},
+          {"num_attention_heads", m.num_attention_heads},
+          {"num_query_groups", m.num_query_groups},
+          {"ffn_hidden_size", m.ffn_hidden_size},
+          {"vocab_size", m.vocab_size},
+          {"seq_length", m.seq_length},
+          {"activation", to_string(m.activation)},
+          {"normalization", to_string(m.normalization)},
+          {"position_embedding", to_string(m.position_embedding)},
+          {"tied_embeddings", m.tied_embeddings},
+          {"dropout", m.dropout}};
+}
+
+}  // namespace cc

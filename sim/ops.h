@@ -1,0 +1,44 @@
+// ops.h — one GPU kernel or one collective as the cost model sees it: a stable name, the
+// phase it runs in, its shape, and its FLOPs and HBM bytes. The analytic model prices an
+// op from FLOPs and bytes; a measured cost database prices it by (name, phase, shape).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/parallel_layout.h"
+
+namespace cc {
+
+enum class Phase { Forward, Backward, Recompute };
+enum class OpKind { Gemm, BatchedGemm, Elementwise, FlashAttention, Optimizer };
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, SendRecv };
+
+struct ComputeOp {
+  const char* name = "";  // e.g. "qkv", "softmax", "fc2.wgrad"
+  OpKind kind = OpKind::Elementwise;
+  Phase phase = Phase::Forward;
+  // GEMM: C[m×n] = A[m×k]·B[k×n], `batch` independent products. Elementwise: m = elements.
+  std::int64_t m = 0, n = 1, k = 1, batch = 1;
+  double flops = 0;
+  double bytes = 0;  // HBM traffic: inputs read plus outputs written
+};
+
+struct CollectiveOp {
+  const char* name = "";
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  Phase phase = Phase::Forward;
+  double bytes = 0;  // nccl-tests "size": the full buffer (all-gather output, reduce-scatter input)
+  GroupPlacement group;
+};
+
+const char* to_string(Phase p);
+const char* to_string(OpKind k);
+const char* to_string(CollectiveKind k);
+
+// nccl-tests' vocabulary: algorithm bandwidth is size / time; bus bandwidth scales it by
+// the data each rank must move (2(n-1)/n for all-reduce, (n-1)/n for all-gather and
+// reduce-scatter, 1 for send/recv), so it is comparable with link speed across group sizes.
+double bus_bandwidth_factor(CollectiveKind kind, int group_size);
+
+}  // namespace cc

@@ -1,0 +1,186 @@
+#include "sim/parallel_config.h"
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+#include "sim/json_fields.h"
+
+namespace cc {
+
+const char* to_string(RecomputeGranularity g) {
+  switch (g) {
+    case RecomputeGranularity::None: return "none";
+    case RecomputeGranularity::Selective: return "selective";
+    case RecomputeGranularity::Full: return "full";
+  }
+  return "?";
+}
+const char* to_string(RecomputeMethod m) { return m == RecomputeMethod::Uniform ? "uniform" : "block"; }
+const char* to_string(AttentionKernel a) { return a == AttentionKernel::Unfused ? "unfused" : "flash"; }
+
+RecomputeGranularity recompute_granularity_from(const std::string& name, const std::string& where) {
+  if (name == "none" || name.empty()) return RecomputeGranularity::None;
+  if (name == "selective") return RecomputeGranularity::Selective;
+  if (name == "full") return RecomputeGranularity::Full;
+  fail("{}: recompute granularity '{}' is not known; valid: none, selective, full", where, name);
+}
+
+RecomputeMethod recompute_method_from(const std::string& name, const std::string& where) {
+  if (name == "uniform") return RecomputeMethod::Uniform;
+  if (name == "block") return RecomputeMethod::Block;
+  fail("{}: recompute method '{}' is not known; valid: uniform, block", where, name);
+}
+
+Precision precision_from(const std::string& name, const std::string& where) {
+  if (name == "bf16") return Precision::BF16;
+  if (name == "fp16") return Precision::FP16;
+  if (name == "fp8") return Precision::FP8;
+  if (name == "fp32") return Precision::FP32;
+  fail("{}: precision '{}' is not known; valid: bf16, fp16, fp8, fp32", where, name);
+}
+
+AttentionKernel attention_from(const std::string& name, const std::string& where) {
+  if (name == "unfused") return AttentionKernel::Unfused;
+  if (name == "flash") return AttentionKernel::Flash;
+  fail("{}: attention kernel '{}' is not known; valid: unfused, flash", where, name);
+}
+
+std::vector<int> ParallelConfig::layers_per_stage(int num_layers) const {
+  std::vector<int> layers(static_cast<std::size_t>(pp), 0);
+  for (int s = 0; s < pp; ++s)
+    for (int c = 0; c < virtual_stages; ++c) layers[static_cast<std::size_t>(s)] += layers_in_chunk(num_layers, s, c);
+  return layers;
+}
+
+int ParallelConfig::layers_in_chunk(int num_layers, int stage, int chunk) const {
+  (void)chunk;  // chunks of one stage are equal; uneven splits exist only without interleaving
+  if (pp == 1) return num_layers / virtual_stages;
+  if (first_stage_layers == 0 && last_stage_layers == 0) return num_layers / (pp * virtual_stages);
+  if (stage == 0 && first_stage_layers > 0) return first_stage_layers;
+  if (stage == pp - 1 && last_stage_layers > 0) return last_stage_layers;
+  const int middle_stages = pp - (first_stage_layers > 0) - (last_stage_layers > 0);
+  return (num_layers - first_stage_layers - last_stage_layers) / middle_stages;
+}
+
+std::string ParallelConfig::summary() const {
+  std::string s = fmt::format("tp{} pp{} dp{}{} mb{} gb{}", tp, pp, dp, sequence_parallel ? " sp" : "", micro_batch,
+                              global_batch);
+  if (virtual_stages > 1) s += fmt::format(" v{}", virtual_stages);
+  s += fmt::format(" {}", to_string(recompute));
+  if (recompute == RecomputeGranularity::Full)
+    s += fmt::format("/{}{}", to_string(recompute_method), recompute_num_layers);
+  if (distributed_optimizer) s += " distopt";
+  return s;
+}
+
+void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cluster, int gpus) {
+  const std::string w = "parallel config";
+  auto positive = [&](const char* flag, int v) {
+    if (v < 1) fail("{}: {} is {}; it must be >= 1", w, flag, v);
+  };
+  positive("--tensor-model-parallel-size", c.tp);
+  positive("--pipeline-model-parallel-size", c.pp);
+  positive("--data-parallel-size", c.dp);
+  positive("--micro-batch-size", c.micro_batch);
+  positive("--global-batch-size", c.global_batch);
+  positive("virtual pipeline stages", c.virtual_stages);
+  if (gpus > 0 && c.gpus() != gpus)
+    fail("{}: --gpus {} is not TP {} x PP {} x DP {} = {}; choose DP = GPUs / (TP x PP)", w, gpus, c.tp, c.pp, c.dp,
+         c.gpus());
+  if (m.num_attention_heads % c.tp != 0)
+    fail("{}: --tensor-model-parallel-size {} does not divide num_attention_heads {}", w, c.tp, m.num_attention_heads);
+  if (m.num_query_groups % c.tp != 0)
+    fail("{}: --tensor-model-parallel-size {} does not divide num_query_groups {}", w, c.tp, m.num_query_groups);
+  if (m.ffn_hidden_size % c.tp != 0)
+    fail("{}: --tensor-model-parallel-size {} does not divide ffn_hidden_size {}", w, c.tp, m.ffn_hidden_size);
+  if (c.sequence_parallel && c.tp == 1)
+    fail("{}: --sequence-parallel needs --tensor-model-parallel-size > 1 (it splits the sequence over TP ranks)", w);
+  if (c.sequence_parallel && m.seq_length % c.tp != 0)
+    fail("{}: --sequence-parallel needs seq_length {} divisible by TP {}", w, m.seq_length, c.tp);
+  if (c.global_batch % (c.micro_batch * c.dp) != 0)
+    fail("{}: --global-batch-size {} is not divisible by micro batch {} x DP {} = {}", w, c.global_batch,
+         c.micro_batch, c.dp, c.micro_batch * c.dp);
+  if (c.virtual_stages > 1) {
+    if (c.pp < 2) fail("{}: interleaved stages ({} per rank) need --pipeline-model-parallel-size >= 2", w, c.virtual_stages);
+    if (c.first_stage_layers || c.last_stage_layers)
+      fail("{}: uneven first/last stage layers cannot be combined with interleaved stages", w);
+    if (c.num_microbatches() % c.pp != 0)
+      fail("{}: the interleaved schedule needs the microbatch count {} divisible by PP {} (as in Megatron-LM)", w,
+           c.num_microbatches(), c.pp);
+  }
+  if (c.first_stage_layers || c.last_stage_layers) {
+    const int middle = c.pp - (c.first_stage_layers > 0) - (c.last_stage_layers > 0);
+    const int rest = m.num_layers - c.first_stage_layers - c.last_stage_layers;
+    if (c.pp < 2 || rest < 0 || (middle == 0 ? rest != 0 : (rest % middle != 0 || rest == 0)))
+      fail("{}: first/last stage layers {}/{} leave {} layers that do not divide over {} middle stages", w,
+           c.first_stage_layers, c.last_stage_layers, rest, middle);
+  } else if (m.num_layers % (c.pp * c.virtual_stages) != 0) {
+    fail("{}: num_layers {} is not divisible by PP {} x virtual stages {} = {}", w, m.num_layers, c.pp,
+         c.virtual_stages, c.pp * c.virtual_stages);
+  }
+  if (c.recompute == RecomputeGranularity::Full) {
+    const int chunk = c.layers_in_chunk(m.num_layers, 0, 0);
+    if (c.recompute_num_layers < 1)
+      fail("{}: --recompute-num-layers is {}; it must be >= 1", w, c.recompute_num_layers);
+    if (c.recompute_method == RecomputeMethod::Block && c.recompute_num_layers > chunk)
+      fail("{}: --recompute-num-layers {} exceeds the {} layers of a pipeline chunk (block method)", w,
+           c.recompute_num_layers, chunk);
+    if (c.recompute_method == RecomputeMethod::Uniform && chunk % c.recompute_num_layers != 0)
+      fail("{}: --recompute-num-layers {} does not divide the {} layers of a pipeline chunk (uniform method)", w,
+           c.recompute_num_layers, chunk);
+  }
+  if (cluster.gpu.peak_flops(c.precision) <= 0)
+    fail("{}: precision {} is not supported by {} (its peak is 0 in the cluster spec)", w, to_string(c.precision),
+         cluster.gpu.name);
+  if (c.overlap_param_gather && !c.distributed_optimizer)
+    fail("{}: --overlap-param-gather needs --use-distributed-optimizer", w);
+}
+
+nlohmann::json config_to_json(const ParallelConfig& c) {
+  nlohmann::json j = {{"tensor_model_parallel_size", c.tp},
+                      {"pipeline_model_parallel_size", c.pp},
+                      {"data_parallel_size", c.dp},
+                      {"sequence_parallel", c.sequence_parallel},
+                      {"micro_batch_size", c.micro_batch},
+                      {"global_batch_size", c.global_batch},
+                      {"virtual_pipeline_stages", c.virtual_stages},
+                      {"recompute_granularity", to_string(c.recompute)},
+                      {"recompute_method", to_string(c.recompute_method)},
+                      {"recompute_num_layers", c.recompute_num_layers},
+                      {"use_distributed_optimizer", c.distributed_optimizer},
+                      {"overlap_grad_reduce", c.overlap_grad_reduce},
+                      {"overlap_param_gather", c.overlap_param_gather},
+                      {"precision", to_string(c.precision)},
+                      {"attention", to_string(c.attention)}};
+  if (c.first_stage_layers) j["decoder_first_pipeline_num_layers"] = c.first_stage_layers;
+  if (c.last_stage_layers) j["decoder_last_pipeline_num_layers"] = c.last_stage_layers;
+  return j;
+}
+
+ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& where, ParallelConfig c) {
+  const JsonFields f(doc, where);
+  auto as_int = [&](const char* key, int min, int fallback) {
+    return static_cast<int>(f.integer_or(key, min, fallback));
+  };
+  c.tp = as_int("tensor_model_parallel_size", 1, c.tp);
+  c.pp = as_int("pipeline_model_parallel_size", 1, c.pp);
+  c.dp = as_int("data_parallel_size", 1, c.dp);
+  c.sequence_parallel = f.boolean_or("sequence_parallel", c.sequence_parallel);
+  c.micro_batch = as_int("micro_batch_size", 1, c.micro_batch);
+  c.global_batch = as_int("global_batch_size", 1, c.global_batch);
+  c.virtual_stages = as_int("virtual_pipeline_stages", 1, c.virtual_stages);
+  c.first_stage_layers = as_int("decoder_first_pipeline_num_layers", 0, c.first_stage_layers);
+  c.last_stage_layers = as_int("decoder_last_pipeline_num_layers", 0, c.last_stage_layers);
+  if (f.has("recompute_granularity"))
+    c.recompute = recompute_granularity_from(f.string("recompute_granularity"), where);
+  if (f.has("recompute_method")) c.recompute_method = recompute_method_from(f.string("recompute_method"), where);
+  c.recompute_num_layers = as_int("recompute_num_layers", 1, c.recompute_num_layers);
+  c.distributed_optimizer = f.boolean_or("use_distributed_optimizer", c.distributed_optimizer);
+  c.overlap_grad_reduce = f.boolean_or("overlap_grad_reduce", c.overlap_grad_reduce);
+  c.overlap_param_gather = f.boolean_or("overlap_param_gather", c.overlap_param_gather);
+  if (f.has("precision")) c.precision = precision_from(f.string("precision"), where);
+  if (f.has("attention")) c.attention = attention_from(f.string("attention"), where);
+  return c;
+}
+
+}  // namespace cc

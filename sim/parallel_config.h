@@ -1,0 +1,66 @@
+// parallel_config.h — how one training run is laid out and executed: DP×TP×PP, sequence
+// parallelism, micro/global batch, interleaved stages, recomputation, optimizer sharding.
+// Field meanings follow Megatron-LM's arguments of the same names.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cluster_spec.h"
+#include "sim/model_spec.h"
+
+namespace cc {
+
+enum class RecomputeGranularity { None, Selective, Full };
+enum class RecomputeMethod { Uniform, Block };
+enum class AttentionKernel { Unfused, Flash };
+
+struct ParallelConfig {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  bool sequence_parallel = false;
+  int micro_batch = 1;
+  int global_batch = 1;
+  int virtual_stages = 1;     // model chunks per pipeline rank; > 1 selects interleaved 1F1B
+  int first_stage_layers = 0;  // Megatron-core --decoder-first-pipeline-num-layers (0 = even split)
+  int last_stage_layers = 0;   // --decoder-last-pipeline-num-layers
+  RecomputeGranularity recompute = RecomputeGranularity::None;
+  RecomputeMethod recompute_method = RecomputeMethod::Uniform;
+  int recompute_num_layers = 1;
+  bool distributed_optimizer = false;
+  bool overlap_grad_reduce = false;   // bucketed DP reduction during the last backward passes
+  bool overlap_param_gather = false;  // distributed optimizer: parameter all-gather hidden in the next forward
+  Precision precision = Precision::BF16;
+  AttentionKernel attention = AttentionKernel::Unfused;
+
+  int gpus() const { return tp * pp * dp; }
+  int num_microbatches() const { return global_batch / (micro_batch * dp); }
+  bool interleaved() const { return virtual_stages > 1; }
+  // Layers held by each pipeline rank, summed over its chunks.
+  std::vector<int> layers_per_stage(int num_layers) const;
+  // Layers of virtual stage `chunk` on pipeline rank `stage`.
+  int layers_in_chunk(int num_layers, int stage, int chunk) const;
+  // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective".
+  std::string summary() const;
+};
+
+// Refuses every combination Megatron-LM would refuse, with a message naming the value and
+// what would be valid. `gpus` = 0 skips the GPU-count check.
+void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
+
+nlohmann::json config_to_json(const ParallelConfig& config);
+// Fills fields present in `doc` over `base`; unknown recompute names and the like are errors.
+ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& where, ParallelConfig base = {});
+
+const char* to_string(RecomputeGranularity g);
+const char* to_string(RecomputeMethod m);
+const char* to_string(AttentionKernel a);
+RecomputeGranularity recompute_granularity_from(const std::string& name, const std::string& where);
+RecomputeMethod recompute_method_from(const std::string& name, const std::string& where);
+Precision precision_from(const std::string& name, const std::string& where);
+AttentionKernel attention_from(const std::string& name, const std::string& where);
+
+}  // namespace cc

@@ -1,0 +1,65 @@
+#include "sim/presets.h"
+
+#include <filesystem>
+
+#include <fmt/ranges.h>
+
+#include "sim/embedded_presets.h"
+#include "sim/error.h"
+#include "sim/json_fields.h"
+
+namespace cc {
+
+namespace {
+
+std::vector<std::string> names_in(const std::string& folder) {
+  std::vector<std::string> names;
+  const std::string prefix = folder + "/";
+  for (const auto& f : embedded_presets())
+    if (f.path.rfind(prefix, 0) == 0) names.push_back(f.path.substr(prefix.size(), f.path.size() - prefix.size() - 5));
+  return names;
+}
+
+const EmbeddedFile* find_preset(const std::string& folder, const std::string& name) {
+  for (const auto& f : embedded_presets())
+    if (f.path == folder + "/" + name + ".json") return &f;
+  return nullptr;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.find('.') != std::string::npos || std::filesystem::exists(s);
+}
+
+}  // namespace
+
+std::vector<std::string> model_preset_names() { return names_in("models"); }
+std::vector<std::string> cluster_preset_names() { return names_in("clusters"); }
+
+ModelSpec load_model(const std::string& arg) {
+  if (const EmbeddedFile* f = find_preset("models", arg)) {
+    const std::string where = fmt::format("model preset '{}'", arg);
+    return model_from_json(parse_json(f->text, where), where);
+  }
+  if (!looks_like_path(arg) || !std::filesystem::exists(arg))
+    fail("--model '{}' is neither a preset nor an existing file; presets: {}", arg, fmt::join(model_preset_names(), ", "));
+  const auto doc = read_json_file(arg, "model file");
+  const std::string where = fmt::format("model file '{}'", arg);
+  // A HuggingFace config names its layer count num_hidden_layers (or n_layer); ours num_layers.
+  if (doc.is_object() && !doc.contains("num_layers") &&
+      (doc.contains("num_hidden_layers") || doc.contains("n_layer") || doc.contains("model_type")))
+    return model_from_hf_config(doc, where);
+  return model_from_json(doc, where);
+}
+
+ClusterSpec load_cluster(const std::string& arg) {
+  if (const EmbeddedFile* f = find_preset("clusters", arg)) {
+    const std::string where = fmt::format("cluster preset '{}'", arg);
+    return cluster_from_json(parse_json(f->text, where), where);
+  }
+  if (!looks_like_path(arg) || !std::filesystem::exists(arg))
+    fail("--cluster '{}' is neither a preset nor an existing file; presets: {}", arg,
+         fmt::join(cluster_preset_names(), ", "));
+  return cluster_from_json(read_json_file(arg, "cluster file"), fmt::format("cluster file '{}'", arg));
+}
+
+}  // namespace cc

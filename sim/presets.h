@@ -1,0 +1,19 @@
+// presets.h — resolves `--model` and `--cluster` arguments: a preset name from
+// traces/presets/, or a path to a JSON file (our format, or a HuggingFace config.json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster_spec.h"
+#include "sim/model_spec.h"
+
+namespace cc {
+
+ModelSpec load_model(const std::string& name_or_path);
+ClusterSpec load_cluster(const std::string& name_or_path);
+
+std::vector<std::string> model_preset_names();
+std::vector<std::string> cluster_preset_names();
+
+}  // namespace cc

@@ -1,0 +1,366 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+#include "sim/event_engine.h"
+#include "sim/flops.h"
+#include "sim/iteration_costs.h"
+#include "sim/parallel_layout.h"
+#include "sim/pipeline_schedule.h"
+
+namespace cc {
+
+const char* to_string(TaskKind k) {
+  switch (k) {
+    case TaskKind::Forward: return "forward";
+    case TaskKind::Backward: return "backward";
+    case TaskKind::Send: return "send";
+    case TaskKind::GradReduce: return "grad_reduce";
+    case TaskKind::EmbeddingSync: return "embedding_sync";
+    case TaskKind::GradNorm: return "grad_norm";
+    case TaskKind::Optimizer: return "optimizer";
+    case TaskKind::ParamGather: return "param_gather";
+  }
+  return "?";
+}
+
+namespace {
+
+// What a task is, for the breakdown and the timeline.
+struct TaskInfo {
+  TaskKind kind;
+  int gang;  // pipeline stage in symmetric mode; stage·dp + replica in every-rank mode
+  int microbatch = -1;
+  int chunk = 0;
+  PassCost cost;  // compute tasks: where their duration goes
+};
+
+class IterationGraph {
+ public:
+  IterationGraph(const ModelSpec& m, const ParallelConfig& c, const IterationCosts& costs, const SimOptions& o)
+      : m_(m), c_(c), costs_(costs), replicas_(o.every_rank ? c.dp : 1) {
+    slowdown_.assign(static_cast<std::size_t>(c.pp * replicas_), 1.0);
+    const ParallelLayout layout(c.tp, c.dp, c.pp);
+    for (const auto& s : o.stragglers) {
+      if (s.rank < 0 || s.rank >= c.gpus())
+        fail("straggler rank {} is outside 0..{}", s.rank, c.gpus() - 1);
+      const RankCoords rc = layout.coords(s.rank);
+      double& f = slowdown_[static_cast<std::size_t>(gang(rc.pp, o.every_rank ? rc.dp : 0))];
+      f = std::max(f, s.slowdown);
+    }
+  }
+
+  void build() {
+    const int p = c_.pp, v = c_.virtual_stages, mb = c_.num_microbatches();
+    const auto schedule = pipeline_schedule(p, mb, v);
+    for (int s = 0; s < p; ++s)
+      for (int r = 0; r < replicas_; ++r) {
+        compute_.push_back(engine_.add_stream(fmt::format("stage {} replica {} compute", s, r)));
+        send_.push_back(engine_.add_stream(fmt::format("stage {} replica {} p2p", s, r)));
+        dp_.push_back(engine_.add_stream(fmt::format("stage {} replica {} dp", s, r)));
+      }
+    // Index of every pass task: [gang][chunk][microbatch] for forward and backward.
+    const auto slots = static_cast<std::size_t>(v * mb);
+    fwd_.assign(static_cast<std::size_t>(p * replicas_), std::vector<TaskId>(slots, -1));
+    bwd_ = fwd_;
+    bwd_last_ = fwd_;
+    last_compute_.assign(static_cast<std::size_t>(p * replicas_), -1);
+    std::vector<std::vector<TaskId>> last_pieces(static_cast<std::size_t>(p * replicas_));
+
+    // 1. Compute passes, in each rank's schedule order.
+    for (int r = 0; r < replicas_; ++r)
+      for (int s = 0; s < p; ++s) {
+        const int gg = gang(s, r);
+        const auto& list = schedule[static_cast<std::size_t>(s)];
+        std::vector<bool> last_backward_of_chunk(list.size(), false);
+        if (c_.overlap_grad_reduce) {
+          std::vector<bool> seen(static_cast<std::size_t>(v), false);
+          for (std::size_t i = list.size(); i-- > 0;)
+            if (list[i].kind == PassKind::Backward && !seen[static_cast<std::size_t>(list[i].chunk)]) {
+              seen[static_cast<std::size_t>(list[i].chunk)] = true;
+              last_backward_of_chunk[i] = true;
+            }
+        }
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          const PipelinePass& pass = list[i];
+          const ChunkCosts& chunk = costs_.chunks[static_cast<std::size_t>(s)][static_cast<std::size_t>(pass.chunk)];
+          const bool forward = pass.kind == PassKind::Forward;
+          const PassCost& cost = forward ? chunk.forward : chunk.backward;
+          const int pieces = last_backward_of_chunk[i] ? buckets(s, chunk) : 1;
+          TaskId first = -1;
+          for (int piece = 0; piece < pieces; ++piece) {
+            PassCost share = cost;
+            for (double* x : {&share.compute_s, &share.recompute_s, &share.tp_comm_s, &share.measured_s}) *x /= pieces;
+            const TaskId t = add(share.total() * slowdown(gg), {compute_[static_cast<std::size_t>(gg)]},
+                                 {forward ? TaskKind::Forward : TaskKind::Backward, gg, pass.microbatch, pass.chunk, share});
+            if (first < 0) first = t;
+            if (pieces > 1) last_pieces[static_cast<std::size_t>(gg)].push_back(t);
+          }
+          (forward ? fwd_ : bwd_)[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)] = first;
+          if (!forward) bwd_last_[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)] = last_compute_[static_cast<std::size_t>(gg)];
+        }
+      }
+
+    // 2. Pipeline transfers, on each sender's p2p stream in the order it runs its passes.
+    //    Megatron-LM's p2p is blocking: the sender's next pass waits for its send too.
+    for (int r = 0; r < replicas_; ++r)
+      for (int s = 0; s < p; ++s) {
+        const int gg = gang(s, r);
+        for (const PipelinePass& pass : schedule[static_cast<std::size_t>(s)]) {
+          const int vs = pass.chunk * p + s;
+          const bool forward = pass.kind == PassKind::Forward;
+          const int to_vs = forward ? vs + 1 : vs - 1;
+          if (to_vs < 0 || to_vs >= p * v) continue;
+          const TaskId from = (forward ? fwd_ : bwd_last_)[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)];
+          const TaskId send = add(costs_.p2p_s, {send_[static_cast<std::size_t>(gg)]},
+                                  {TaskKind::Send, gg, pass.microbatch, pass.chunk, {}});
+          engine_.add_dependency(from, send);
+          const int to_gang = gang(to_vs % p, r);
+          const PipelinePass to{pass.kind, pass.microbatch, to_vs / p};
+          engine_.add_dependency(send, (forward ? fwd_ : bwd_)[static_cast<std::size_t>(to_gang)][slot(to.chunk, to.microbatch)]);
+          const TaskId next = next_compute_[static_cast<std::size_t>(from)];
+          if (next >= 0) engine_.add_dependency(send, next);
+        }
+      }
+
+    // 3. Data-parallel gradient reduction: per bucket as the last backward of each chunk
+    //    finishes (overlap), or once over the whole stage after its last pass.
+    std::vector<TaskId> reductions_done;
+    for (int s = 0; s < p; ++s) {
+      std::vector<StreamId> group;
+      for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
+      auto dep_all = [&](TaskId t, auto pick) {
+        for (int r = 0; r < replicas_; ++r) engine_.add_dependency(pick(gang(s, r)), t);
+      };
+      if (c_.dp > 1 || replicas_ > 1) {
+        if (c_.overlap_grad_reduce) {
+          const auto& pieces0 = last_pieces[static_cast<std::size_t>(gang(s, 0))];
+          for (std::size_t k = 0; k < pieces0.size(); ++k) {
+            const TaskId t = add(costs_.bucket_reduce_s[static_cast<std::size_t>(s)], group,
+                                 {TaskKind::GradReduce, gang(s, 0), -1, 0, {}});
+            dep_all(t, [&](int gg) { return last_pieces[static_cast<std::size_t>(gg)][k]; });
+          }
+        } else {
+          const TaskId t = add(costs_.grad_reduce_s[static_cast<std::size_t>(s)], group,
+                               {TaskKind::GradReduce, gang(s, 0), -1, 0, {}});
+          dep_all(t, [&](int gg) { return engine_.stream_tasks(compute_[static_cast<std::size_t>(gg)]).back(); });
+        }
+      }
+    }
+    // Tied embeddings: first and last stage sum their word-embedding gradients.
+    if (costs_.embedding_sync_s > 0)
+      for (int r = 0; r < replicas_; ++r)
+        add(costs_.embedding_sync_s, {dp_[static_cast<std::size_t>(gang(0, r))], dp_[static_cast<std::size_t>(gang(p - 1, r))]},
+            {TaskKind::EmbeddingSync, gang(0, r), -1, 0, {}});
+
+    // 4. Global gradient norm (every stage meets), then each stage's optimizer step.
+    const TaskId norm = add(costs_.grad_norm_sync_s, std::vector<StreamId>{}, {TaskKind::GradNorm, 0, -1, 0, {}});
+    for (std::size_t gg = 0; gg < compute_.size(); ++gg) {
+      engine_.add_dependency(engine_.stream_tasks(compute_[gg]).back(), norm);
+      if (!engine_.stream_tasks(dp_[gg]).empty()) engine_.add_dependency(engine_.stream_tasks(dp_[gg]).back(), norm);
+    }
+    for (int r = 0; r < replicas_; ++r)
+      for (int s = 0; s < p; ++s) {
+        const int gg = gang(s, r);
+        PassCost opt;
+        opt.compute_s = costs_.optimizer_s[static_cast<std::size_t>(s)];
+        const TaskId step = add(opt.compute_s * slowdown(gg), {compute_[static_cast<std::size_t>(gg)]},
+                                {TaskKind::Optimizer, gg, -1, 0, opt});
+        engine_.add_dependency(norm, step);
+        optimizer_.push_back(step);
+      }
+    // 5. Distributed optimizer: updated parameters are all-gathered over DP.
+    if (c_.distributed_optimizer && !c_.overlap_param_gather && c_.dp > 1)
+      for (int s = 0; s < p; ++s) {
+        std::vector<StreamId> group;
+        for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
+        const TaskId t = add(costs_.param_gather_s[static_cast<std::size_t>(s)], group,
+                             {TaskKind::ParamGather, gang(s, 0), -1, 0, {}});
+        for (int r = 0; r < replicas_; ++r)
+          engine_.add_dependency(optimizer_[static_cast<std::size_t>(r * p + s)], t);
+      }
+  }
+
+  EventEngine& engine() { return engine_; }
+  const std::vector<TaskInfo>& info() const { return info_; }
+  const std::vector<StreamId>& compute_streams() const { return compute_; }
+  int replicas() const { return replicas_; }
+
+ private:
+  int gang(int stage, int replica) const { return stage * replicas_ + replica; }
+  std::size_t slot(int chunk, int microbatch) const {
+    return static_cast<std::size_t>(chunk * c_.num_microbatches() + microbatch);
+  }
+  double slowdown(int gg) const { return slowdown_[static_cast<std::size_t>(gg)]; }
+  int buckets(int stage, const ChunkCosts& chunk) const {
+    const double chunk_params = static_cast<double>(costs_.stage_params[static_cast<std::size_t>(stage)]) *
+                                chunk.layers / std::max(1, m_.num_layers / c_.pp);
+    return std::max(1, static_cast<int>(std::ceil(chunk_params / costs_.bucket_params)));
+  }
+  TaskId add(double seconds, std::initializer_list<StreamId> streams, TaskInfo info) {
+    return add(seconds, std::vector<StreamId>(streams), info);
+  }
+  TaskId add(double seconds, const std::vector<StreamId>& streams, TaskInfo info) {
+    const TaskId t = engine_.add_task(to_sim_time(seconds), streams);
+    info_.push_back(info);
+    next_compute_.push_back(-1);
+    // Remember each compute pass's successor on its stream: a blocking send delays it.
+    if (info.kind == TaskKind::Forward || info.kind == TaskKind::Backward) {
+      TaskId& last = last_compute_[static_cast<std::size_t>(info.gang)];
+      if (last >= 0) next_compute_[static_cast<std::size_t>(last)] = t;
+      last = t;
+    }
+    return t;
+  }
+  const ModelSpec& m_;
+  const ParallelConfig& c_;
+  const IterationCosts& costs_;
+  int replicas_;
+  std::vector<double> slowdown_;
+  EventEngine engine_;
+  std::vector<TaskInfo> info_;
+  std::vector<StreamId> compute_, send_, dp_;
+  std::vector<std::vector<TaskId>> fwd_, bwd_, bwd_last_;  // [gang][slot]; bwd_last_: last bucket piece
+  std::vector<TaskId> last_compute_;  // per gang, while building
+  std::vector<TaskId> next_compute_;  // per task: the next compute pass on its stream
+  std::vector<TaskId> optimizer_;
+};
+
+bool is_dp_kind(TaskKind k) {
+  return k == TaskKind::GradReduce || k == TaskKind::EmbeddingSync || k == TaskKind::GradNorm ||
+         k == TaskKind::ParamGather;
+}
+
+// Splits one compute stream's timeline into the breakdown: busy time by what each task
+// did; idle time by what it waited for, following the chain of waits backwards — a gap
+// covered by a transfer is exposed pipeline communication, by a DP collective exposed DP
+// communication, and by other stages' compute the pipeline bubble.
+TimeBreakdown breakdown_of(const EventEngine& engine, const std::vector<TaskInfo>& info, StreamId stream) {
+  TimeBreakdown b;
+  auto classify_gap = [&](SimTime gap_start, SimTime gap_end, TaskId waited_on) {
+    SimTime covered_to = gap_end;  // walk back from the gap's end
+    for (TaskId w = waited_on; w >= 0 && covered_to > gap_start; w = engine.waited_for(w)) {
+      const SimTime from = std::max(gap_start, engine.start(w));
+      if (engine.end(w) < covered_to) covered_to = std::max(gap_start, engine.end(w));  // unexplained: bubble below
+      const double seconds = to_seconds(std::max<SimTime>(0, covered_to - from));
+      const TaskKind kind = info[static_cast<std::size_t>(w)].kind;
+      if (kind == TaskKind::Send) b.pp_comm += seconds;
+      else if (is_dp_kind(kind)) b.dp_comm += seconds;
+      else b.bubble += seconds;
+      covered_to = std::min(covered_to, from);
+    }
+    b.bubble += to_seconds(std::max<SimTime>(0, covered_to - gap_start));
+  };
+  SimTime cursor = 0;
+  for (TaskId t : engine.stream_tasks(stream)) {
+    classify_gap(cursor, engine.start(t), engine.waited_for(t));
+    const TaskInfo& i = info[static_cast<std::size_t>(t)];
+    const double seconds = to_seconds(engine.duration(t));
+    if (i.kind == TaskKind::Optimizer) {
+      b.optimizer += seconds;
+    } else {
+      const double modelled = i.cost.total();
+      const double scale = modelled > 0 ? seconds / modelled : 0;  // integer rounding, stragglers
+      b.compute += i.cost.compute_s * scale;
+      b.recompute += i.cost.recompute_s * scale;
+      b.tp_comm += i.cost.tp_comm_s * scale;
+    }
+    cursor = engine.end(t);
+  }
+  // After its optimizer step a stage may still wait: for the parameter all-gather (exposed
+  // DP communication) or for slower stages (idle).
+  TaskId last = -1;
+  for (std::size_t t = 0; t < info.size(); ++t)
+    if (engine.end(static_cast<TaskId>(t)) == engine.makespan()) last = static_cast<TaskId>(t);
+  classify_gap(cursor, engine.makespan(), last);
+  return b;
+}
+
+std::string pass_name(const TaskInfo& i) {
+  switch (i.kind) {
+    case TaskKind::Forward: return fmt::format("F{} c{}", i.microbatch, i.chunk);
+    case TaskKind::Backward: return fmt::format("B{} c{}", i.microbatch, i.chunk);
+    case TaskKind::Send: return fmt::format("send mb{} c{}", i.microbatch, i.chunk);
+    default: return to_string(i.kind);
+  }
+}
+
+}  // namespace
+
+SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
+                   const CostSource& costs, const SimOptions& options) {
+  validate(config, model, cluster, 0);
+  if (!options.stragglers.empty() && !options.every_rank)
+    fail("stragglers need every-rank mode (--every-rank): symmetric mode assumes identical ranks");
+
+  SimResult r;
+  r.model = model;
+  r.cluster = cluster;
+  r.config = config;
+  r.cost_source = costs.describe();
+
+  const IterationCosts priced = price_iteration(model, cluster, config, costs);
+  IterationGraph graph(model, config, priced, options);
+  graph.build();
+  EventEngine& engine = graph.engine();
+  engine.run();
+
+  r.iteration_time_s = to_seconds(engine.makespan());
+  r.tasks = engine.task_count();
+  r.events = engine.events_processed();
+
+  // Report the stage the iteration waits for: the one whose last pass finishes last (the
+  // gradient-norm sync, and so every optimizer step, waits on it). Ties go to the lowest.
+  const auto& info = graph.info();
+  SimTime latest = -1;
+  for (std::size_t gg = 0; gg < graph.compute_streams().size(); ++gg) {
+    SimTime last_pass_end = 0;
+    for (TaskId t : engine.stream_tasks(graph.compute_streams()[gg]))
+      if (info[static_cast<std::size_t>(t)].kind != TaskKind::Optimizer) last_pass_end = std::max(last_pass_end, engine.end(t));
+    if (last_pass_end > latest) {
+      latest = last_pass_end;
+      r.reported_stage = static_cast<int>(gg) / graph.replicas();
+    }
+  }
+  r.breakdown = breakdown_of(engine, info,
+                             graph.compute_streams()[static_cast<std::size_t>(r.reported_stage * graph.replicas())]);
+  r.bubble_fraction = r.iteration_time_s > 0 ? r.breakdown.bubble / r.iteration_time_s : 0;
+
+  const double gpus = config.gpus();
+  const double peak = cluster.gpu.peak_flops(config.precision);
+  r.model_flops = model_flops_per_iteration(model, config.global_batch);
+  r.hardware_flops = hardware_flops_per_iteration(model, config);
+  r.tflops_per_gpu = r.model_flops / r.iteration_time_s / gpus / kTera;
+  r.hardware_tflops_per_gpu = r.hardware_flops / r.iteration_time_s / gpus / kTera;
+  r.mfu = r.model_flops / r.iteration_time_s / gpus / peak;
+  r.hfu = r.hardware_flops / r.iteration_time_s / gpus / peak;
+  const double tokens_per_iteration = static_cast<double>(config.global_batch) * model.seq_length;
+  r.tokens_per_s = tokens_per_iteration / r.iteration_time_s;
+  r.train_tokens = options.train_tokens;
+  if (options.train_tokens > 0)
+    r.training_days = options.train_tokens / tokens_per_iteration * r.iteration_time_s / 86400.0;
+
+  r.memory = memory_model(model, config, options.reserve);
+  r.peak_memory_gib = r.memory.peak().total() / kGiB;
+  r.hbm_gib = cluster.gpu.hbm_gib;
+  r.fits = r.peak_memory_gib <= r.hbm_gib;
+  r.measured_fraction = priced.modelled_s > 0 ? priced.measured_s / priced.modelled_s : 0;
+
+  if (options.keep_timeline) {
+    for (std::size_t s = 0; s < engine.stream_count(); ++s) {
+      const std::string& name = engine.stream_name(static_cast<StreamId>(s));
+      const std::string lane = name.substr(name.rfind(' ') + 1);
+      for (TaskId t : engine.stream_tasks(static_cast<StreamId>(s))) {
+        const TaskInfo& i = info[static_cast<std::size_t>(t)];
+        r.timeline.push_back({static_cast<int>(s / 3), lane, pass_name(i), i.kind, engine.start(t), engine.duration(t)});
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace cc

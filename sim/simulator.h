@@ -1,0 +1,95 @@
+// simulator.h — simulate one training iteration of a model on a cluster under a parallel
+// config: build the task graph, run it on the event engine, and report time, FLOPs,
+// memory and training days.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster_spec.h"
+#include "sim/cost_source.h"
+#include "sim/memory_model.h"
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+#include "sim/units.h"
+
+namespace cc {
+
+struct Straggler {
+  int rank = 0;
+  double slowdown = 1.0;  // compute on this rank takes this many times longer
+};
+
+struct SimOptions {
+  // Symmetric mode simulates one rank per pipeline stage: TP peers and DP replicas behave
+  // alike. Every-rank mode simulates each DP replica's pipeline and each DP collective
+  // across replicas; TP peers run in lockstep (they meet at every layer's collective), so a
+  // TP group advances at its slowest member's pace.
+  bool every_rank = false;
+  std::vector<Straggler> stragglers;  // every-rank mode only
+  bool keep_timeline = false;
+  double train_tokens = 0;            // 0: no training_days
+  MemoryReserve reserve;
+};
+
+struct TimeBreakdown {  // seconds on the reported stage; they sum to the iteration time
+  double compute = 0;
+  double recompute = 0;
+  double tp_comm = 0;  // exposed
+  double pp_comm = 0;  // exposed
+  double dp_comm = 0;  // exposed
+  double optimizer = 0;
+  double bubble = 0;   // idle, waiting on other stages
+  double total() const { return compute + recompute + tp_comm + pp_comm + dp_comm + optimizer + bubble; }
+};
+
+enum class TaskKind { Forward, Backward, Send, GradReduce, EmbeddingSync, GradNorm, Optimizer, ParamGather };
+
+struct TimelineEvent {
+  int process = 0;      // pipeline stage (symmetric) or TP group (every-rank)
+  std::string lane;     // "compute", "p2p", "dp"
+  std::string name;
+  TaskKind kind = TaskKind::Forward;
+  SimTime start = 0;
+  SimTime duration = 0;
+};
+
+struct SimResult {
+  ModelSpec model;
+  ClusterSpec cluster;
+  ParallelConfig config;
+  std::string cost_source;
+
+  double iteration_time_s = 0;
+  double model_flops = 0;     // per iteration
+  double hardware_flops = 0;  // per iteration, with recomputation
+  double tflops_per_gpu = 0;  // model FLOPs
+  double hardware_tflops_per_gpu = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double tokens_per_s = 0;
+  double bubble_fraction = 0;
+  TimeBreakdown breakdown;
+  int reported_stage = 0;
+
+  MemoryReport memory;
+  double peak_memory_gib = 0;
+  double hbm_gib = 0;
+  bool fits = false;
+
+  double train_tokens = 0;
+  double training_days = 0;  // 0 when no token budget was given
+  double measured_fraction = 0;
+
+  std::size_t tasks = 0;
+  std::uint64_t events = 0;
+  std::vector<TimelineEvent> timeline;
+};
+
+// Validates the config (throws SpecError) and simulates.
+SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
+                   const CostSource& costs, const SimOptions& options = {});
+
+const char* to_string(TaskKind k);
+
+}  // namespace cc

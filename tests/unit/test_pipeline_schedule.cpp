@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/pipeline_schedule.h"
+
+namespace cc {
+namespace {
+
+// Properties every valid schedule has: each (microbatch, chunk) runs forward once and
+// backward once, the forward first; backward chunks mirror forward chunks.
+void expect_well_formed(const std::vector<std::vector<PipelinePass>>& lists, int m, int v) {
+  for (const auto& list : lists) {
+    ASSERT_EQ(static_cast<int>(list.size()), 2 * m * v);
+    std::set<std::pair<int, int>> forward_done, backward_done;
+    for (const auto& p : list) {
+      const auto key = std::make_pair(p.microbatch, p.chunk);
+      ASSERT_GE(p.microbatch, 0);
+      ASSERT_LT(p.microbatch, m);
+      if (p.kind == PassKind::Forward) {
+        EXPECT_TRUE(forward_done.insert(key).second);
+      } else {
+        EXPECT_TRUE(forward_done.count(key)) << "backward before forward";
+        EXPECT_TRUE(backward_done.insert(key).second);
+      }
+    }
+  }
+}
+
+TEST(PipelineSchedule, OneF1BHasWarmupSteadyAndCooldown) {
+  const auto lists = pipeline_schedule(4, 8, 1);
+  expect_well_formed(lists, 8, 1);
+  // Stage 0 warms up with p-1 = 3 forwards, then alternates, then drains 3 backwards.
+  const auto& s0 = lists[0];
+  const std::vector<PipelinePass> head = {{PassKind::Forward, 0, 0},  {PassKind::Forward, 1, 0},
+                                          {PassKind::Forward, 2, 0},  {PassKind::Forward, 3, 0},
+                                          {PassKind::Backward, 0, 0}, {PassKind::Forward, 4, 0}};
+  EXPECT_EQ(std::vector<PipelinePass>(s0.begin(), s0.begin() + 6), head);
+  // The last stage alternates from the start.
+  EXPECT_EQ(lists[3][0], (PipelinePass{PassKind::Forward, 0, 0}));
+  EXPECT_EQ(lists[3][1], (PipelinePass{PassKind::Backward, 0, 0}));
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(max_in_flight(lists[static_cast<std::size_t>(s)]), 4 - s);
+}
+
+TEST(PipelineSchedule, FewerMicrobatchesThanStagesLimitsWarmup) {
+  const auto lists = pipeline_schedule(8, 2, 1);
+  expect_well_formed(lists, 2, 1);
+  EXPECT_EQ(max_in_flight(lists[0]), 2);
+}
+
+TEST(PipelineSchedule, InterleavedFollowsMegatronOrder) {
+  const int p = 4, m = 8, v = 2;
+  const auto lists = pipeline_schedule(p, m, v);
+  expect_well_formed(lists, m, v);
+  // Warm-up on stage 0: (p-1)·2 + (v-1)·p = 10 forwards: microbatches 0-3 on chunk 0,
+  // 0-3 on chunk 1, then 4-5 on chunk 0.
+  const auto& s0 = lists[0];
+  EXPECT_EQ(warmup_passes(0, p, m, v), 10);
+  EXPECT_EQ(s0[3], (PipelinePass{PassKind::Forward, 3, 0}));
+  EXPECT_EQ(s0[4], (PipelinePass{PassKind::Forward, 0, 1}));
+  EXPECT_EQ(s0[8], (PipelinePass{PassKind::Forward, 4, 0}));
+  // The first backward runs the last chunk of microbatch 0.
+  EXPECT_EQ(s0[11], (PipelinePass{PassKind::Backward, 0, 1}));
+  // Korthikanti Sec. 4.2: in flight = p·v + p - 1 on the first stage.
+  EXPECT_EQ(max_in_flight(s0), p * v + p - 1);
+}
+
+}  // namespace
+}  // namespace cc

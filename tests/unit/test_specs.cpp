@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include "sim/error.h"
+#include "sim/json_fields.h"
+#include "sim/parallel_config.h"
+#include "sim/presets.h"
+
+namespace cc {
+namespace {
+
+std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ModelSpec, ParameterCountIsNarayananEquation2) {
+  // P = 12·L·h²·(1 + 13/(12h) + (v+s)/(12·L·h)), which leaves out the final LayerNorm.
+  for (const char* name : {"gpt3-175b", "gpt-530b", "gpt-1t", "gpt-22b"}) {
+    const ModelSpec m = load_model(name);
+    const double L = m.num_layers, h = m.hidden_size, v = m.vocab_size, s = m.seq_length;
+    const double narayanan = 12 * L * h * h * (1 + 13 / (12 * h) + (v + s) / (12 * L * h));
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.total_parameters() - 2 * m.hidden_size), narayanan) << name;
+  }
+  EXPECT_NEAR(load_model("gpt3-175b").total_parameters() / 1e9, 174.6, 0.1);
+}
+
+TEST(ModelSpec, LlamaPresetsHaveTheirPublishedSizes) {
+  EXPECT_NEAR(load_model("llama2-7b").total_parameters() / 1e9, 6.74, 0.01);
+  EXPECT_NEAR(load_model("llama2-70b").total_parameters() / 1e9, 68.98, 0.02);
+  EXPECT_NEAR(load_model("llama3-8b").total_parameters() / 1e9, 8.03, 0.01);
+  EXPECT_NEAR(load_model("llama3-405b").total_parameters() / 1e9, 405.9, 0.2);
+}
+
+TEST(ModelSpec, ReadsHuggingFaceConfigs) {
+  const auto llama = nlohmann::json::parse(R"({
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "max_position_embeddings": 8192, "rms_norm_eps": 1e-05,
+    "rope_theta": 500000.0, "tie_word_embeddings": false, "vocab_size": 128256, "hidden_act": "silu"})");
+  const ModelSpec m = model_from_hf_config(llama, "config.json");
+  EXPECT_EQ(m.num_layers, 32);
+  EXPECT_EQ(m.num_query_groups, 8);
+  EXPECT_EQ(m.ffn_hidden_size, 14336);
+  EXPECT_EQ(m.activation, Activation::SwiGLU);
+  EXPECT_EQ(m.normalization, Normalization::RMSNorm);
+  EXPECT_EQ(m.position_embedding, PositionEmbedding::Rope);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_EQ(m.total_parameters(), load_model("llama3-8b").total_parameters());
+
+  const auto gpt2 = nlohmann::json::parse(R"({"model_type": "gpt2", "n_embd": 768, "n_head": 12,
+    "n_layer": 12, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new",
+    "resid_pdrop": 0.1, "attn_pdrop": 0.1})");
+  const ModelSpec g = model_from_hf_config(gpt2, "gpt2.json");
+  EXPECT_EQ(g.hidden_size, 768);
+  EXPECT_EQ(g.ffn_hidden_size, 3072);
+  EXPECT_EQ(g.seq_length, 1024);
+  EXPECT_TRUE(g.tied_embeddings);
+  EXPECT_TRUE(g.dropout);
+}
+
+TEST(ModelSpec, ErrorsNameTheFileAndTheField) {
+  const auto missing = nlohmann::json::parse(R"({"num_layers": 4, "num_attention_heads": 4, "vocab_size": 256, "seq_length": 64})");
+  EXPECT_EQ(error_of([&] { model_from_json(missing, "model file 'm.json'"); }),
+            "model file 'm.json': field 'hidden_size' is missing");
+  const auto wrong = nlohmann::json::parse(R"({"num_layers": 4, "hidden_size": "big", "num_attention_heads": 4, "vocab_size": 256, "seq_length": 64})");
+  EXPECT_NE(error_of([&] { model_from_json(wrong, "m"); }).find("'hidden_size' must be an integer"), std::string::npos);
+  const auto heads = nlohmann::json::parse(R"({"num_layers": 4, "hidden_size": 100, "num_attention_heads": 3, "vocab_size": 256, "seq_length": 64})");
+  EXPECT_NE(error_of([&] { model_from_json(heads, "m"); }).find("not divisible by num_attention_heads 3"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_json("{\"a\": ", "model file 'x.json'"); }).find("model file 'x.json': not valid JSON"),
+            std::string::npos);
+}
+
+TEST(Presets, UnknownNamesListTheValidOnes) {
+  const std::string e = error_of([] { load_model("gpt-9000"); });
+  EXPECT_NE(e.find("'gpt-9000'"), std::string::npos);
+  EXPECT_NE(e.find("gpt3-175b"), std::string::npos);
+  EXPECT_NE(error_of([] { load_cluster("dgx-z"); }).find("dgx-a100-80gb"), std::string::npos);
+}
+
+TEST(Presets, EveryPresetLoadsAndValidates) {
+  EXPECT_GE(model_preset_names().size(), 19u);
+  for (const auto& name : model_preset_names()) EXPECT_NO_THROW(load_model(name)) << name;
+  EXPECT_GE(cluster_preset_names().size(), 5u);
+  for (const auto& name : cluster_preset_names()) EXPECT_NO_THROW(load_cluster(name)) << name;
+  const ClusterSpec azure = load_cluster("azure-nd-a100-v4");
+  EXPECT_EQ(azure.gpus_per_node, 8);
+  EXPECT_EQ(azure.nics_per_node, 8);
+  EXPECT_DOUBLE_EQ(azure.inter_node.bandwidth_gbs, 25);
+  EXPECT_DOUBLE_EQ(azure.gpu.hbm_gib, 40);
+}
+
+class InvalidLayout : public ::testing::Test {
+ protected:
+  ModelSpec m = load_model("gpt3-175b");
+  ClusterSpec cluster = load_cluster("dgx-a100-80gb");
+  ParallelConfig c = [] {
+    ParallelConfig c;
+    c.tp = 8;
+    c.pp = 8;
+    c.dp = 2;
+    c.global_batch = 64;
+    return c;
+  }();
+  std::string check(int gpus = 0) {
+    return error_of([&] { validate(c, m, cluster, gpus); });
+  }
+};
+
+TEST_F(InvalidLayout, EachRuleNamesItsValue) {
+  EXPECT_EQ(check(), "(no error)");
+  EXPECT_NE(check(100).find("--gpus 100 is not TP 8 x PP 8 x DP 2 = 128"), std::string::npos);
+  c.tp = 5;
+  EXPECT_NE(check().find("--tensor-model-parallel-size 5 does not divide num_attention_heads 96"), std::string::npos);
+  c.tp = 1;
+  c.sequence_parallel = true;
+  EXPECT_NE(check().find("--sequence-parallel needs --tensor-model-parallel-size > 1"), std::string::npos);
+  c.sequence_parallel = false;
+  c.tp = 8;
+  c.pp = 5;
+  EXPECT_NE(check().find("num_layers 96 is not divisible by PP 5"), std::string::npos);
+  c.pp = 8;
+  c.global_batch = 63;
+  EXPECT_NE(check().find("--global-batch-size 63 is not divisible by micro batch 1 x DP 2"), std::string::npos);
+  c.global_batch = 64;
+  c.virtual_stages = 5;
+  EXPECT_NE(check().find("not divisible by PP 8 x virtual stages 5"), std::string::npos);
+  c.virtual_stages = 3;
+  c.global_batch = 36;  // 18 microbatches per pipeline, not a multiple of PP 8
+  EXPECT_NE(check().find("microbatch count 18 divisible by PP 8"), std::string::npos);
+  c.virtual_stages = 1;
+  c.global_batch = 64;
+  c.recompute = RecomputeGranularity::Full;
+  c.recompute_num_layers = 5;  // 12 layers per stage
+  EXPECT_NE(check().find("--recompute-num-layers 5 does not divide the 12 layers"), std::string::npos);
+  c.recompute = RecomputeGranularity::None;
+  c.precision = Precision::FP8;
+  EXPECT_NE(check().find("precision fp8 is not supported by A100-SXM4-80GB"), std::string::npos);
+}
+
+TEST_F(InvalidLayout, UnevenStagesMustAddUp) {
+  m = load_model("llama3-405b");  // 126 layers: Meta's 7 + 14·8 + 7 on 16 stages
+  c.pp = 16;
+  c.first_stage_layers = 7;
+  c.last_stage_layers = 7;
+  EXPECT_EQ(check(), "(no error)");
+  EXPECT_EQ(c.layers_per_stage(126)[0], 7);
+  EXPECT_EQ(c.layers_per_stage(126)[5], 8);
+  c.first_stage_layers = 6;
+  EXPECT_NE(check().find("do not divide over 14 middle stages"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cc
