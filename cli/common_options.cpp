@@ -2,8 +2,9 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "sim/error.h"
-#include "cli/layout_files.h"
 #include "sim/presets.h"
 
 namespace cc::cli {
@@ -21,10 +22,12 @@ void ModelFlags::add_to(CLI::App& app) {
   app.add_flag("--swiglu", swiglu, "Override: gated SwiGLU MLP instead of GeLU")->group("Model");
 }
 
-ModelSpec ModelFlags::resolve() const {
+ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
   ModelSpec m;
   if (!model.empty()) {
     m = load_model(model);
+  } else if (from_file) {
+    m = *from_file;
   } else {
     // No preset: a GPT-style model (4h GeLU MLP, LayerNorm, learned positions) from flags.
     if (!num_layers || !hidden_size || !heads)
@@ -37,38 +40,58 @@ ModelSpec ModelFlags::resolve() const {
   if (num_layers) m.num_layers = *num_layers;
   if (hidden_size) m.hidden_size = *hidden_size;
   if (heads) m.num_attention_heads = *heads;
+  const bool from_flags_alone = model.empty() && !from_file;
   if (query_groups) m.num_query_groups = *query_groups;
-  else if (heads && model.empty()) m.num_query_groups = *heads;
+  else if (heads && from_flags_alone) m.num_query_groups = *heads;
   if (ffn) m.ffn_hidden_size = *ffn;
-  else if (model.empty()) m.ffn_hidden_size = 4 * m.hidden_size;
+  else if (from_flags_alone) m.ffn_hidden_size = 4 * m.hidden_size;
   if (seq_length) m.seq_length = *seq_length;
   if (vocab) m.vocab_size = *vocab;
   if (swiglu) m.activation = Activation::SwiGLU;
   if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
-  m.validate(model.empty() ? "model flags" : "model '" + model + "' with overrides");
+  m.validate(from_flags_alone ? "model flags" : "model '" + m.name + "' with overrides");
   return m;
 }
 
 void ClusterFlags::add_to(CLI::App& app) {
-  app.add_option("--cluster", cluster, "Cluster preset name or cluster JSON")->capture_default_str()->group("Cluster");
+  app.add_option("--cluster", cluster, "Cluster preset name or cluster JSON (default: dgx-a100-80gb)")->group("Cluster");
   app.add_option("--gpus", gpus, "Total GPUs (DP = GPUs / (TP x PP))")->group("Cluster");
-  app.add_option("--cuda-context-gib", cuda_context_gib, "Memory reserve: CUDA context and library handles, GiB")
-      ->capture_default_str()->group("Memory reserve");
-  app.add_option("--comm-buffers-gib", comm_buffers_gib, "Memory reserve: NCCL buffers, GiB")
-      ->capture_default_str()->group("Memory reserve");
-  app.add_option("--fragmentation", fragmentation, "Memory reserve: allocator fragmentation, fraction of activations")
-      ->capture_default_str()->group("Memory reserve");
+  const MemoryReserve d;
+  app.add_option("--cuda-context-gib", cuda_context_gib,
+                 fmt::format("Memory reserve: CUDA context and library handles, GiB (default {})", d.cuda_context_gib))
+      ->group("Memory reserve");
+  app.add_option("--comm-buffers-gib", comm_buffers_gib,
+                 fmt::format("Memory reserve: NCCL buffers, GiB (default {})", d.comm_buffers_gib))
+      ->group("Memory reserve");
+  app.add_option("--fragmentation", fragmentation,
+                 fmt::format("Memory reserve: allocator fragmentation, fraction of activations (default {})",
+                             d.fragmentation_fraction))
+      ->group("Memory reserve");
+  app.add_option("--memory-headroom", headroom,
+                 fmt::format("Fraction of HBM a layout must leave free to fit (default {})", d.headroom_fraction))
+      ->group("Memory reserve");
 }
 
-ClusterSpec ClusterFlags::resolve() const {
-  ClusterSpec c = load_cluster(cluster);
+ClusterSpec ClusterFlags::resolve(const std::optional<ClusterSpec>& from_file) const {
+  const ClusterSpec c = !cluster.empty() ? load_cluster(cluster) : from_file ? *from_file : load_cluster("dgx-a100-80gb");
   if (gpus && *gpus < 1) fail("--gpus is {}; it must be >= 1", *gpus);
   if (gpus && c.max_nodes > 0 && *gpus > c.max_nodes * c.gpus_per_node)
     fail("--gpus {} exceeds cluster '{}' ({} nodes x {} GPUs)", *gpus, c.name, c.max_nodes, c.gpus_per_node);
-  if (cuda_context_gib < 0 || comm_buffers_gib < 0 || fragmentation < 0)
-    fail("memory reserve values must be >= 0 (got context {}, buffers {}, fragmentation {})", cuda_context_gib,
-         comm_buffers_gib, fragmentation);
   return c;
+}
+
+MemoryReserve ClusterFlags::reserve(const std::optional<MemoryReserve>& from_file) const {
+  MemoryReserve r = from_file.value_or(MemoryReserve{});
+  auto take = [](const char* flag, const std::optional<double>& v, double max, double& field) {
+    if (!v) return;
+    if (!(*v >= 0 && *v <= max)) fail("{} is {}; it must be between 0 and {}", flag, *v, max);
+    field = *v;
+  };
+  take("--cuda-context-gib", cuda_context_gib, 1024, r.cuda_context_gib);
+  take("--comm-buffers-gib", comm_buffers_gib, 1024, r.comm_buffers_gib);
+  take("--fragmentation", fragmentation, 10, r.fragmentation_fraction);
+  take("--memory-headroom", headroom, 0.9, r.headroom_fraction);
+  return r;
 }
 
 void LayoutFlags::add_to(CLI::App& app) {
@@ -99,9 +122,14 @@ void LayoutFlags::add_to(CLI::App& app) {
   app.add_option("--precision", precision, "bf16 (default), fp16, fp8 or fp32")->group(g);
 }
 
-ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> gpus) const {
+std::optional<LayoutFile> LayoutFlags::read_file() const {
+  if (config_file.empty()) return std::nullopt;
+  return read_layout_file(config_file);
+}
+
+ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file) const {
   ParallelConfig c;
-  if (!config_file.empty()) c = read_layout_file(config_file);
+  if (file) c = file->config;
   if (tp) c.tp = *tp;
   if (pp) c.pp = *pp;
   if (sequence_parallel) c.sequence_parallel = true;
@@ -131,12 +159,12 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
     if (*gpus % (c.tp * c.pp) != 0)
       fail("--gpus {} is not divisible by TP {} x PP {} = {}; DP would not be whole", *gpus, c.tp, c.pp, c.tp * c.pp);
     c.dp = *gpus / (c.tp * c.pp);
-  } else if (config_file.empty()) {
+  } else if (!file) {
     c.dp = 1;
   }
   if (c.dp < 1) fail("--data-parallel-size is {}; it must be >= 1", c.dp);
   if (global_batch) c.global_batch = *global_batch;
-  else if (config_file.empty()) c.global_batch = c.micro_batch * c.dp;
+  else if (!file) c.global_batch = c.micro_batch * c.dp;
   return c;
 }
 

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/layout_files.h"
 #include "sim/cluster_spec.h"
 #include "sim/memory_model.h"
 #include "sim/model_spec.h"
@@ -20,18 +21,18 @@ struct ModelFlags {
   std::optional<int> num_layers, hidden_size, heads, query_groups, ffn, seq_length, vocab;
   bool swiglu = false;
   void add_to(CLI::App& app);
-  ModelSpec resolve() const;
+  // `from_file`: the model a layout file carries, used when --model is not given.
+  ModelSpec resolve(const std::optional<ModelSpec>& from_file = std::nullopt) const;
 };
 
 struct ClusterFlags {
-  std::string cluster = "dgx-a100-80gb";
+  std::string cluster;  // empty: the layout file's cluster, else dgx-a100-80gb
   std::optional<int> gpus;
-  double cuda_context_gib = MemoryReserve{}.cuda_context_gib;
-  double comm_buffers_gib = MemoryReserve{}.comm_buffers_gib;
-  double fragmentation = MemoryReserve{}.fragmentation_fraction;
+  std::optional<double> cuda_context_gib, comm_buffers_gib, fragmentation, headroom;
   void add_to(CLI::App& app);
-  ClusterSpec resolve() const;
-  MemoryReserve reserve() const { return {cuda_context_gib, comm_buffers_gib, fragmentation}; }
+  ClusterSpec resolve(const std::optional<ClusterSpec>& from_file = std::nullopt) const;
+  // Flags over the layout file's reserve over the defaults.
+  MemoryReserve reserve(const std::optional<MemoryReserve>& from_file = std::nullopt) const;
 };
 
 // The layout flags of `simulate` (single values). `search` has its own list-valued flags.
@@ -43,8 +44,10 @@ struct LayoutFlags {
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false;
   bool overlap_param_gather = false, flash_attention = false;
   void add_to(CLI::App& app);
-  // Config file first, then flags over it; DP from --gpus when not given.
-  ParallelConfig resolve(const ModelSpec& model, std::optional<int> gpus) const;
+  // The layout file first (when --config is given), then flags over it; DP from the GPU
+  // count when not given.
+  ParallelConfig resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file) const;
+  std::optional<LayoutFile> read_file() const;
 };
 
 // "300e9", "300B", "1.5T" → tokens. Throws SpecError naming the flag on anything else.

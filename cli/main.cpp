@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/search_command.h"
 #include "cli/simulate_command.h"
 #include "sim/error.h"
 
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"clustercast — a cluster simulator and performance modeler for LLM training"};
   app.require_subcommand(1);
   cc::cli::add_simulate_command(app);
+  cc::cli::add_search_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -39,15 +39,17 @@ Straggler parse_straggler(const std::string& text) {
 }
 
 void run(const SimulateFlags& f) {
-  const ModelSpec model = f.model.resolve();
-  const ClusterSpec cluster = f.cluster.resolve();
-  const ParallelConfig config = f.layout.resolve(model, f.cluster.gpus);
-  validate(config, model, cluster, f.cluster.gpus.value_or(0));
+  const std::optional<LayoutFile> file = f.layout.read_file();
+  const ModelSpec model = f.model.resolve(file ? file->model : std::nullopt);
+  const ClusterSpec cluster = f.cluster.resolve(file ? file->cluster : std::nullopt);
+  const std::optional<int> gpus = f.cluster.gpus ? f.cluster.gpus : file ? file->gpus : std::nullopt;
+  const ParallelConfig config = f.layout.resolve(model, gpus, file ? &*file : nullptr);
+  validate(config, model, cluster, gpus.value_or(0));
 
   SimOptions options;
   options.every_rank = f.every_rank;
   options.keep_timeline = !f.trace_out.empty();
-  options.reserve = f.cluster.reserve();
+  options.reserve = f.cluster.reserve(file ? file->reserve : std::nullopt);
   if (!f.train_tokens.empty()) options.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   for (const auto& s : f.stragglers) options.stragglers.push_back(parse_straggler(s));
 

@@ -16,37 +16,48 @@ PassCost as_pass(const ProgramCost& c) { return {c.compute_s, 0, c.comm_exposed_
 
 }  // namespace
 
+LayerCosts price_layers(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c,
+                        const CostSource& costs) {
+  const ParallelLayout layout(c.tp, c.dp, c.pp);
+  const LayerShape shape = make_layer_shape(m, c, place_group(layout.tp_group(0), cluster.gpus_per_node));
+  LayerCosts l;
+  l.forward = cost_of(layer_forward(shape, Phase::Forward), costs);
+  l.backward = cost_of(layer_backward(shape), costs);
+  l.full_recompute = cost_of(layer_forward(shape, Phase::Recompute), costs);
+  if (c.attention == AttentionKernel::Unfused)
+    l.selective_recompute = cost_of(attention_core_forward(shape, Phase::Recompute), costs);
+  l.embedding_forward = cost_of(embedding_forward(shape), costs);
+  l.embedding_backward = cost_of(embedding_backward(shape), costs);
+  l.output_forward = cost_of(output_forward(shape), costs);
+  l.output_backward = cost_of(output_backward(shape), costs);
+  return l;
+}
+
 IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c,
                                const CostSource& costs) {
+  return price_iteration(m, cluster, c, costs, price_layers(m, cluster, c, costs));
+}
+
+IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c,
+                               const CostSource& costs, const LayerCosts& l) {
   IterationCosts out;
   const ParallelLayout layout(c.tp, c.dp, c.pp);
   const int g = cluster.gpus_per_node;
   const GroupPlacement tp_group = place_group(layout.tp_group(0), g);
   const GroupPlacement dp_group = place_group(layout.dp_group(0), g);
   const LayerShape shape = make_layer_shape(m, c, tp_group);
-  auto track = [&](const ProgramCost& p) {
-    out.measured_s += p.measured_s;
-    out.modelled_s += p.total();
-    return p;
-  };
   auto track_op = [&](const OpCost& oc) {
     out.measured_s += oc.measured ? oc.seconds : 0;
     out.modelled_s += oc.seconds;
     return oc.seconds;
   };
-
-  // One layer, priced once: every layer of a stage is identical.
-  const ProgramCost fwd = track(cost_of(layer_forward(shape, Phase::Forward), costs));
-  const ProgramCost bwd = track(cost_of(layer_backward(shape), costs));
-  ProgramCost recompute;
-  if (c.recompute == RecomputeGranularity::Full)
-    recompute = track(cost_of(layer_forward(shape, Phase::Recompute), costs));
-  else if (c.recompute == RecomputeGranularity::Selective && c.attention == AttentionKernel::Unfused)
-    recompute = track(cost_of(attention_core_forward(shape, Phase::Recompute), costs));
-  const ProgramCost emb_f = track(cost_of(embedding_forward(shape), costs));
-  const ProgramCost emb_b = track(cost_of(embedding_backward(shape), costs));
-  const ProgramCost out_f = track(cost_of(output_forward(shape), costs));
-  const ProgramCost out_b = track(cost_of(output_backward(shape), costs));
+  const ProgramCost& fwd = l.forward;
+  const ProgramCost& bwd = l.backward;
+  const ProgramCost& recompute = c.recompute == RecomputeGranularity::Full ? l.full_recompute : l.selective_recompute;
+  const ProgramCost& emb_f = l.embedding_forward;
+  const ProgramCost& emb_b = l.embedding_backward;
+  const ProgramCost& out_f = l.output_forward;
+  const ProgramCost& out_b = l.output_backward;
 
   const int virtual_total = c.pp * c.virtual_stages;
   out.chunks.resize(static_cast<std::size_t>(c.pp));
@@ -77,6 +88,9 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
         add(chunk.forward, out_f);
         add(chunk.backward, out_b);
       }
+      // Each chunk runs once per microbatch: weight the measured share accordingly.
+      out.measured_s += c.num_microbatches() * (chunk.forward.measured_s + chunk.backward.measured_s);
+      out.modelled_s += c.num_microbatches() * (chunk.forward.total() + chunk.backward.total());
       out.chunks[static_cast<std::size_t>(s)].push_back(chunk);
     }
   }

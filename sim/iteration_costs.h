@@ -40,8 +40,22 @@ struct IterationCosts {
   double measured_s = 0, modelled_s = 0;   // totals over every priced item, for the measured share
 };
 
+// The priced programs of one layer, the embedding and the output layer. They depend only
+// on the per-rank shape (TP, SP, micro batch, precision, attention kernel), so a search
+// prices them once per shape and reuses them across PP, DP and recompute choices.
+struct LayerCosts {
+  ProgramCost forward, backward;
+  ProgramCost selective_recompute, full_recompute;
+  ProgramCost embedding_forward, embedding_backward, output_forward, output_backward;
+};
+
+LayerCosts price_layers(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
+                        const CostSource& costs);
+
 IterationCosts price_iteration(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
                                const CostSource& costs);
+IterationCosts price_iteration(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
+                               const CostSource& costs, const LayerCosts& layers);
 
 }  // namespace cc
 

@@ -55,17 +55,21 @@ std::string JsonFields::choice_or(const std::string& key, const std::vector<std:
   return has(key) ? choice(key, choices) : fallback;
 }
 
-long long JsonFields::integer(const std::string& key, long long min_value) const {
+long long JsonFields::integer(const std::string& key, long long min_value, long long max_value) const {
   const auto& v = raw(key);
-  if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
-    fail("{}: field '{}' must be an integer >= {}, found {}", where_, key, min_value, v.dump());
-  const auto value = v.is_number_integer() ? v.get<long long>() : static_cast<long long>(v.get<double>());
+  const bool whole = v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
+  if (!whole) fail("{}: field '{}' must be an integer >= {}, found {}", where_, key, min_value, v.dump());
+  const double as_double = v.get<double>();
+  if (as_double > static_cast<double>(max_value) || (v.is_number_unsigned() && v.get<unsigned long long>() > 9e18))
+    fail("{}: field '{}' is {}; it must be at most {}", where_, key, v.dump(), max_value);
+  const auto value = v.is_number_integer() ? v.get<long long>() : static_cast<long long>(as_double);
   if (value < min_value) fail("{}: field '{}' is {}; it must be >= {}", where_, key, value, min_value);
   return value;
 }
 
-long long JsonFields::integer_or(const std::string& key, long long min_value, long long fallback) const {
-  return has(key) ? integer(key, min_value) : fallback;
+long long JsonFields::integer_or(const std::string& key, long long min_value, long long fallback,
+                                 long long max_value) const {
+  return has(key) ? integer(key, min_value, max_value) : fallback;
 }
 
 double JsonFields::number(const std::string& key, double min_value) const {

@@ -26,8 +26,11 @@ class JsonFields {
   std::string choice(const std::string& key, const std::vector<std::string>& choices) const;
   std::string choice_or(const std::string& key, const std::vector<std::string>& choices,
                         const std::string& fallback) const;
-  long long integer(const std::string& key, long long min_value) const;
-  long long integer_or(const std::string& key, long long min_value, long long fallback) const;
+  // Integers are bounded above by `max_value` (default: what an int holds) so a value
+  // never silently wraps when stored.
+  long long integer(const std::string& key, long long min_value, long long max_value = 2147483647) const;
+  long long integer_or(const std::string& key, long long min_value, long long fallback,
+                       long long max_value = 2147483647) const;
   double number(const std::string& key, double min_value) const;
   double number_or(const std::string& key, double min_value, double fallback) const;
   bool boolean(const std::string& key) const;

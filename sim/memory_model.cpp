@@ -92,7 +92,6 @@ std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int s
 
 MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve) {
   MemoryReport report;
-  const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages);
   const double t = c.tp;
   const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
   const double h = m.hidden_size;
@@ -109,7 +108,7 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     stage.bytes.gradients = params * grad_bytes_per_param(c.precision);
     stage.bytes.optimizer = params * optimizer_bytes_per_param(c.precision) / shard;
 
-    stage.in_flight = max_in_flight(schedule[static_cast<std::size_t>(s)]);
+    stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages);
     const int chunk_layers = c.layers_in_chunk(m.num_layers, s, 0);
     double per_chunk = chunk_layers * kept;  // one (microbatch, chunk) of stored activations
     double working = 0;                      // transient while one chunk's backward runs

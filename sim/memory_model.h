@@ -23,11 +23,17 @@ struct MemoryBreakdown {  // bytes
 // handles takes 0.5-1 GiB (nvidia-smi on an idle process); NCCL keeps about 0.5 GiB of
 // channel buffers for the TP, DP and PP communicators (NCCL_BUFFSIZE 4 MiB per channel and
 // peer); PyTorch's caching allocator fragments about a tenth of the activation memory that
-// it churns each microbatch.
+// it churns each microbatch. On top of that a layout must leave `headroom_fraction` of
+// HBM unallocated to count as fitting: peaks of individual kernels' temporaries (cuBLAS
+// workspaces, SP all-gather buffers, fp32 logits copies) and allocator spikes above the
+// average; a layout predicted at 79.9 of 80 GiB crashes on a real cluster.
 struct MemoryReserve {
   double cuda_context_gib = 0.8;
   double comm_buffers_gib = 0.5;
   double fragmentation_fraction = 0.10;
+  double headroom_fraction = 0.05;
+
+  double usable_gib(double hbm_gib) const { return hbm_gib * (1.0 - headroom_fraction); }
 };
 
 // Activation bytes kept for backward by one transformer layer for one microbatch.

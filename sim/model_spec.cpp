@@ -33,16 +33,18 @@ std::int64_t ModelSpec::total_parameters() const {
 }
 
 void ModelSpec::validate(const std::string& where) const {
-  auto positive = [&](const char* field, int v) {
-    if (v <= 0) fail("{}: {} is {}; it must be a positive integer", where, field, v);
+  // Upper bounds far beyond any trained model keep every derived count (FLOPs, bytes,
+  // nanoseconds) inside its type.
+  auto in_range = [&](const char* field, int v, int max) {
+    if (v <= 0 || v > max) fail("{}: {} is {}; it must be a positive integer up to {}", where, field, v, max);
   };
-  positive("num_layers", num_layers);
-  positive("hidden_size", hidden_size);
-  positive("num_attention_heads", num_attention_heads);
-  positive("num_query_groups", num_query_groups);
-  positive("ffn_hidden_size", ffn_hidden_size);
-  positive("vocab_size", vocab_size);
-  positive("seq_length", seq_length);
+  in_range("num_layers", num_layers, 10'000);
+  in_range("hidden_size", hidden_size, 1'048'576);
+  in_range("num_attention_heads", num_attention_heads, 65'536);
+  in_range("num_query_groups", num_query_groups, 65'536);
+  in_range("ffn_hidden_size", ffn_hidden_size, 4'194'304);
+  in_range("vocab_size", vocab_size, 16'777'216);
+  in_range("seq_length", seq_length, 4'194'304);
   if (hidden_size % num_attention_heads != 0)
     fail("{}: hidden_size {} is not divisible by num_attention_heads {}; choose heads that divide the hidden size",
          where, hidden_size, num_attention_heads);

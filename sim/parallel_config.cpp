@@ -100,6 +100,12 @@ void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cl
   if (c.global_batch % (c.micro_batch * c.dp) != 0)
     fail("{}: --global-batch-size {} is not divisible by micro batch {} x DP {} = {}", w, c.global_batch,
          c.micro_batch, c.dp, c.micro_batch * c.dp);
+  // The simulator runs every (microbatch, chunk) pass of every stage: bound the work.
+  const double passes = 2.0 * c.num_microbatches() * c.virtual_stages * c.pp;
+  if (passes > 20e6)
+    fail("{}: {} microbatches x {} chunks x {} stages is {:.3g} passes, more than the 20 million a simulation "
+         "handles; use a smaller global batch or a larger micro batch",
+         w, c.num_microbatches(), c.virtual_stages, c.pp, passes);
   if (c.virtual_stages > 1) {
     if (c.pp < 2) fail("{}: interleaved stages ({} per rank) need --pipeline-model-parallel-size >= 2", w, c.virtual_stages);
     if (c.first_stage_layers || c.last_stage_layers)
@@ -119,15 +125,17 @@ void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cl
          c.virtual_stages, c.pp * c.virtual_stages);
   }
   if (c.recompute == RecomputeGranularity::Full) {
-    const int chunk = c.layers_in_chunk(m.num_layers, 0, 0);
     if (c.recompute_num_layers < 1)
       fail("{}: --recompute-num-layers is {}; it must be >= 1", w, c.recompute_num_layers);
-    if (c.recompute_method == RecomputeMethod::Block && c.recompute_num_layers > chunk)
-      fail("{}: --recompute-num-layers {} exceeds the {} layers of a pipeline chunk (block method)", w,
-           c.recompute_num_layers, chunk);
-    if (c.recompute_method == RecomputeMethod::Uniform && chunk % c.recompute_num_layers != 0)
-      fail("{}: --recompute-num-layers {} does not divide the {} layers of a pipeline chunk (uniform method)", w,
-           c.recompute_num_layers, chunk);
+    for (int s = 0; s < c.pp; ++s) {
+      const int chunk = c.layers_in_chunk(m.num_layers, s, 0);
+      if (c.recompute_method == RecomputeMethod::Block && c.recompute_num_layers > chunk)
+        fail("{}: --recompute-num-layers {} exceeds the {} layers of a pipeline chunk (block method)", w,
+             c.recompute_num_layers, chunk);
+      if (c.recompute_method == RecomputeMethod::Uniform && chunk % c.recompute_num_layers != 0)
+        fail("{}: --recompute-num-layers {} does not divide the {} layers of a pipeline chunk (uniform method)", w,
+             c.recompute_num_layers, chunk);
+    }
   }
   if (cluster.gpu.peak_flops(c.precision) <= 0)
     fail("{}: precision {} is not supported by {} (its peak is 0 in the cluster spec)", w, to_string(c.precision),

@@ -50,6 +50,11 @@ std::vector<std::vector<PipelinePass>> pipeline_schedule(int stages, int microba
   return lists;
 }
 
+int max_in_flight(int stage, int stages, int microbatches, int virtual_stages) {
+  const int total = microbatches * virtual_stages;
+  return std::min(warmup_passes(stage, stages, microbatches, virtual_stages) + 1, total);
+}
+
 int max_in_flight(const std::vector<PipelinePass>& passes) {
   int live = 0, most = 0;
   for (const auto& p : passes) {

@@ -29,5 +29,8 @@ int warmup_passes(int stage, int stages, int microbatches, int virtual_stages);
 // Largest number of (microbatch, chunk) activations a rank holds at once under its list:
 // forwards done whose backward has not yet run. Drives the activation-memory model.
 int max_in_flight(const std::vector<PipelinePass>& passes);
+// The same for rank `stage` of the schedule, without building it: the warm-up forwards
+// plus the steady state's one extra (all passes when there is no steady state).
+int max_in_flight(int stage, int stages, int microbatches, int virtual_stages);
 
 }  // namespace cc

@@ -41,6 +41,7 @@ nlohmann::json result_to_json(const SimResult& r) {
       {"peak_memory_gib", r.peak_memory_gib},
       {"peak_memory_stage", r.memory.peak_stage},
       {"hbm_gib", r.hbm_gib},
+      {"usable_gib", r.usable_gib},
       {"fits", r.fits},
       {"memory_gib", memory_json(r.memory.peak())},
       {"memory_per_stage", stages},

@@ -304,6 +304,15 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
   r.cost_source = costs.describe();
 
   const IterationCosts priced = price_iteration(model, cluster, config, costs);
+  // Simulated time is int64 nanoseconds (292 years): refuse what could not fit in it.
+  double serial = 0;
+  for (const auto& stage : priced.chunks)
+    for (const auto& chunk : stage) serial += chunk.forward.total() + chunk.backward.total();
+  serial *= config.num_microbatches();
+  if (!(serial < 1e9))
+    fail("one iteration of {} under {} would take about {:.3g} s of compute; that is beyond what the simulator "
+         "represents (1e9 s) — check the model shape and batch",
+         model.name, config.summary(), serial);
   IterationGraph graph(model, config, priced, options);
   graph.build();
   EventEngine& engine = graph.engine();
@@ -347,7 +356,8 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
   r.memory = memory_model(model, config, options.reserve);
   r.peak_memory_gib = r.memory.peak().total() / kGiB;
   r.hbm_gib = cluster.gpu.hbm_gib;
-  r.fits = r.peak_memory_gib <= r.hbm_gib;
+  r.usable_gib = options.reserve.usable_gib(r.hbm_gib);
+  r.fits = r.peak_memory_gib <= r.usable_gib;
   r.measured_fraction = priced.modelled_s > 0 ? priced.measured_s / priced.modelled_s : 0;
 
   if (options.keep_timeline) {

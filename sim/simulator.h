@@ -75,6 +75,7 @@ struct SimResult {
   MemoryReport memory;
   double peak_memory_gib = 0;
   double hbm_gib = 0;
+  double usable_gib = 0;  // HBM less the headroom a layout must leave free
   bool fits = false;
 
   double train_tokens = 0;

@@ -65,5 +65,17 @@ TEST(PipelineSchedule, InterleavedFollowsMegatronOrder) {
   EXPECT_EQ(max_in_flight(s0), p * v + p - 1);
 }
 
+TEST(PipelineSchedule, InFlightFormulaMatchesTheScheduleItself) {
+  for (int p : {1, 2, 3, 4, 8})
+    for (int v : {1, 2, 3})
+      for (int m : {1, 2, 4, 8, 12, 24}) {
+        if (v > 1 && (p < 2 || m % p != 0)) continue;
+        const auto lists = pipeline_schedule(p, m, v);
+        for (int s = 0; s < p; ++s)
+          EXPECT_EQ(max_in_flight(s, p, m, v), max_in_flight(lists[static_cast<std::size_t>(s)]))
+              << "p=" << p << " v=" << v << " m=" << m << " stage " << s;
+      }
+}
+
 }  // namespace
 }  // namespace cc

@@ -1,0 +1,205 @@
+#include "cli/search_command.h"
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/common_options.h"
+#include "cli/layout_files.h"
+#include "cli/progress.h"
+#include "cli/report.h"
+#include "cli/value_lists.h"
+#include "sim/atomic_file.h"
+#include "sim/error.h"
+#include "sim/result_json.h"
+#include "sim/search.h"
+
+namespace cc::cli {
+
+namespace {
+
+struct SearchFlags {
+  ModelFlags model;
+  ClusterFlags cluster;
+  std::optional<int> global_batch;
+  std::string train_tokens;
+  int top = 10;
+  int threads = 0;
+  double tie_tolerance = 0.03;
+  bool json = false;
+  std::string export_json, export_megatron, export_nemo;
+  std::string tp, pp, micro_batch = "1..8", virtual_stages;
+  std::string recompute, recompute_method, recompute_num_layers;
+  bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
+  bool allow_cross_node_tp = false, overlap_grad_reduce = false, flash = false;
+  std::string precision = "bf16";
+};
+
+SearchSpace space_from(const SearchFlags& f) {
+  SearchSpace s;
+  if (!f.tp.empty()) s.tp = parse_int_list(f.tp, "--tensor-model-parallel-size");
+  if (!f.pp.empty()) s.pp = parse_int_list(f.pp, "--pipeline-model-parallel-size");
+  s.micro_batch = parse_int_list(f.micro_batch, "--micro-batch-size");
+  if (!f.virtual_stages.empty()) s.virtual_stages = parse_int_list(f.virtual_stages, "--virtual-stages");
+  if (f.sp_on && f.sp_off) fail("--sequence-parallel and --no-sequence-parallel contradict each other");
+  if (f.sp_on) s.sequence_parallel = {true};
+  if (f.sp_off) s.sequence_parallel = {false};
+  if (f.distopt_on && f.distopt_off)
+    fail("--use-distributed-optimizer and --no-distributed-optimizer contradict each other");
+  if (f.distopt_on) s.distributed_optimizer = {true};
+  if (f.distopt_off) s.distributed_optimizer = {false};
+  if (!f.recompute.empty()) {
+    s.recompute.clear();
+    for (const auto& w : parse_word_list(f.recompute, "--recompute-granularity", {"none", "selective", "full"}))
+      s.recompute.push_back(recompute_granularity_from(w, "--recompute-granularity"));
+  }
+  if (!f.recompute_method.empty()) {
+    s.recompute_method.clear();
+    for (const auto& w : parse_word_list(f.recompute_method, "--recompute-method", {"uniform", "block"}))
+      s.recompute_method.push_back(recompute_method_from(w, "--recompute-method"));
+  }
+  if (!f.recompute_num_layers.empty())
+    s.recompute_num_layers = parse_int_list(f.recompute_num_layers, "--recompute-num-layers");
+  s.allow_cross_node_tp = f.allow_cross_node_tp;
+  s.overlap_grad_reduce = f.overlap_grad_reduce;
+  s.precision = precision_from(f.precision, "--precision");
+  s.attention = f.flash ? AttentionKernel::Flash : AttentionKernel::Unfused;
+  return s;
+}
+
+std::string ranked_table(const SearchOutcome& out, const SearchRequest& r) {
+  std::string t = fmt::format("{:>5}  {:<50} {:>9} {:>8} {:>6} {:>8} {:>7}\n", "rank", "layout", "iter s",
+                              "TFLOP/s", "MFU", "mem GiB", "days");
+  for (std::size_t i = 0; i < out.ranked.size(); ++i) {
+    const SimResult& x = out.ranked[i].result;
+    t += fmt::format("{:>4}{}  {:<50} {:9.3f} {:8.1f} {:5.1f}% {:8.1f} {:>7}\n", i + 1, out.ranked[i].tied ? "=" : " ",
+                     x.config.summary(), x.iteration_time_s, x.tflops_per_gpu, 100 * x.mfu, x.peak_memory_gib,
+                     r.train_tokens > 0 ? fmt::format("{:.1f}", x.training_days) : "-");
+  }
+  return t;
+}
+
+nlohmann::json outcome_json(const SearchOutcome& out, const SearchRequest& r) {
+  nlohmann::json results = nlohmann::json::array();
+  for (std::size_t i = 0; i < out.ranked.size(); ++i) {
+    nlohmann::json entry = result_to_json(out.ranked[i].result);
+    entry["rank"] = i + 1;
+    entry["tied"] = out.ranked[i].tied;
+    entry["estimate_s"] = out.ranked[i].estimate_s;
+    results.push_back(entry);
+  }
+  return {{"model", r.model.name},
+          {"cluster", r.cluster.name},
+          {"gpus", r.gpus},
+          {"global_batch_size", r.global_batch},
+          {"layouts_enumerated", out.enumerated},
+          {"layouts_valid", out.valid},
+          {"layouts_fitting", out.fitting},
+          {"layouts_simulated", out.simulated},
+          {"excluded", out.excluded},
+          {"usable_gib", r.reserve.usable_gib(r.cluster.gpu.hbm_gib)},
+          {"tie_tolerance", r.tie_tolerance},
+          {"results", results}};
+}
+
+void run(const SearchFlags& f) {
+  SearchRequest r;
+  r.model = f.model.resolve();
+  r.cluster = f.cluster.resolve();
+  r.reserve = f.cluster.reserve();
+  if (!f.cluster.gpus) fail("search needs --gpus (the cluster size to lay out)");
+  if (!f.global_batch) fail("search needs --global-batch-size (it fixes the tokens per iteration)");
+  r.gpus = *f.cluster.gpus;
+  r.global_batch = *f.global_batch;
+  if (r.global_batch < 1) fail("--global-batch-size is {}; it must be >= 1", r.global_batch);
+  if (f.top < 1) fail("--top is {}; it must be >= 1", f.top);
+  if (f.threads < 0) fail("--threads is {}; it must be >= 0 (0 = every core)", f.threads);
+  if (!(f.tie_tolerance >= 0 && f.tie_tolerance < 1)) fail("--tie-tolerance is {}; it must be in [0, 1)", f.tie_tolerance);
+  r.top = f.top;
+  r.threads = f.threads;
+  r.tie_tolerance = f.tie_tolerance;
+  r.space = space_from(f);
+  if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
+
+  const auto start = std::chrono::steady_clock::now();
+  SearchOutcome out;
+  {
+    ProgressBar bar;
+    out = search(r, [&bar](std::size_t done, std::size_t total, const char* phase) { bar.update(done, total, phase); });
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // Render every export before writing any, so a failure leaves no file behind.
+  const SimResult& best = out.ranked.front().result;
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!f.export_json.empty()) files.emplace_back(f.export_json, layout_json(best, r.reserve));
+  if (!f.export_megatron.empty()) files.emplace_back(f.export_megatron, megatron_arguments(best, r.reserve));
+  if (!f.export_nemo.empty()) files.emplace_back(f.export_nemo, nemo_yaml(best, r.reserve));
+  for (const auto& [path, text] : files) write_file_atomically(path, text);
+
+  if (f.json) {
+    std::cout << outcome_json(out, r).dump(2) << "\n";
+    return;
+  }
+  const int threads = r.threads > 0 ? r.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::cout << fmt::format("{} on {} x {} ({}), global batch {}\n", r.model.name, r.gpus, r.cluster.gpu.name,
+                           r.cluster.name, r.global_batch);
+  std::cout << fmt::format("{} layouts enumerated, {} valid, {} fit in {:.1f} GiB, {} simulated ({} threads, {:.2f} s)\n\n",
+                           with_commas(static_cast<double>(out.enumerated)), with_commas(static_cast<double>(out.valid)),
+                           with_commas(static_cast<double>(out.fitting)), r.reserve.usable_gib(r.cluster.gpu.hbm_gib),
+                           with_commas(static_cast<double>(out.simulated)), threads, seconds);
+  std::cout << ranked_table(out, r);
+  std::cout << fmt::format("\n= tied with the best: within {:.0f}% of it, the simulator's stated error against "
+                           "published runs; their order is not meaningful.\n",
+                           100 * r.tie_tolerance);
+  std::cout << "\nexcluded (counted at the first rule each breaks):\n";
+  for (const auto& [why, n] : out.excluded)
+    if (n > 0) std::cout << fmt::format("  {:>9}  {}\n", with_commas(static_cast<double>(n)), why);
+  for (const auto& [path, text] : files) std::cout << "wrote " << path << "\n";
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto f = std::make_shared<SearchFlags>();
+  CLI::App* sub = app.add_subcommand("search", "Find the fastest layouts that fit, rank them, export the best");
+  f->model.add_to(*sub);
+  f->cluster.add_to(*sub);
+  const char* g = "Search space (lists: 8 | 4,8,16 | 1..4)";
+  sub->add_option("--global-batch-size", f->global_batch, "Global batch size (required)")->group(g);
+  sub->add_option("--tensor-model-parallel-size,--tp", f->tp, "TP values (default: every divisor of GPUs up to a node)")
+      ->group(g);
+  sub->add_option("--pipeline-model-parallel-size,--pp", f->pp, "PP values (default: every divisor)")->group(g);
+  sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch sizes")->capture_default_str()->group(g);
+  sub->add_option("--virtual-stages", f->virtual_stages, "Model chunks per pipeline rank (default: all that divide)")
+      ->group(g);
+  sub->add_flag("--sequence-parallel", f->sp_on, "Only layouts with sequence parallelism")->group(g);
+  sub->add_flag("--no-sequence-parallel", f->sp_off, "Only layouts without it")->group(g);
+  sub->add_flag("--use-distributed-optimizer", f->distopt_on, "Only the distributed optimizer")->group(g);
+  sub->add_flag("--no-distributed-optimizer", f->distopt_off, "Only the plain optimizer")->group(g);
+  sub->add_option("--recompute-granularity", f->recompute, "none,selective,full (default: all three)")->group(g);
+  sub->add_option("--recompute-method", f->recompute_method, "uniform,block (default: both)")->group(g);
+  sub->add_option("--recompute-num-layers", f->recompute_num_layers, "Layer counts for full recompute (default: all)")
+      ->group(g);
+  sub->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Let TP groups span nodes")->group(g);
+  sub->add_flag("--overlap-grad-reduce", f->overlap_grad_reduce, "Every layout overlaps DP reduction with backward")
+      ->group(g);
+  sub->add_flag("--use-flash-attn", f->flash, "Every layout uses flash attention")->group(g);
+  sub->add_option("--precision", f->precision, "bf16, fp16, fp8 or fp32")->capture_default_str()->group(g);
+  sub->add_option("--train-tokens", f->train_tokens, "Token budget for training days (e.g. 300e9)");
+  sub->add_option("--top", f->top, "How many layouts to rank")->capture_default_str();
+  sub->add_option("--threads", f->threads, "Worker threads (0 = every core); the answer does not depend on it")
+      ->capture_default_str();
+  sub->add_option("--tie-tolerance", f->tie_tolerance, "Relative gap to the best under which layouts are tied")
+      ->capture_default_str();
+  sub->add_flag("--json", f->json, "Print one JSON document instead of the table");
+  sub->add_option("--export", f->export_json, "Write the best layout and its prediction as JSON");
+  sub->add_option("--export-megatron", f->export_megatron, "Write the best layout as Megatron-LM arguments");
+  sub->add_option("--export-nemo", f->export_nemo, "Write the best layout as a NeMo Megatron YAML");
+  sub->callback([f] { run(*f); });
+}
+
+}  // namespace cc::cli

@@ -1,0 +1,343 @@
+#include "sim/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/analytic_costs.h"
+#include "sim/error.h"
+#include "sim/iteration_costs.h"
+#include "sim/units.h"
+
+namespace cc {
+
+namespace {
+
+// The estimate admits a layout to simulation when it is within this fraction of the
+// top-N-th estimate. tests/unit/test_search.cpp measures the estimate against the
+// simulator: it is never more than 6% off, and errs high mostly on bubble-bound layouts,
+// so a 12% margin admits every layout that could rank.
+constexpr double kAdmitMargin = 0.12;
+
+double estimate_from(const IterationCosts& ic, const ParallelConfig& c) {
+  const int p = c.pp, v = c.virtual_stages, m = c.num_microbatches();
+  // Steady state: the busiest stage's passes and its blocking sends.
+  double busiest = 0, per_chunk = 0;
+  for (int s = 0; s < p; ++s) {
+    double work = 0;
+    for (const auto& chunk : ic.chunks[static_cast<std::size_t>(s)]) work += chunk.forward.total() + chunk.backward.total();
+    const double sends = (p > 1 ? 2.0 * v : 0.0) * ic.p2p_s;
+    busiest = std::max(busiest, m * (work + sends));
+    per_chunk = std::max(per_chunk, (work + sends) / v);
+  }
+  // Fill and drain: p-1 chunk slots (Narayanan 2021's bubble, (p-1)/v of a stage's time).
+  const double bubble = (p - 1) * per_chunk;
+  // The first stage finishes last: its gradient reduction is exposed, except what the
+  // bucketed overlap hides behind its last backward pass.
+  double dp = c.dp > 1 ? ic.grad_reduce_s[0] : 0.0;
+  if (c.overlap_grad_reduce && c.dp > 1) {
+    const double last_backward = ic.chunks[0][0].backward.total();
+    dp = std::max(ic.bucket_reduce_s[0], dp - last_backward);
+  }
+  const double optimizer = *std::max_element(ic.optimizer_s.begin(), ic.optimizer_s.end());
+  const double gather = c.distributed_optimizer && !c.overlap_param_gather && c.dp > 1
+                            ? *std::max_element(ic.param_gather_s.begin(), ic.param_gather_s.end())
+                            : 0.0;
+  return busiest + bubble + dp + ic.embedding_sync_s + ic.grad_norm_sync_s + optimizer + gather;
+}
+
+std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+// Runs f(i) for i in [0, n) on `threads` threads; results land by index, so the outcome
+// does not depend on scheduling. Progress is reported from the calling thread.
+template <typename F>
+void parallel_for(std::size_t n, int threads, const SearchProgress& progress, const char* phase, F f) {
+  std::atomic<std::size_t> next{0}, done{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      f(i);
+      done.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  if (!progress) {
+    work();
+  } else {
+    // The calling thread works too, reporting between items.
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      f(i);
+      done.fetch_add(1);
+      if ((i & 255) == 0) progress(done.load(), n, phase);
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (progress) progress(n, n, phase);
+}
+
+struct ShapeKey {
+  int tp, micro_batch;
+  bool sp;
+  bool operator<(const ShapeKey& o) const {
+    return std::tie(tp, micro_batch, sp) < std::tie(o.tp, o.micro_batch, o.sp);
+  }
+};
+
+class Enumerator {
+ public:
+  explicit Enumerator(const SearchRequest& r) : r_(r), m_(r.model), space_(r.space) {}
+
+  std::vector<ParallelConfig> run(SearchOutcome& out) {
+    std::vector<ParallelConfig> valid;
+    const int g = r_.gpus;
+    const auto tps = space_.tp.empty() ? divisors(g) : space_.tp;
+    const auto pps = space_.pp.empty() ? divisors(g) : space_.pp;
+    std::vector<int> mbs = space_.micro_batch;
+    if (mbs.empty()) mbs = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int tp : tps)
+      for (int pp : pps) {
+        if (tp < 1 || pp < 1 || g % (tp * pp) != 0) {
+          reject(out, "GPUs not divisible by TP x PP");
+          continue;
+        }
+        if (m_.num_attention_heads % tp || m_.num_query_groups % tp || m_.ffn_hidden_size % tp) {
+          reject(out, "TP does not divide heads, query groups or FFN size");
+          continue;
+        }
+        if (tp > r_.cluster.gpus_per_node && !space_.allow_cross_node_tp) {
+          reject(out, "TP spans nodes (allow with --allow-cross-node-tp)");
+          continue;
+        }
+        const int dp = g / (tp * pp);
+        auto vs = space_.virtual_stages;
+        // Default virtual stages: every chunk count that splits each stage's layers evenly.
+        if (vs.empty()) vs = pp > 1 && m_.num_layers % pp == 0 ? divisors(m_.num_layers / pp) : std::vector<int>{1};
+        for (int v : vs) {
+          int first = 0, last = 0;  // uneven split (Megatron-core), only without interleaving
+          if (v == 1 && pp >= 3 && m_.num_layers % pp != 0) {
+            // Lighter first and last stages, as Llama 3 405B ran 126 layers on 16 stages: 7 + 14x8 + 7.
+            const int middle = (m_.num_layers + pp - 1) / pp;
+            const int ends = m_.num_layers - (pp - 2) * middle;
+            if (ends >= 2 && ends % 2 == 0) first = last = ends / 2;
+          }
+          if (v < 1 || (first == 0 && m_.num_layers % (pp * v) != 0)) {
+            reject(out, "layers not divisible by PP x virtual stages");
+            continue;
+          }
+          if (v > 1 && pp == 1) {
+            reject(out, "interleaving needs PP > 1");
+            continue;
+          }
+          for (int mb : mbs) {
+            if (mb < 1 || r_.global_batch % (mb * dp) != 0) {
+              reject(out, "global batch not divisible by micro batch x DP");
+              continue;
+            }
+            const int microbatches = r_.global_batch / (mb * dp);
+            if (v > 1 && microbatches % pp != 0) {
+              reject(out, "interleaving needs microbatches divisible by PP");
+              continue;
+            }
+            for (bool sp : space_.sequence_parallel) {
+              if (sp && (tp == 1 || m_.seq_length % tp != 0)) continue;  // not a distinct layout
+              for (bool distopt : space_.distributed_optimizer) {
+                if (distopt && dp == 1) continue;  // identical to the plain optimizer
+                ParallelConfig c;
+                c.tp = tp;
+                c.pp = pp;
+                c.dp = dp;
+                c.virtual_stages = v;
+                c.first_stage_layers = first;
+                c.last_stage_layers = last;
+                c.micro_batch = mb;
+                c.global_batch = r_.global_batch;
+                c.sequence_parallel = sp;
+                c.distributed_optimizer = distopt;
+                c.overlap_grad_reduce = space_.overlap_grad_reduce;
+                c.precision = space_.precision;
+                c.attention = space_.attention;
+                add_recompute_choices(c, out, valid);
+              }
+            }
+          }
+        }
+      }
+    return valid;
+  }
+
+ private:
+  void reject(SearchOutcome& out, const char* reason) {
+    ++out.excluded[reason];
+    ++out.enumerated;
+  }
+
+  void add_recompute_choices(ParallelConfig c, SearchOutcome& out, std::vector<ParallelConfig>& valid) {
+    // Recompute layer counts must suit every stage's chunk; the smallest chunk bounds them.
+    int chunk_layers = m_.num_layers;
+    for (int s = 0; s < c.pp; ++s) chunk_layers = std::min(chunk_layers, c.layers_in_chunk(m_.num_layers, s, 0));
+    int common = 0;  // uniform groups must divide every stage's chunk
+    for (int s = 0; s < c.pp; ++s) common = std::gcd(common, c.layers_in_chunk(m_.num_layers, s, 0));
+    auto accept = [&](const ParallelConfig& x) {
+      ++out.enumerated;
+      ++out.valid;
+      valid.push_back(x);
+    };
+    for (RecomputeGranularity g : space_.recompute) {
+      c.recompute = g;
+      c.recompute_method = RecomputeMethod::Uniform;
+      c.recompute_num_layers = 1;
+      if (g != RecomputeGranularity::Full) {
+        if (g == RecomputeGranularity::Selective && c.attention == AttentionKernel::Flash) continue;  // same as none
+        accept(c);
+        continue;
+      }
+      for (RecomputeMethod method : space_.recompute_method) {
+        c.recompute_method = method;
+        std::vector<int> counts = space_.recompute_num_layers;
+        if (counts.empty()) {
+          if (method == RecomputeMethod::Uniform) counts = divisors(common);
+          else for (int n = 1; n <= chunk_layers; ++n) counts.push_back(n);
+        }
+        for (int n : counts) {
+          const bool ok = n >= 1 && (method == RecomputeMethod::Uniform ? common % n == 0 : n <= chunk_layers);
+          if (!ok) {
+            reject(out, "recompute layer count does not fit the chunk");
+            continue;
+          }
+          // Block with every layer recomputed is uniform with one layer per group.
+          if (method == RecomputeMethod::Block && n == chunk_layers &&
+              std::find(space_.recompute_method.begin(), space_.recompute_method.end(), RecomputeMethod::Uniform) !=
+                  space_.recompute_method.end())
+            continue;
+          c.recompute_num_layers = n;
+          accept(c);
+        }
+      }
+    }
+  }
+
+  const SearchRequest& r_;
+  const ModelSpec& m_;
+  const SearchSpace& space_;
+};
+
+}  // namespace
+
+double estimate_iteration_time(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config) {
+  const AnalyticCosts costs(cluster, config.precision);
+  return estimate_from(price_iteration(model, cluster, config, costs), config);
+}
+
+SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
+  if (r.gpus < 1) fail("--gpus is {}; the search needs a GPU count >= 1", r.gpus);
+  if (r.global_batch < 1) fail("--global-batch-size is {}; the search needs a global batch >= 1", r.global_batch);
+  const int threads = r.threads > 0 ? r.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  SearchOutcome out;
+  const std::vector<ParallelConfig> valid = Enumerator(r).run(out);
+  if (valid.empty()) {
+    std::string reasons;
+    for (const auto& [why, n] : out.excluded) reasons += fmt::format("{}{} x {}", reasons.empty() ? "" : "; ", n, why);
+    std::string pinned;
+    auto pin = [&](const char* name, const std::vector<int>& values) {
+      if (!values.empty()) pinned += fmt::format(", {} in {{{}}}", name, fmt::join(values, ","));
+    };
+    pin("TP", r.space.tp);
+    pin("PP", r.space.pp);
+    pin("micro batch", r.space.micro_batch);
+    pin("virtual stages", r.space.virtual_stages);
+    fail("no valid layout for {} on {} GPUs with global batch {}{}: {}", r.model.name, r.gpus, r.global_batch, pinned,
+         reasons.empty() ? "the search space is empty" : reasons);
+  }
+
+  // Per-rank layer costs depend only on (TP, micro batch, SP): price each shape once.
+  const AnalyticCosts costs(r.cluster, r.space.precision);
+  std::map<ShapeKey, LayerCosts> shapes;
+  for (const auto& c : valid) shapes.try_emplace({c.tp, c.micro_batch, c.sequence_parallel});
+  std::vector<std::map<ShapeKey, LayerCosts>::iterator> shape_slots;
+  for (auto it = shapes.begin(); it != shapes.end(); ++it) shape_slots.push_back(it);
+  parallel_for(shape_slots.size(), threads, {}, "pricing", [&](std::size_t i) {
+    ParallelConfig c;
+    c.tp = shape_slots[i]->first.tp;
+    c.micro_batch = shape_slots[i]->first.micro_batch;
+    c.sequence_parallel = shape_slots[i]->first.sp;
+    c.precision = r.space.precision;
+    c.attention = r.space.attention;
+    shape_slots[i]->second = price_layers(r.model, r.cluster, c, costs);
+  });
+
+  // 1. Memory and the analytic estimate for every valid layout.
+  const double usable = r.reserve.usable_gib(r.cluster.gpu.hbm_gib);
+  std::vector<double> peak(valid.size()), estimate(valid.size(), std::numeric_limits<double>::infinity());
+  parallel_for(valid.size(), threads, progress, "estimating", [&](std::size_t i) {
+    const ParallelConfig& c = valid[i];
+    peak[i] = memory_model(r.model, c, r.reserve).peak().total() / kGiB;
+    if (peak[i] > usable) return;
+    const LayerCosts& layers = shapes.at({c.tp, c.micro_batch, c.sequence_parallel});
+    estimate[i] = estimate_from(price_iteration(r.model, r.cluster, c, costs, layers), c);
+  });
+  std::vector<std::size_t> fitting;
+  std::size_t closest = 0;
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    if (peak[i] <= usable) fitting.push_back(i);
+    if (peak[i] < peak[closest]) closest = i;
+  }
+  out.fitting = fitting.size();
+  out.excluded["does not fit in memory"] += valid.size() - fitting.size();
+  out.closest = valid[closest];
+  out.closest_peak_gib = peak[closest];
+  if (fitting.empty())
+    fail("no layout of {} fits on {} x {} ({:.1f} of {} GiB usable): of {} valid layouts the closest ({}) needs "
+         "{:.1f} GiB per GPU, {:.1f} GiB more; use more GPUs, a smaller micro batch, or allow more recomputation",
+         r.model.name, r.gpus, r.cluster.gpu.name, usable, r.cluster.gpu.hbm_gib, valid.size(), valid[closest].summary(),
+         peak[closest], peak[closest] - usable);
+
+  // 2. Simulate every layout whose estimate could place it in the top list.
+  std::stable_sort(fitting.begin(), fitting.end(), [&](std::size_t a, std::size_t b) { return estimate[a] < estimate[b]; });
+  const std::size_t keep = std::min<std::size_t>(fitting.size(), static_cast<std::size_t>(std::max(1, r.top)));
+  const double threshold = estimate[fitting[keep - 1]] * (1 + kAdmitMargin);
+  std::vector<std::size_t> admitted;
+  for (std::size_t i : fitting)
+    if (estimate[i] <= threshold || admitted.size() < keep) admitted.push_back(i);
+  out.simulated = admitted.size();
+  std::vector<SimResult> results(admitted.size());
+  SimOptions options;
+  options.train_tokens = r.train_tokens;
+  options.reserve = r.reserve;
+  parallel_for(admitted.size(), threads, progress, "simulating", [&](std::size_t k) {
+    results[k] = simulate(r.model, r.cluster, valid[admitted[k]], costs, options);
+  });
+
+  // 3. Rank: fastest first; equal times by memory headroom; then by enumeration order.
+  std::vector<std::size_t> order(admitted.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (results[a].iteration_time_s != results[b].iteration_time_s)
+      return results[a].iteration_time_s < results[b].iteration_time_s;
+    if (results[a].peak_memory_gib != results[b].peak_memory_gib)
+      return results[a].peak_memory_gib < results[b].peak_memory_gib;
+    return admitted[a] < admitted[b];
+  });
+  const double best = results[order[0]].iteration_time_s;
+  for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < r.top; ++k) {
+    RankedLayout ranked;
+    ranked.result = std::move(results[order[k]]);
+    ranked.estimate_s = estimate[admitted[order[k]]];
+    ranked.tied = ranked.result.iteration_time_s <= best * (1 + r.tie_tolerance);
+    out.ranked.push_back(std::move(ranked));
+  }
+  return out;
+}
+
+}  // namespace cc

@@ -1,0 +1,87 @@
+// search.h — finds the fastest layouts that fit: enumerates every combination of the
+// allowed TP, PP, micro batch, virtual stages, SP, recomputation and optimizer sharding,
+// refuses what does not divide or does not fit, ranks the rest with a fast analytic
+// estimate, and runs the discrete-event simulator on every layout that could reach the
+// top. Every ranked result is the simulator's answer. The ranking is identical for any
+// thread count.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/cluster_spec.h"
+#include "sim/memory_model.h"
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+#include "sim/simulator.h"
+
+namespace cc {
+
+// A recompute choice: granularity, and for full recomputation its method and layer count.
+struct RecomputeChoice {
+  RecomputeGranularity granularity = RecomputeGranularity::None;
+  RecomputeMethod method = RecomputeMethod::Uniform;
+  int num_layers = 1;
+};
+
+struct SearchSpace {
+  // Empty = every value that can work. Values that do not divide are counted as excluded.
+  std::vector<int> tp, pp, micro_batch, virtual_stages;
+  std::vector<bool> sequence_parallel = {false, true};
+  std::vector<bool> distributed_optimizer = {false, true};
+  std::vector<RecomputeGranularity> recompute = {RecomputeGranularity::None, RecomputeGranularity::Selective,
+                                                 RecomputeGranularity::Full};
+  std::vector<RecomputeMethod> recompute_method = {RecomputeMethod::Uniform, RecomputeMethod::Block};
+  std::vector<int> recompute_num_layers;  // empty: every count that divides (uniform) or fits (block)
+  bool allow_cross_node_tp = false;
+  // Applied to every layout (not searched).
+  bool overlap_grad_reduce = false;
+  Precision precision = Precision::BF16;
+  AttentionKernel attention = AttentionKernel::Unfused;
+};
+
+struct SearchRequest {
+  ModelSpec model;
+  ClusterSpec cluster;
+  int gpus = 0;
+  int global_batch = 0;
+  SearchSpace space;
+  MemoryReserve reserve;
+  double train_tokens = 0;
+  int top = 10;
+  int threads = 0;                // 0: every hardware thread
+  double tie_tolerance = 0.03;    // the simulator's stated mean error against published runs
+};
+
+struct RankedLayout {
+  SimResult result;
+  double estimate_s = 0;  // the analytic estimate that admitted it to simulation
+  bool tied = false;      // within tie_tolerance of the best
+};
+
+struct SearchOutcome {
+  std::vector<RankedLayout> ranked;  // best first, at most `top`
+  std::size_t enumerated = 0;        // every combination considered
+  std::size_t valid = 0;             // divides and is allowed
+  std::size_t fitting = 0;
+  std::size_t simulated = 0;         // run on the event engine
+  std::map<std::string, std::size_t> excluded;  // reason -> count
+  // When nothing fits: the valid layout needing the least memory, and that memory.
+  ParallelConfig closest;
+  double closest_peak_gib = 0;
+};
+
+// progress(done, total, phase): called from the calling thread only.
+using SearchProgress = std::function<void(std::size_t, std::size_t, const char*)>;
+
+// Throws SpecError when no layout is valid or none fits, naming why and what the closest
+// layout lacks.
+SearchOutcome search(const SearchRequest& request, const SearchProgress& progress = {});
+
+// The analytic estimate of iteration time used to choose what to simulate (exposed for
+// tests, which compare it with the simulator).
+double estimate_iteration_time(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config);
+
+}  // namespace cc

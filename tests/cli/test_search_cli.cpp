@@ -1,0 +1,98 @@
+// `clustercast search` through the real binary: the ranked table, JSON, the three export
+// formats and their round trip through `simulate --config`, and refusals.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace cc::cli_test {
+namespace {
+
+std::vector<std::string> search_args() {
+  return {"search", "--model", "gpt3-175b", "--cluster", "dgx-a100-80gb", "--gpus", "1024",
+          "--global-batch-size", "1536", "--train-tokens", "300e9", "--top", "5"};
+}
+
+TEST(SearchCli, TableRanksAndCountsExclusions) {
+  const RunResult r = run_clustercast(search_args());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("layouts enumerated"), std::string::npos);
+  EXPECT_NE(r.out.find("   1="), std::string::npos) << "the best is tied with itself";
+  EXPECT_NE(r.out.find("does not fit in memory"), std::string::npos);
+  EXPECT_TRUE(r.err.empty()) << "no progress bar when stderr is not a terminal: " << r.err;
+}
+
+TEST(SearchCli, ExportsRoundTripThroughSimulateExactly) {
+  TempDir dir;
+  const RunResult r = run_clustercast(with(search_args(), {"--json", "--export", dir.file("best.json"),
+                                                           "--export-megatron", dir.file("best.args"),
+                                                           "--export-nemo", dir.file("best.yaml")}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& best = doc.at("results").at(0);
+  EXPECT_EQ(best.at("rank"), 1);
+  EXPECT_EQ(dir.entries(), (std::set<std::string>{"best.json", "best.args", "best.yaml"}));
+
+  const std::string args = read_file(dir.file("best.args"));
+  EXPECT_NE(args.find("--tensor-model-parallel-size " + std::to_string(best["config"]["tensor_model_parallel_size"].get<int>())),
+            std::string::npos);
+  EXPECT_NE(args.find("--global-batch-size 1536"), std::string::npos);
+  const std::string yaml = read_file(dir.file("best.yaml"));
+  EXPECT_NE(yaml.find("pipeline_model_parallel_size: " + std::to_string(best["config"]["pipeline_model_parallel_size"].get<int>())),
+            std::string::npos);
+  EXPECT_NE(yaml.find("num_nodes: 128"), std::string::npos);
+
+  for (const char* file : {"best.json", "best.args", "best.yaml"}) {
+    const RunResult sim = run_clustercast({"simulate", "--config", dir.file(file), "--json"});
+    ASSERT_EQ(sim.exit_code, 0) << file << ": " << sim.err;
+    const auto again = nlohmann::json::parse(sim.out);
+    EXPECT_EQ(again.at("iteration_time_s"), best.at("iteration_time_s")) << file;
+    EXPECT_EQ(again.at("peak_memory_gib"), best.at("peak_memory_gib")) << file;
+    EXPECT_EQ(again.at("config"), best.at("config")) << file;
+  }
+}
+
+TEST(SearchCli, ImpossibleRequestExitsTwoAndWritesNothing) {
+  TempDir dir;
+  const RunResult r = run_clustercast({"search", "--model", "gpt3-175b", "--cluster", "dgx-a100-40gb", "--gpus", "16",
+                                       "--global-batch-size", "64", "--export", dir.file("best.json"),
+                                       "--export-megatron", dir.file("best.args")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("no layout of gpt3-175b fits"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GiB more"), std::string::npos) << r.err;
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+TEST(SearchCli, PinnedValueThatDoesNotDivideIsRefused) {
+  // 1008 GPUs split into TP 7, but 7 does not divide GPT-3's 96 heads.
+  const RunResult r = run_clustercast({"search", "--model", "gpt3-175b", "--gpus", "1008", "--global-batch-size", "1008",
+                                       "--tp", "7"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no valid layout"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TP does not divide"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TP in {7}"), std::string::npos) << r.err;
+}
+
+TEST(SearchCli, MalformedListsAreRefused) {
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--pp", "4,x"}, {"--micro-batch-size", "4..1"},
+                                                               {"--recompute-granularity", "sometimes"}}) {
+    const RunResult r = run_clustercast(with(search_args(), bad));
+    EXPECT_EQ(r.exit_code, 2) << bad[0];
+    EXPECT_NE(r.err.find("'" + bad[1] + "'"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+TEST(SearchCli, ExportIntoAMissingFolderFailsCleanly) {
+  TempDir dir;
+  const RunResult r = run_clustercast(with(search_args(), {"--export", dir.file("nope/best.json"),
+                                                           "--export-nemo", dir.file("best.yaml")}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nope/best.json"), std::string::npos) << r.err;
+  EXPECT_TRUE(dir.entries().empty() || dir.entries() == std::set<std::string>{"best.yaml"});
+}
+
+}  // namespace
+}  // namespace cc::cli_test

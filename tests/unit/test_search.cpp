@@ -1,0 +1,175 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "reference_data.h"
+#include "sim/analytic_costs.h"
+#include "sim/error.h"
+#include "sim/presets.h"
+#include "sim/search.h"
+
+namespace cc {
+namespace {
+
+bool same_layout(const ParallelConfig& a, const ParallelConfig& b) {
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.sequence_parallel == b.sequence_parallel &&
+         a.micro_batch == b.micro_batch && a.virtual_stages == b.virtual_stages && a.recompute == b.recompute &&
+         a.distributed_optimizer == b.distributed_optimizer &&
+         (a.recompute != RecomputeGranularity::Full ||
+          (a.recompute_method == b.recompute_method && a.recompute_num_layers == b.recompute_num_layers));
+}
+
+SearchRequest request(const char* model, const char* cluster, int gpus, int batch) {
+  SearchRequest r;
+  r.model = load_model(model);
+  r.cluster = load_cluster(cluster);
+  r.gpus = gpus;
+  r.global_batch = batch;
+  return r;
+}
+
+TEST(Search, PaperLayoutsRankAmongTheBestAndNothingBeatsTheBestFound) {
+  // Issue acceptance: for Korthikanti's four models at the paper's GPU counts and batches,
+  // the paper's layout is in the top 10 — except the 22B case, where a 4-sequence batch
+  // on 8 GPUs admits faster layouts that skip recomputation (README, "Search"); there it
+  // must still rank, within the top 20.
+  for (const auto& run : test::korthikanti_runs()) {
+    if (run.config.recompute != RecomputeGranularity::Selective) continue;
+    SearchRequest r = request(run.model_preset.c_str(), "dgx-a100-80gb", run.config.gpus(), run.config.global_batch);
+    r.top = 20;
+    const SearchOutcome out = search(r);
+    const auto it = std::find_if(out.ranked.begin(), out.ranked.end(),
+                                 [&](const RankedLayout& x) { return same_layout(x.result.config, run.config); });
+    ASSERT_NE(it, out.ranked.end()) << run.model_preset << ": the paper's layout is not in the top 20";
+    const long rank = it - out.ranked.begin() + 1;
+    EXPECT_LE(rank, run.model_preset == "gpt-22b" ? 20 : 10) << run.model_preset;
+    const double paper_layout = simulate(r.model, r.cluster, run.config, AnalyticCosts(r.cluster, Precision::BF16))
+                                    .iteration_time_s;
+    EXPECT_LE(out.ranked.front().result.iteration_time_s, paper_layout) << run.model_preset;
+  }
+}
+
+TEST(Search, PruningKeepsExactlyTheTopThatExhaustiveSimulationFinds) {
+  // Simulate every fitting layout of a small problem and compare with the pruned search.
+  SearchRequest r = request("gpt3-1.3b", "dgx-a100-40gb", 32, 256);
+  r.space.micro_batch = {1, 2, 4};
+  r.top = 15;
+  const SearchOutcome pruned = search(r);
+  SearchRequest all = r;
+  all.top = 1'000'000;  // admits every fitting layout to simulation
+  const SearchOutcome exhaustive = search(all);
+  ASSERT_EQ(exhaustive.simulated, exhaustive.fitting);
+  ASSERT_LT(pruned.simulated, exhaustive.simulated);
+  for (std::size_t i = 0; i < pruned.ranked.size(); ++i) {
+    EXPECT_TRUE(same_layout(pruned.ranked[i].result.config, exhaustive.ranked[i].result.config)) << "rank " << i + 1;
+    EXPECT_EQ(pruned.ranked[i].result.iteration_time_s, exhaustive.ranked[i].result.iteration_time_s);
+  }
+}
+
+TEST(Search, EstimateStaysCloseToTheSimulatorWhereItMatters) {
+  // The admission margin (12%) rests on this: on every fitting layout that simulates
+  // within 1.5x of the best, the estimate is within 6% of the simulator. (It errs high, by
+  // up to ~17%, only on bubble-bound layouts with about as many microbatches as stages,
+  // which are 2-6x slower than the best and never near the top.)
+  for (auto [model, cluster, gpus, batch] : {std::tuple{"gpt3-175b", "dgx-a100-80gb", 1024, 1536},
+                                             std::tuple{"llama3-70b", "dgx-h100", 256, 512},
+                                             std::tuple{"gpt3-1.3b", "dgx-a100-40gb", 64, 512}}) {
+    SearchRequest r = request(model, cluster, gpus, batch);
+    r.space.micro_batch = {1, 2, 4, 8};
+    r.top = 1'000'000;
+    const SearchOutcome out = search(r);
+    const double best = out.ranked.front().result.iteration_time_s;
+    double worst = 0;
+    std::size_t counted = 0;
+    for (const auto& x : out.ranked) {
+      if (x.result.iteration_time_s > 1.5 * best) continue;
+      ++counted;
+      worst = std::max(worst, std::fabs(x.estimate_s - x.result.iteration_time_s) / x.result.iteration_time_s);
+    }
+    EXPECT_GT(counted, 50u) << model;
+    EXPECT_LT(worst, 0.06) << model;
+  }
+}
+
+TEST(Search, AnswerDoesNotDependOnThreadCount) {
+  SearchRequest r = request("gpt3-175b", "dgx-a100-80gb", 512, 1024);
+  r.top = 25;
+  r.threads = 1;
+  const SearchOutcome one = search(r);
+  for (int threads : {2, 5}) {
+    r.threads = threads;
+    const SearchOutcome many = search(r);
+    ASSERT_EQ(one.ranked.size(), many.ranked.size());
+    EXPECT_EQ(one.enumerated, many.enumerated);
+    EXPECT_EQ(one.simulated, many.simulated);
+    for (std::size_t i = 0; i < one.ranked.size(); ++i) {
+      EXPECT_TRUE(same_layout(one.ranked[i].result.config, many.ranked[i].result.config));
+      EXPECT_EQ(one.ranked[i].result.iteration_time_s, many.ranked[i].result.iteration_time_s);
+    }
+  }
+}
+
+TEST(Search, TiesAreMarkedWithinTheTolerance) {
+  SearchRequest r = request("gpt3-175b", "dgx-a100-80gb", 1024, 1536);
+  r.top = 30;
+  const SearchOutcome out = search(r);
+  const double best = out.ranked.front().result.iteration_time_s;
+  for (const auto& x : out.ranked) EXPECT_EQ(x.tied, x.result.iteration_time_s <= best * 1.03);
+  EXPECT_TRUE(out.ranked.front().tied);
+  EXPECT_FALSE(out.ranked.back().tied);  // 30 layouts do not all sit within 3%
+  for (const auto& x : out.ranked) EXPECT_TRUE(x.result.fits);
+}
+
+TEST(Search, LeavesTheStatedHeadroomFree) {
+  SearchRequest r = request("gpt3-175b", "dgx-a100-80gb", 1024, 1536);
+  r.top = 50;
+  for (const auto& x : search(r).ranked) EXPECT_LE(x.result.peak_memory_gib, 80 * 0.95);
+}
+
+TEST(Search, PinnedValuesAreHonoured) {
+  SearchRequest r = request("gpt3-175b", "dgx-a100-80gb", 1024, 1536);
+  r.space.tp = {4};
+  r.space.pp = {8, 16};
+  r.space.recompute = {RecomputeGranularity::Full};
+  r.space.recompute_method = {RecomputeMethod::Uniform};
+  for (const auto& x : search(r).ranked) {
+    EXPECT_EQ(x.result.config.tp, 4);
+    EXPECT_TRUE(x.result.config.pp == 8 || x.result.config.pp == 16);
+    EXPECT_EQ(x.result.config.recompute, RecomputeGranularity::Full);
+  }
+}
+
+TEST(Search, UnevenStagesLetLlama405BUseSixteenStages) {
+  SearchRequest r = request("llama3-405b", "dgx-h100", 16384, 2048);
+  r.space.tp = {8};
+  r.space.pp = {16};
+  r.space.attention = AttentionKernel::Flash;
+  const SearchOutcome out = search(r);
+  ASSERT_FALSE(out.ranked.empty());
+  EXPECT_EQ(out.ranked.front().result.config.first_stage_layers, 7);
+  EXPECT_EQ(out.ranked.front().result.config.last_stage_layers, 7);
+}
+
+TEST(Search, ImpossibleRequestsSayWhy) {
+  SearchRequest r = request("gpt3-175b", "dgx-a100-40gb", 16, 64);
+  try {
+    search(r);
+    FAIL() << "175B on 16 x 40 GB cannot fit";
+  } catch (const SpecError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("no layout of gpt3-175b fits"), std::string::npos) << m;
+    EXPECT_NE(m.find("GiB more"), std::string::npos) << m;
+  }
+  r = request("gpt3-175b", "dgx-a100-80gb", 1024, 1536);
+  r.space.tp = {7};
+  try {
+    search(r);
+    FAIL() << "TP 7 does not divide 96 heads";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("no valid layout"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cc
