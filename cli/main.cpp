@@ -1,19 +1,35 @@
 // clustercast — simulate, search, profile and train large-language-model layouts.
 // Exit codes: 0 success, 2 bad input (the message says which value and what is valid),
 // 1 an internal error (a bug: please report it).
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/exit_code.h"
 #include "cli/search_command.h"
 #include "cli/simulate_command.h"
+#include "cli/train_command.h"
 #include "sim/error.h"
+
+namespace {
+
+// Under mpirun every rank parses the same command line: let only rank 0 report a bad one.
+bool reports_errors() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* rank = std::getenv(var)) return std::string(rank) == "0";
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"clustercast — a cluster simulator and performance modeler for LLM training"};
   app.require_subcommand(1);
   cc::cli::add_simulate_command(app);
   cc::cli::add_search_command(app);
+  cc::cli::add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -21,8 +37,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "clustercast: " << e.what() << "\n";
+    if (reports_errors()) std::cerr << "clustercast: " << e.what() << "\n";
     return 2;
+  } catch (const cc::cli::ExitCode& e) {
+    return e.code;
   } catch (const cc::SpecError& e) {
     std::cerr << "clustercast: " << e.what() << "\n";
     return 2;

@@ -74,6 +74,13 @@ std::string ParallelConfig::summary() const {
 }
 
 void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cluster, int gpus) {
+  validate_layout(c, m, gpus);
+  if (cluster.gpu.peak_flops(c.precision) <= 0)
+    fail("parallel config: precision {} is not supported by {} (its peak is 0 in the cluster spec)",
+         to_string(c.precision), cluster.gpu.name);
+}
+
+void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   const std::string w = "parallel config";
   auto positive = [&](const char* flag, int v) {
     if (v < 1) fail("{}: {} is {}; it must be >= 1", w, flag, v);
@@ -137,9 +144,6 @@ void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cl
              c.recompute_num_layers, chunk);
     }
   }
-  if (cluster.gpu.peak_flops(c.precision) <= 0)
-    fail("{}: precision {} is not supported by {} (its peak is 0 in the cluster spec)", w, to_string(c.precision),
-         cluster.gpu.name);
   if (c.overlap_param_gather && !c.distributed_optimizer)
     fail("{}: --overlap-param-gather needs --use-distributed-optimizer", w);
 }

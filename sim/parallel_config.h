@@ -50,6 +50,8 @@ struct ParallelConfig {
 // Refuses every combination Megatron-LM would refuse, with a message naming the value and
 // what would be valid. `gpus` = 0 skips the GPU-count check.
 void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
+// The same checks that need no cluster (used by the training engine).
+void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
 
 nlohmann::json config_to_json(const ParallelConfig& config);
 // Fills fields present in `doc` over `base`; unknown recompute names and the like are errors.

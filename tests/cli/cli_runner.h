@@ -63,13 +63,12 @@ struct RunResult {
   std::string err;
 };
 
-// Runs `clustercast ARGS...` with stdout and stderr redirected to files in a private temp dir.
-inline RunResult run_clustercast(const std::vector<std::string>& args) {
+// Runs a command (argv[0] a path) with stdout and stderr redirected to files in a private
+// temp dir.
+inline RunResult run_command(std::vector<std::string> full) {
   const TempDir capture;
   const std::string out_path = capture.file("stdout");
   const std::string err_path = capture.file("stderr");
-  std::vector<std::string> full{CLUSTERCAST_BINARY};
-  full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : full) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -84,7 +83,7 @@ inline RunResult run_clustercast(const std::vector<std::string>& args) {
     dup2(null_fd, STDIN_FILENO);
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   int status = 0;
@@ -92,6 +91,13 @@ inline RunResult run_clustercast(const std::vector<std::string>& args) {
     if (errno != EINTR) throw std::runtime_error("waitpid failed");
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_file(out_path),
           read_file(err_path)};
+}
+
+// Runs `clustercast ARGS...`.
+inline RunResult run_clustercast(const std::vector<std::string>& args) {
+  std::vector<std::string> full{CLUSTERCAST_BINARY};
+  full.insert(full.end(), args.begin(), args.end());
+  return run_command(full);
 }
 
 // The layout of the GPT-3 175B run of Korthikanti et al. (2022) on 1024 A100s.

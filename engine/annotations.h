@@ -1,0 +1,49 @@
+// annotations.h — the one small interface through which every compute op and collective of
+// the engine says what it is: name, phase (forward / backward / recompute), layer,
+// microbatch and shape. The CPU profiler times these scopes with the host clock; the CUDA
+// backend emits the same annotations as NVTX ranges. Without a recorder a scope costs a
+// pointer test.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "sim/ops.h"
+
+namespace cc::engine {
+
+struct OpAnnotation {
+  const char* name = "";
+  Phase phase = Phase::Forward;
+  int layer = -1;       // global layer index; -1 outside transformer layers
+  int microbatch = -1;
+  std::array<std::int64_t, 4> shape{};  // GEMM: m, n, k, batch; elementwise: elements; collectives: bytes
+  bool collective = false;
+};
+
+class OpRecorder {
+ public:
+  virtual ~OpRecorder() = default;
+  virtual void begin(const OpAnnotation& op) = 0;
+  virtual void end(const OpAnnotation& op) = 0;
+};
+
+// The recorder in force for this process (nullptr: none). Set by the profiler.
+OpRecorder*& active_recorder();
+
+class ScopedOp {
+ public:
+  explicit ScopedOp(const OpAnnotation& op) : op_(op) {
+    if (OpRecorder* r = active_recorder()) r->begin(op_);
+  }
+  ~ScopedOp() {
+    if (OpRecorder* r = active_recorder()) r->end(op_);
+  }
+  ScopedOp(const ScopedOp&) = delete;
+  ScopedOp& operator=(const ScopedOp&) = delete;
+
+ private:
+  OpAnnotation op_;
+};
+
+}  // namespace cc::engine

@@ -1,0 +1,192 @@
+// attention.h — causal multi-head attention core: the part between the QKV projection and
+// the output projection, which selective activation recomputation (Korthikanti et al.
+// 2022) drops and recomputes because its S×S activations dominate memory.
+//
+// For each sample b and head h, with Q, K, V the S×d slices of that head:
+//   scores  = Q Kᵀ / sqrt(d)
+//   P(i, j) = softmax_j(scores(i, ·)) over keys j <= i, and 0 for j > i  (causal mask)
+//   D       = dropout(P)                 (mask from the counter RNG, see AttentionIndex)
+//   out     = D V
+// Backward, from dout:
+//   dD = dout Vᵀ,   dV = Dᵀ dout
+//   dP = dD ⊙ mask / (1 - p)            (dP = dD when p == 0)
+//   dscores(i, j) = P(i, j) · (dP(i, j) - Σ_k P(i, k) dP(i, k))   (softmax Jacobian)
+//   dQ = dscores K / sqrt(d),   dK = dscoresᵀ Q / sqrt(d)
+//
+// Layout: q, k, v, out are [seq·batch × heads·d], row = pos·batch + b (sequence-first),
+// head h in columns [h·d, (h+1)·d). A (b, h) slice is therefore a strided view — rows
+// b, b+batch, ... — taken with an Eigen::Map and an outer stride, without copying.
+// Saved per (b, h), index b·heads + h: the softmax P (S×S), and when p > 0 also the byte
+// mask and the dropped probabilities D — the 2·a·s²·b + a·s²·b + 2·a·s²·b of Korthikanti's
+// activation-memory count (in fp16 bytes).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/ops/dropout.h"
+#include "engine/tensor.h"
+
+namespace cc::engine {
+
+struct AttentionShape {
+  int batch;
+  int seq;
+  int heads;  // heads on this rank
+  int head_dim;
+};
+
+// Makes dropout masks independent of the TP/DP split: mask index of (b, h, i, j) =
+//   ((sample_ids[b] · global_heads + head_offset + h) · seq + i) · seq + j
+struct AttentionIndex {
+  std::vector<std::uint64_t> sample_ids;  // global id of each local sample b
+  std::int64_t head_offset = 0;           // global index of local head 0
+  std::int64_t global_heads = 0;
+};
+
+template <typename T>
+struct AttentionSaved {
+  std::vector<Mat<T>> probs;    // softmax P, one S×S per (b, h)
+  std::vector<Mask> masks;      // empty when p == 0
+  std::vector<Mat<T>> dropped;  // D = dropout(P); empty when p == 0
+};
+
+namespace attention_detail {
+
+template <typename T>
+using HeadView = Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>>;
+template <typename T>
+using ConstHeadView = Eigen::Map<const Mat<T>, 0, Eigen::OuterStride<>>;
+
+// Rows b, b+batch, b+2·batch, ... and columns [h·d, (h+1)·d) of a [seq·batch × heads·d] matrix.
+inline Eigen::Index view_offset(const AttentionShape& s, int b, int h) {
+  return static_cast<Eigen::Index>(b) * s.heads * s.head_dim +
+         static_cast<Eigen::Index>(h) * s.head_dim;
+}
+inline Eigen::OuterStride<> view_stride(const AttentionShape& s) {
+  return Eigen::OuterStride<>(static_cast<Eigen::Index>(s.batch) * s.heads * s.head_dim);
+}
+template <typename T>
+ConstHeadView<T> head(const Mat<T>& m, const AttentionShape& s, int b, int h) {
+  return ConstHeadView<T>(m.data() + view_offset(s, b, h), s.seq, s.head_dim, view_stride(s));
+}
+template <typename T>
+HeadView<T> head(Mat<T>& m, const AttentionShape& s, int b, int h) {
+  return HeadView<T>(m.data() + view_offset(s, b, h), s.seq, s.head_dim, view_stride(s));
+}
+
+template <typename T>
+void check_shape(const Mat<T>& m, const AttentionShape& s, const char* what) {
+  if (m.rows() != static_cast<Eigen::Index>(s.seq) * s.batch ||
+      m.cols() != static_cast<Eigen::Index>(s.heads) * s.head_dim)
+    throw std::invalid_argument(std::string("attention: wrong shape of ") + what);
+}
+
+}  // namespace attention_detail
+
+template <typename T>
+void attention_forward(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionShape& s,
+                       T dropout_p, std::uint64_t seed, std::uint64_t stream,
+                       const AttentionIndex& where, Mat<T>& out, AttentionSaved<T>& saved) {
+  using namespace attention_detail;
+  check_shape(q, s, "q");
+  check_shape(k, s, "k");
+  check_shape(v, s, "v");
+  const bool drop = dropout_p != T(0);
+  if (drop && where.sample_ids.size() != static_cast<std::size_t>(s.batch))
+    throw std::invalid_argument("attention_forward: AttentionIndex needs one id per sample");
+  const std::size_t blocks = static_cast<std::size_t>(s.batch) * static_cast<std::size_t>(s.heads);
+  const Eigen::Index S = s.seq;
+  const T scale = T(1) / std::sqrt(static_cast<T>(s.head_dim));
+  out.resize(q.rows(), q.cols());
+  saved.probs.resize(blocks);
+  saved.masks.resize(drop ? blocks : 0);
+  saved.dropped.resize(drop ? blocks : 0);
+  MaskIndex mask_index;  // rows of the global [samples·heads·seq × seq] probability matrix
+  mask_index.row_ids.resize(static_cast<std::size_t>(S));
+  mask_index.global_cols = S;
+  for (int b = 0; b < s.batch; ++b) {
+    for (int h = 0; h < s.heads; ++h) {
+      const std::size_t blk = static_cast<std::size_t>(b) * static_cast<std::size_t>(s.heads) +
+                              static_cast<std::size_t>(h);
+      const Mat<T> scores = (head(q, s, b, h) * head(k, s, b, h).transpose()) * scale;
+      Mat<T>& P = saved.probs[blk];
+      P.setZero(S, S);
+      for (Eigen::Index i = 0; i < S; ++i) {
+        // Row i sees keys 0..i; subtract the row max so exp never overflows.
+        const auto visible = scores.row(i).head(i + 1).array();
+        const T row_max = visible.maxCoeff();
+        P.row(i).head(i + 1).array() = (visible - row_max).exp();
+        P.row(i).head(i + 1) /= P.row(i).head(i + 1).sum();
+      }
+      auto o = head(out, s, b, h);
+      if (drop) {
+        const std::uint64_t global_head =
+            where.sample_ids[static_cast<std::size_t>(b)] *
+                static_cast<std::uint64_t>(where.global_heads) +
+            static_cast<std::uint64_t>(where.head_offset + h);
+        for (Eigen::Index i = 0; i < S; ++i)
+          mask_index.row_ids[static_cast<std::size_t>(i)] =
+              global_head * static_cast<std::uint64_t>(S) + static_cast<std::uint64_t>(i);
+        dropout_forward(P, dropout_p, seed, stream, mask_index, saved.dropped[blk],
+                        saved.masks[blk]);
+        o.noalias() = saved.dropped[blk] * head(v, s, b, h);
+      } else {
+        o.noalias() = P * head(v, s, b, h);
+      }
+    }
+  }
+}
+
+template <typename T>
+void attention_backward(const Mat<T>& dout, const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
+                        const AttentionShape& s, T dropout_p, const AttentionSaved<T>& saved,
+                        Mat<T>& dq, Mat<T>& dk, Mat<T>& dv) {
+  using namespace attention_detail;
+  check_shape(dout, s, "dout");
+  check_shape(q, s, "q");
+  check_shape(k, s, "k");
+  check_shape(v, s, "v");
+  const bool drop = dropout_p != T(0);
+  const std::size_t blocks = static_cast<std::size_t>(s.batch) * static_cast<std::size_t>(s.heads);
+  if (saved.probs.size() != blocks ||
+      (drop && (saved.masks.size() != blocks || saved.dropped.size() != blocks)))
+    throw std::invalid_argument("attention_backward: saved state does not match the shape");
+  const T scale = T(1) / std::sqrt(static_cast<T>(s.head_dim));
+  const T keep_scale = dropout_scale(dropout_p);
+  dq.resize(q.rows(), q.cols());
+  dk.resize(k.rows(), k.cols());
+  dv.resize(v.rows(), v.cols());
+  for (int b = 0; b < s.batch; ++b) {
+    for (int h = 0; h < s.heads; ++h) {
+      const std::size_t blk = static_cast<std::size_t>(b) * static_cast<std::size_t>(s.heads) +
+                              static_cast<std::size_t>(h);
+      const Mat<T>& P = saved.probs[blk];
+      const Mat<T>& D = drop ? saved.dropped[blk] : P;  // what multiplied V in the forward
+      const auto g = head(dout, s, b, h);
+      head(dv, s, b, h).noalias() = D.transpose() * g;
+      Mat<T> dP = g * head(v, s, b, h).transpose();
+      if (drop) dP.array() *= saved.masks[blk].template cast<T>().array() * keep_scale;
+      // Softmax backward per row; masked entries have P = 0 and so get no gradient.
+      const Vec<T> row_dot = (P.array() * dP.array()).rowwise().sum();
+      const Mat<T> dscores = (P.array() * (dP.colwise() - row_dot).array()).matrix() * scale;
+      head(dq, s, b, h).noalias() = dscores * head(k, s, b, h);
+      head(dk, s, b, h).noalias() = dscores.transpose() * head(q, s, b, h);
+    }
+  }
+}
+
+// Bytes held by the saved state: probabilities, masks and dropped probabilities.
+template <typename T>
+std::size_t saved_bytes(const AttentionSaved<T>& s) {
+  std::size_t bytes = 0;
+  for (const auto& m : s.probs) bytes += static_cast<std::size_t>(m.size()) * sizeof(T);
+  for (const auto& m : s.masks) bytes += static_cast<std::size_t>(m.size()) * sizeof(std::uint8_t);
+  for (const auto& m : s.dropped) bytes += static_cast<std::size_t>(m.size()) * sizeof(T);
+  return bytes;
+}
+
+}  // namespace cc::engine

@@ -1,0 +1,62 @@
+// pipeline_runner.h — executes this rank's list from the pure pipeline schedule
+// (sim/pipeline_schedule.h, the one the simulator replays): forward and backward passes of
+// (microbatch, chunk) pairs, activations and gradients sent point-to-point to the
+// neighbouring stages. Sends are non-blocking and receives blocking, so any valid 1F1B or
+// interleaved list runs without deadlock. Tracks the activation bytes held at the peak.
+#pragma once
+
+#include <list>
+#include <map>
+#include <utility>
+
+#include "engine/model_chunk.h"
+#include "sim/pipeline_schedule.h"
+
+namespace cc::engine {
+
+struct MicrobatchTokens {
+  std::vector<int> inputs, targets;        // full rows, sequence-first
+  std::vector<std::uint64_t> sample_ids;   // global ids of its samples
+};
+
+struct ActivationPeak {
+  std::size_t total = 0;         // bytes of everything kept for backward, at the peak
+  std::size_t scores = 0;        // of which the attention core's S×S tensors
+  std::size_t layer_inputs = 0;  // of which layer inputs
+  int in_flight = 0;             // (microbatch, chunk) pairs held at the peak
+};
+
+template <typename T>
+class PipelineRunner {
+ public:
+  PipelineRunner(const RankModel& model, const ParallelConfig& config, const ProcessGroups& groups);
+
+  // One iteration. `tokens(mb)` gives this replica's microbatch mb; `env(mb)` its pass
+  // environment. Returns the loss summed over this rank's last-stage rows (0 elsewhere).
+  template <typename TokensFn, typename EnvFn>
+  double train(const ModelWeights<T>& w, ModelWeights<T>& g, TokensFn tokens, EnvFn env, double loss_scale,
+               ActivationPeak& peak);
+  // Forward only, microbatch after microbatch (validation).
+  template <typename TokensFn, typename EnvFn>
+  double evaluate(const ModelWeights<T>& w, int microbatches, TokensFn tokens, EnvFn env);
+
+ private:
+  int tag(bool forward, int virtual_stage, int microbatch) const;
+  void send(const Mat<T>& data, int to_stage, int tag);
+  void receive(Mat<T>& data, Eigen::Index rows, int from_stage, int tag);
+  void finish_sends();
+
+  const RankModel& m_;
+  const ParallelConfig& c_;
+  const ProcessGroups& g_;
+  ModelChunk<T> chunk_;
+  struct Pending {
+    MPI_Request request;
+    Mat<T> data;
+  };
+  std::list<Pending> pending_;
+};
+
+}  // namespace cc::engine
+
+#include "engine/pipeline_runner_impl.h"

@@ -1,0 +1,302 @@
+#include "engine/trainer.h"
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "engine/checkpoint_file.h"
+#include "engine/data.h"
+#include "engine/optimizer.h"
+#include "sim/error.h"
+
+namespace cc::engine {
+
+namespace {
+
+using Real = float;
+
+// Runs `local` on every rank; if it failed anywhere, every rank throws the first failing
+// rank's message, so all exit together and rank 0 can print it.
+void agree(const Group& world, const std::function<void()>& local) {
+  std::string error;
+  try {
+    local();
+  } catch (const SpecError& e) {
+    error = e.what();
+  }
+  int first = error.empty() ? INT_MAX : world.rank();
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, world.comm());
+  if (first == INT_MAX) return;
+  int length = static_cast<int>(error.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, world.comm());
+  error.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(error.data(), length, MPI_CHAR, first, world.comm());
+  throw SpecError(error);
+}
+
+double learning_rate(const TrainOptions& o, long step) {  // step is 1-based
+  if (step <= o.warmup_steps) return o.lr * static_cast<double>(step) / std::max(1, o.warmup_steps);
+  const double progress = static_cast<double>(step - o.warmup_steps) / std::max(1, o.steps - o.warmup_steps);
+  const double cosine = 0.5 * (1 + std::cos(3.141592653589793 * std::min(1.0, progress)));
+  return o.lr * (o.min_lr_fraction + (1 - o.min_lr_fraction) * cosine);
+}
+
+// Tokens of `samples` consecutive windows starting at global sample id `first`, laid out
+// sequence-first (row = position · samples + sample).
+MicrobatchTokens gather_tokens(const WindowSampler& sampler, std::uint64_t first, int samples, int seq) {
+  MicrobatchTokens t;
+  t.inputs.resize(static_cast<std::size_t>(samples * seq));
+  t.targets.resize(t.inputs.size());
+  std::vector<int> in, out;
+  for (int b = 0; b < samples; ++b) {
+    t.sample_ids.push_back(first + static_cast<std::uint64_t>(b));
+    sampler.sample(first + static_cast<std::uint64_t>(b), in, out);
+    for (int p = 0; p < seq; ++p) {
+      t.inputs[static_cast<std::size_t>(p * samples + b)] = in[static_cast<std::size_t>(p)];
+      t.targets[static_cast<std::size_t>(p * samples + b)] = out[static_cast<std::size_t>(p)];
+    }
+  }
+  return t;
+}
+
+// Σ w·(after − before) over every parameter counted once, with w a fixed pseudo-random
+// weight of the parameter's global identity: equal for any layout that computes the same
+// update, and different (with overwhelming probability) for any that does not.
+template <typename T>
+std::pair<double, double> update_signature(ModelWeights<T>& after, ModelWeights<T>& before, const RankModel& m,
+                                           const ProcessGroups& g) {
+  std::vector<T> a, b;
+  pack(after, m, a);
+  pack(before, m, b);
+  double projection = 0, sumsq = 0;
+  std::size_t at = 0;
+  const bool replica0 = g.me.dp == 0;
+  for_each_tensor(after, m, [&](const TensorInfo& info, T*, std::int64_t rows, std::int64_t cols) {
+    const bool counted = replica0 && info.counted && (info.split != Split::Replicated || m.tp_rank == 0);
+    const bool vector = info.global_rows == 1;
+    const std::int64_t r_count = vector ? 1 : rows, c_count = vector ? rows * cols : cols;
+    for (std::int64_t i = 0; i < r_count; ++i)
+      for (std::int64_t j = 0; j < c_count; ++j, ++at) {
+        if (!counted) continue;
+        const double delta = static_cast<double>(a[at]) - static_cast<double>(b[at]);
+        const double weight = uniform01(0xF1F1, name_hash(info.name), info.global_index(i, j, m.tp_rank, m.tp)) - 0.5;
+        projection += weight * delta;
+        sumsq += delta * delta;
+      }
+  });
+  double both[2] = {projection, sumsq};
+  g.world.all_reduce_sum(both, 2, {"fingerprint", Phase::Forward, -1, -1, {}, true});
+  return {both[0], std::sqrt(both[1])};
+}
+
+// A checkpoint is a folder per saved step, one file per rank: DIR/step-N/rank-R.ckpt.
+std::string checkpoint_path(const std::string& dir, int rank) { return fmt::format("{}/rank-{}.ckpt", dir, rank); }
+
+}  // namespace
+
+void validate_training(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o, int world_size) {
+  validate_layout(c, model, 0);
+  if (c.first_stage_layers || c.last_stage_layers)
+    fail("the training engine splits layers evenly; uneven first/last stages are a simulator option only");
+  if (c.attention == AttentionKernel::Flash) fail("the CPU engine has no flash-attention kernel; drop --use-flash-attn");
+  if (c.precision != Precision::BF16 && c.precision != Precision::FP32)
+    fail("the CPU engine trains in fp32; --precision {} is not available", to_string(c.precision));
+  if (model.vocab_size % c.tp != 0)
+    fail("vocab_size {} is not divisible by TP {} (the embedding is split by vocabulary rows)", model.vocab_size, c.tp);
+  if (model.vocab_size > 256)
+    fail("the engine trains on bytes (vocab 256); model '{}' has vocab_size {} — use --model tiny or small, or "
+         "--vocab-size 256",
+         model.name, model.vocab_size);
+  if (model.activation != Activation::GeLU || model.normalization != Normalization::LayerNorm ||
+      model.position_embedding != PositionEmbedding::Learned || !model.tied_embeddings ||
+      model.num_query_groups != model.num_attention_heads)
+    fail("the engine trains GPT-2-style models (GeLU, LayerNorm, learned positions, tied embeddings, multi-head "
+         "attention); model '{}' is not one",
+         model.name);
+  if (world_size != c.gpus())
+    fail("{} MPI ranks do not match TP {} x PP {} x DP {} = {}; run mpirun -np {} (DP = ranks / (TP x PP))", world_size,
+         c.tp, c.pp, c.dp, c.gpus(), c.gpus());
+  if (o.steps < 1) fail("--steps is {}; it must be >= 1", o.steps);
+  if (!(o.lr > 0)) fail("--lr is {}; it must be > 0", o.lr);
+  if (!(o.dropout >= 0 && o.dropout < 1)) fail("--dropout is {}; it must be in [0, 1)", o.dropout);
+  if (o.eval_windows < 0) fail("--eval-windows is {}; it must be >= 0", o.eval_windows);
+}
+
+TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o, std::ostream& log) {
+  int world_size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  validate_training(model, c, o, world_size);
+  const ProcessGroups groups = make_process_groups(c.tp, c.dp, c.pp);
+  const bool root = groups.world_rank == 0;
+  const RankModel m = make_rank_model(model, c.tp, groups.me.tp, c.pp, groups.me.pp, c.virtual_stages);
+  const int S = model.seq_length, B = c.global_batch, mb = c.micro_batch;
+
+  // Data: every rank reads the corpus (it is small) and derives its own samples.
+  Corpus corpus;
+  agree(groups.world, [&] { corpus = load_corpus(o.data.empty() ? default_corpus_path() : o.data, S); });
+  const WindowSampler sampler(corpus.train, S, o.seed);
+
+  // Model and optimizer, from the seed or from a checkpoint.
+  ModelWeights<Real> w = allocate_weights<Real>(m);
+  initialise_weights(w, m, o.seed);
+  ModelWeights<Real> initial = w;
+  ModelWeights<Real> grads = allocate_weights<Real>(m);
+  Optimizer<Real> optimizer(m, c, groups, w, AdamWConfig{o.lr, 0.9, 0.95, 1e-8, o.weight_decay}, o.clip_grad);
+  const std::string layout = fmt::format("{} {} seed {}", model.name, c.summary(), o.seed);
+  long start = 0;
+  if (!o.resume_dir.empty()) {
+    agree(groups.world, [&] {
+      const std::string path = checkpoint_path(o.resume_dir, groups.world_rank);
+      const CheckpointData ck = read_checkpoint_file(path);
+      if (find_meta(ck, "layout", path) != layout)
+        fail("checkpoint '{}' was written by '{}', not '{}': resume with the same model, layout and seed", path,
+             find_meta(ck, "layout", path), layout);
+      start = std::stol(find_meta(ck, "step", path));
+      std::vector<Real> flat = find_array(ck, "params", path);
+      std::vector<Real> expected;
+      pack(w, m, expected);
+      if (flat.size() != expected.size() || find_array(ck, "adam_m", path).size() != optimizer.first_moment().size())
+        fail("checkpoint '{}' holds {} parameters, this rank needs {}", path, flat.size(), expected.size());
+      unpack(flat, w, m);
+      optimizer.first_moment() = find_array(ck, "adam_m", path);
+      optimizer.second_moment() = find_array(ck, "adam_v", path);
+    });
+    if (start >= o.steps) fail("checkpoint in '{}' is at step {}, not before --steps {}", o.resume_dir, start, o.steps);
+  }
+  auto save = [&](long step) {
+    agree(groups.world, [&] {
+      const std::string dir = fmt::format("{}/step-{}", o.save_dir, step);
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) fail("cannot create checkpoint folder '{}': {}", dir, ec.message());
+      CheckpointData ck;
+      ck.meta = {{"layout", layout}, {"step", std::to_string(step)}, {"rank", std::to_string(groups.world_rank)}};
+      std::vector<Real> flat;
+      pack(w, m, flat);
+      ck.arrays = {{"params", flat}, {"adam_m", optimizer.first_moment()}, {"adam_v", optimizer.second_moment()}};
+      write_checkpoint_file(checkpoint_path(dir, groups.world_rank), ck);
+    });
+  };
+
+  PipelineRunner<Real> runner(m, c, groups);
+  auto env_for = [&](long step, const std::vector<std::uint64_t>& ids, int microbatch) {
+    PassEnv e;
+    e.tp = &groups.tp;
+    e.sequence_parallel = c.sequence_parallel;
+    e.batch = static_cast<int>(ids.size());
+    e.seq = S;
+    e.hidden = model.hidden_size;
+    e.global_heads = model.num_attention_heads;
+    e.heads = model.num_attention_heads / c.tp;
+    e.head_dim = model.head_dim();
+    e.microbatch = microbatch;
+    e.step = step;
+    e.seed = o.seed;
+    e.dropout = o.dropout;
+    e.sample_ids = ids;
+    return e;
+  };
+  // The last stage's TP rank 0 of each replica holds the loss; sum it over the world.
+  const bool holds_loss = groups.me.pp == c.pp - 1 && groups.me.tp == 0;
+  auto global_mean = [&](double local_sum, double tokens) {
+    double v = holds_loss ? local_sum : 0.0;
+    groups.world.all_reduce_sum(&v, 1, {"loss_reduce", Phase::Forward, -1, -1, {}, true});
+    return v / tokens;
+  };
+
+  TrainReport report;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long step = start + 1; step <= o.steps; ++step) {
+    // Replica d trains on samples [d·B/dp, (d+1)·B/dp) of this step's global batch.
+    const std::uint64_t first = static_cast<std::uint64_t>(step - 1) * static_cast<std::uint64_t>(B) +
+                                static_cast<std::uint64_t>(groups.me.dp * (B / c.dp));
+    auto tokens = [&](int j) { return gather_tokens(sampler, first + static_cast<std::uint64_t>(j * mb), mb, S); };
+    auto env = [&](int j) {
+      std::vector<std::uint64_t> ids;
+      for (int b = 0; b < mb; ++b) ids.push_back(first + static_cast<std::uint64_t>(j * mb + b));
+      return env_for(step, ids, j);
+    };
+    set_zero(grads, m);
+    const auto ts = std::chrono::steady_clock::now();
+    const double loss_sum = runner.train(w, grads, tokens, env, 1.0 / (static_cast<double>(B) * S), report.activations);
+    const double norm = optimizer.step(w, grads, step, learning_rate(o, step));
+    const double loss = global_mean(loss_sum, static_cast<double>(B) * S);
+    report.losses.push_back(loss);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+    if (root && (step % std::max(1, o.log_every) == 0 || step == o.steps))
+      fmt::print(log, "step {} loss {:.4f} lr {:.3e} grad_norm {:.4f} tokens/s {:.0f}\n", step, loss,
+                 learning_rate(o, step), norm, B * S / seconds);
+    if (!o.save_dir.empty() && ((o.save_every > 0 && step % o.save_every == 0) || step == o.steps)) {
+      save(step);
+      if (root) fmt::print(log, "saved checkpoint {}/step-{}\n", o.save_dir, step);
+    }
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.tokens_per_s = static_cast<double>(o.steps - start) * B * S / elapsed;
+
+  // Validation: the first windows of the held-out tail, split over the DP replicas.
+  if (o.eval_windows > 0) {
+    std::vector<std::vector<int>> inputs, targets;
+    validation_windows(corpus.validation, S, static_cast<std::size_t>(o.eval_windows), inputs, targets);
+    const int per_replica = static_cast<int>(inputs.size()) / c.dp / mb * mb;
+    if (per_replica > 0) {
+      const int base = groups.me.dp * per_replica;
+      auto tokens = [&](int j) {
+        MicrobatchTokens t;
+        t.inputs.resize(static_cast<std::size_t>(mb * S));
+        t.targets.resize(t.inputs.size());
+        for (int b = 0; b < mb; ++b) {
+          const auto& in = inputs[static_cast<std::size_t>(base + j * mb + b)];
+          const auto& tg = targets[static_cast<std::size_t>(base + j * mb + b)];
+          for (int p = 0; p < S; ++p) {
+            t.inputs[static_cast<std::size_t>(p * mb + b)] = in[static_cast<std::size_t>(p)];
+            t.targets[static_cast<std::size_t>(p * mb + b)] = tg[static_cast<std::size_t>(p)];
+          }
+        }
+        return t;
+      };
+      auto env = [&](int j) {
+        std::vector<std::uint64_t> ids(static_cast<std::size_t>(mb), 0);
+        PassEnv e = env_for(0, ids, j);
+        e.dropout = 0;  // evaluation
+        return e;
+      };
+      const double sum = runner.evaluate(w, per_replica / mb, tokens, env);
+      report.validation_loss = global_mean(sum, static_cast<double>(per_replica) * c.dp * S);
+      if (root) fmt::print(log, "validation loss {:.4f} ({} windows)\n", report.validation_loss, per_replica * c.dp);
+    }
+  }
+
+  // Activation memory per stage (TP rank 0 of replica 0 reports its stage).
+  std::vector<double> peaks(static_cast<std::size_t>(4 * c.pp), 0.0);
+  if (groups.me.tp == 0 && groups.me.dp == 0) {
+    const auto at = static_cast<std::size_t>(4 * groups.me.pp);
+    peaks[at] = static_cast<double>(report.activations.total);
+    peaks[at + 1] = static_cast<double>(report.activations.scores);
+    peaks[at + 2] = static_cast<double>(report.activations.layer_inputs);
+    peaks[at + 3] = report.activations.in_flight;
+  }
+  groups.world.all_reduce_sum(peaks.data(), peaks.size(), {"report", Phase::Forward, -1, -1, {}, true});
+  for (int s = 0; s < c.pp; ++s) {
+    const auto at = static_cast<std::size_t>(4 * s);
+    report.stage_activations.push_back({static_cast<std::size_t>(peaks[at]), static_cast<std::size_t>(peaks[at + 1]),
+                                        static_cast<std::size_t>(peaks[at + 2]), static_cast<int>(peaks[at + 3])});
+    if (root)
+      fmt::print(log, "activation_bytes stage {} peak {} attention_scores {} layer_inputs {} in_flight {}\n", s,
+                 static_cast<std::size_t>(peaks[at]), static_cast<std::size_t>(peaks[at + 1]),
+                 static_cast<std::size_t>(peaks[at + 2]), static_cast<int>(peaks[at + 3]));
+  }
+  std::tie(report.update_fingerprint, report.update_norm) = update_signature(w, initial, m, groups);
+  if (root)
+    fmt::print(log, "update_fingerprint {:.9e} update_norm {:.9e} tokens/s {:.0f}\n", report.update_fingerprint,
+               report.update_norm, report.tokens_per_s);
+  return report;
+}
+
+}  // namespace cc::engine

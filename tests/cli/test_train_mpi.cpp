@@ -1,0 +1,209 @@
+// The training engine as users run it: `mpirun -np N clustercast train ...`. Every layout
+// with TP, PP, DP in {1, 2} on up to 4 ranks, with and without sequence parallelism, under
+// each recompute mode and with the distributed optimizer, must compute the serial run's
+// losses and parameter updates (relative 1e-4, fp32, dropout off). Bad input ends every
+// rank with one message; a hang fails through the timeout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include "mpi_runner.h"
+
+namespace cc::cli_test {
+namespace {
+
+// `train` with the tests' defaults; `changes` replaces flags (value "" removes one) or adds.
+std::vector<std::string> train_args(const std::map<std::string, std::string>& changes = {}) {
+  std::map<std::string, std::string> flags = {{"--model", "tiny"}, {"--steps", "3"}, {"--micro-batch-size", "2"},
+                                              {"--global-batch-size", "8"}, {"--seed", "5"}, {"--lr", "3e-3"},
+                                              {"--warmup-steps", "1"}, {"--eval-windows", "0"}};
+  for (const auto& [flag, value] : changes) flags[flag] = value;
+  std::vector<std::string> args = {"train"};
+  for (const auto& [flag, value] : flags) {
+    if (value == "-") continue;  // removed
+    args.push_back(flag);
+    if (!value.empty()) args.push_back(value);
+  }
+  return args;
+}
+std::vector<std::string> base_args() { return train_args(); }
+
+const TrainOutput& serial() {
+  static const TrainOutput out = [] {
+    const RunResult r = run_mpi(1, base_args());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return parse_train(r.out);
+  }();
+  return out;
+}
+
+struct Layout {
+  int tp, pp, dp;
+  bool sp = false, distopt = false;
+  std::string recompute = "none";
+  std::string extra;  // e.g. interleaving or the recompute method
+  std::string name() const {
+    std::string n = "tp" + std::to_string(tp) + "_pp" + std::to_string(pp) + "_dp" + std::to_string(dp) +
+                    (sp ? "_sp" : "") + "_" + recompute + (distopt ? "_distopt" : "");
+    for (char c : extra) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return n;
+  }
+};
+
+std::vector<Layout> layouts() {
+  std::vector<Layout> all;
+  for (int tp : {1, 2})
+    for (int pp : {1, 2})
+      for (int dp : {1, 2}) {
+        if (tp * pp * dp > 4) continue;
+        for (bool sp : {false, true}) {
+          if (sp && tp == 1) continue;
+          for (const char* recompute : {"none", "selective", "full"})
+            for (bool distopt : {false, true}) {
+              if (distopt && dp == 1) continue;
+              all.push_back({tp, pp, dp, sp, distopt, recompute, ""});
+            }
+        }
+      }
+  all.push_back({1, 2, 1, false, false, "none", "--num-layers-per-virtual-pipeline-stage 1"});
+  all.push_back({2, 2, 1, true, false, "selective", "--num-layers-per-virtual-pipeline-stage 1"});
+  all.push_back({1, 1, 1, false, false, "full", "--recompute-method block --recompute-num-layers 2"});
+  all.push_back({1, 2, 2, false, true, "full", "--recompute-method uniform --recompute-num-layers 2"});
+  return all;
+}
+
+class ParallelLayouts : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(ParallelLayouts, MatchSerialLossesAndUpdates) {
+  const Layout& l = GetParam();
+  std::vector<std::string> args = train_args({{"--tp", std::to_string(l.tp)}, {"--pp", std::to_string(l.pp)},
+                                              {"--recompute-granularity", l.recompute}});
+  if (l.sp) args.push_back("--sequence-parallel");
+  if (l.distopt) args.push_back("--use-distributed-optimizer");
+  std::istringstream extra(l.extra);
+  for (std::string w; extra >> w;) args.push_back(w);
+  const RunResult r = run_mpi(l.tp * l.pp * l.dp, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const TrainOutput got = parse_train(r.out);
+  const TrainOutput& want = serial();
+  ASSERT_EQ(got.loss.size(), 3u) << r.out;
+  for (const auto& [step, loss] : want.loss)
+    EXPECT_NEAR(std::stod(got.loss.at(step)), std::stod(loss), 1e-4 * std::stod(loss)) << "step " << step;
+  const double norm = std::stod(want.update_norm);
+  EXPECT_GT(norm, 0);
+  EXPECT_NEAR(std::stod(got.update_norm), norm, 1e-4 * norm);
+  EXPECT_NEAR(std::stod(got.fingerprint), std::stod(want.fingerprint), 1e-4 * norm);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engine, ParallelLayouts, ::testing::ValuesIn(layouts()),
+                         [](const auto& info) { return info.param.name(); });
+
+TEST(TrainMpi, DropoutRunsRepeatExactly) {
+  const auto args = train_args({{"--tp", "2"}, {"--sequence-parallel", ""}, {"--dropout", "0.1"}});
+  const RunResult a = run_mpi(4, args), b = run_mpi(4, args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(parse_train(a.out).loss, parse_train(b.out).loss);
+  EXPECT_EQ(parse_train(a.out).fingerprint, parse_train(b.out).fingerprint);
+  EXPECT_NE(parse_train(a.out).loss, serial().loss);  // dropout really ran
+}
+
+TEST(TrainMpi, ResumedRunContinuesBitIdentically) {
+  TempDir dir;
+  const std::map<std::string, std::string> six = {{"--steps", "6"}, {"--tp", "2"}, {"--pp", "2"}, {"--dropout", "0.1"}};
+  const RunResult straight = run_mpi(4, train_args(six));
+  ASSERT_EQ(straight.exit_code, 0) << straight.err;
+  auto saving = six;
+  saving["--save"] = dir.file("ckpt");
+  saving["--save-every"] = "3";
+  const RunResult first = run_mpi(4, train_args(saving));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto resuming = six;
+  resuming["--resume"] = dir.file("ckpt/step-3");  // --save-every 3 wrote DIR/step-3
+  const RunResult resumed = run_mpi(4, train_args(resuming));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const TrainOutput a = parse_train(straight.out), b = parse_train(resumed.out);
+  for (int step = 4; step <= 6; ++step) EXPECT_EQ(a.loss.at(step), b.loss.at(step)) << step;
+  EXPECT_EQ(b.loss.count(3), 0u);
+  EXPECT_EQ(a.fingerprint.empty(), false);
+  EXPECT_EQ(a.update_norm, b.update_norm);
+}
+
+TEST(TrainMpi, RecomputeChangesMemoryNotNumbers) {
+  // With dropout on, as in Korthikanti et al.'s Table 2 (whose 5as/h term counts the
+  // softmax, its dropout mask and the dropped probabilities).
+  std::map<std::string, TrainOutput> runs;
+  std::map<std::string, std::string> scores;
+  for (const char* mode : {"none", "selective", "full"}) {
+    const RunResult r = run_mpi(1, train_args({{"--recompute-granularity", mode}, {"--dropout", "0.1"}}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    runs[mode] = parse_train(r.out);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(attention_scores (\d+))")));
+    scores[mode] = m[1];
+  }
+  EXPECT_EQ(runs["none"].loss, runs["selective"].loss);
+  EXPECT_EQ(runs["none"].loss, runs["full"].loss);
+  EXPECT_EQ(runs["none"].fingerprint, runs["full"].fingerprint);
+  const long none = runs["none"].activation_bytes.at(0), selective = runs["selective"].activation_bytes.at(0),
+             full = runs["full"].activation_bytes.at(0);
+  // Selective frees exactly the attention core's S×S tensors: for tiny (a = 4 heads,
+  // s = 128, micro batch 2, 4 layers) 4·2·128²·(4 B softmax + 1 B mask + 4 B dropped) per layer.
+  EXPECT_EQ(std::stol(scores["none"]), 4L * 4 * 2 * 128 * 128 * 9);
+  EXPECT_EQ(scores["selective"], "0");
+  EXPECT_EQ(none - selective, std::stol(scores["none"]));
+  // Full keeps one input per layer plus the output layer's logits.
+  EXPECT_LT(full, selective / 3);
+}
+
+struct BadRun {
+  const char* name;
+  int ranks;
+  std::vector<std::string> extra;
+  const char* message;
+};
+
+class TrainBadInput : public ::testing::TestWithParam<BadRun> {};
+
+TEST_P(TrainBadInput, EveryRankExitsWithOneMessage) {
+  const BadRun& b = GetParam();
+  std::map<std::string, std::string> changes;
+  for (std::size_t i = 0; i + 1 < b.extra.size(); i += 2) changes[b.extra[i]] = b.extra[i + 1];
+  const RunResult r = run_mpi(b.ranks, train_args(changes), 60);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 124) << "timed out: a rank hung";
+  EXPECT_NE(r.err.find(b.message), std::string::npos) << r.err;
+  // One rank reports; the others stay silent.
+  std::size_t count = 0;
+  for (std::size_t at = r.err.find("clustercast:"); at != std::string::npos; at = r.err.find("clustercast:", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Engine, TrainBadInput,
+    ::testing::Values(BadRun{"TpDoesNotDivideHeads", 3, {"--tp", "3"}, "--tensor-model-parallel-size 3 does not divide num_attention_heads 4"},
+                      BadRun{"RanksDoNotMatch", 3, {"--tp", "2"}, "3 MPI ranks are not divisible by TP 2 x PP 1"},
+                      BadRun{"MissingCorpus", 2, {"--tp", "2", "--data", "/nonexistent/corpus.txt"}, "/nonexistent/corpus.txt"},
+                      BadRun{"GlobalBatchDoesNotDivide", 2, {"--global-batch-size", "7"}, "--global-batch-size 7"},
+                      BadRun{"MissingCheckpoint", 2, {"--resume", "/nonexistent/ckpt"}, "/nonexistent/ckpt"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(TrainMpi, CorruptCheckpointOnOneRankStopsAll) {
+  TempDir dir;
+  ASSERT_EQ(run_mpi(2, train_args({{"--tp", "2"}, {"--steps", "2"}, {"--save", dir.file("ckpt")}})).exit_code, 0);
+  const std::string victim = dir.file("ckpt/step-2/rank-1.ckpt");
+  std::string bytes = read_file(victim);
+  ASSERT_GT(bytes.size(), 100u);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  write_file(victim, bytes);
+  const RunResult r =
+      run_mpi(2, train_args({{"--tp", "2"}, {"--steps", "4"}, {"--resume", dir.file("ckpt/step-2")}}), 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("rank-1.ckpt"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cc::cli_test
