@@ -229,9 +229,11 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     const double loss = global_mean(loss_sum, static_cast<double>(B) * S);
     report.losses.push_back(loss);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-    if (root && (step % std::max(1, o.log_every) == 0 || step == o.steps))
+    if (root && (step % std::max(1, o.log_every) == 0 || step == o.steps)) {
       fmt::print(log, "step {} loss {:.4f} lr {:.3e} grad_norm {:.4f} tokens/s {:.0f}\n", step, loss,
                  learning_rate(o, step), norm, B * S / seconds);
+      log.flush();  // progress shows as it happens, also when piped
+    }
     if (!o.save_dir.empty() && ((o.save_every > 0 && step % o.save_every == 0) || step == o.steps)) {
       save(step);
       if (root) fmt::print(log, "saved checkpoint {}/step-{}\n", o.save_dir, step);

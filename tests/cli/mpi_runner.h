@@ -4,7 +4,7 @@
 #pragma once
 
 #include <map>
-#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,25 +24,30 @@ inline RunResult run_mpi(int ranks, const std::vector<std::string>& args, int ti
 struct TrainOutput {
   std::map<int, std::string> loss;  // step -> loss as printed
   std::string fingerprint, update_norm, validation;
-  std::map<int, long> activation_bytes;  // stage -> peak bytes
+  std::map<int, long> activation_bytes;   // stage -> peak bytes
+  std::map<int, long> attention_scores;   // stage -> of which attention S×S tensors
 };
 
+// Reads the lines `clustercast train` prints (std::regex is avoided: GCC 12 warns inside it
+// under the sanitizer build).
 inline TrainOutput parse_train(const std::string& out) {
   TrainOutput t;
-  std::smatch m;
-  std::string::const_iterator begin = out.begin();
-  const std::regex step(R"(step (\d+) loss (\S+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), step); it != std::sregex_iterator(); ++it)
-    t.loss[std::stoi((*it)[1])] = (*it)[2];
-  if (std::regex_search(out, m, std::regex(R"(update_fingerprint (\S+) update_norm (\S+))"))) {
-    t.fingerprint = m[1];
-    t.update_norm = m[2];
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line);
+    std::vector<std::string> w;
+    for (std::string x; in >> x;) w.push_back(x);
+    if (w.size() >= 4 && w[0] == "step" && w[2] == "loss") t.loss[std::stoi(w[1])] = w[3];
+    if (w.size() >= 4 && w[0] == "update_fingerprint" && w[2] == "update_norm") {
+      t.fingerprint = w[1];
+      t.update_norm = w[3];
+    }
+    if (w.size() >= 3 && w[0] == "validation" && w[1] == "loss") t.validation = w[2];
+    if (w.size() >= 7 && w[0] == "activation_bytes" && w[3] == "peak" && w[5] == "attention_scores") {
+      t.activation_bytes[std::stoi(w[2])] = std::stol(w[4]);
+      t.attention_scores[std::stoi(w[2])] = std::stol(w[6]);
+    }
   }
-  if (std::regex_search(out, m, std::regex(R"(validation loss (\S+))"))) t.validation = m[1];
-  const std::regex act(R"(activation_bytes stage (\d+) peak (\d+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), act); it != std::sregex_iterator(); ++it)
-    t.activation_bytes[std::stoi((*it)[1])] = std::stol((*it)[2]);
-  (void)begin;
   return t;
 }
 
