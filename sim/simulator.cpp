@@ -129,7 +129,6 @@ class IterationGraph {
 
     // 3. Data-parallel gradient reduction: per bucket as the last backward of each chunk
     //    finishes (overlap), or once over the whole stage after its last pass.
-    std::vector<TaskId> reductions_done;
     for (int s = 0; s < p; ++s) {
       std::vector<StreamId> group;
       for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);

@@ -51,6 +51,9 @@ struct Layout {
   }
 };
 
+// gtest prints parameters through PrintTo: show names, not bytes.
+void PrintTo(const Layout& l, std::ostream* os) { *os << l.name(); }
+
 std::vector<Layout> layouts() {
   std::vector<Layout> all;
   for (int tp : {1, 2})
@@ -161,6 +164,8 @@ struct BadRun {
   std::vector<std::string> extra;
   const char* message;
 };
+
+void PrintTo(const BadRun& b, std::ostream* os) { *os << b.name; }
 
 class TrainBadInput : public ::testing::TestWithParam<BadRun> {};
 
