@@ -53,7 +53,7 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   };
   const ProgramCost& fwd = l.forward;
   const ProgramCost& bwd = l.backward;
-  const ProgramCost& recompute = c.recompute == RecomputeGranularity::Full ? l.full_recompute : l.selective_recompute;
+  const ProgramCost recompute = l.recompute_for(c);
   const ProgramCost& emb_f = l.embedding_forward;
   const ProgramCost& emb_b = l.embedding_backward;
   const ProgramCost& out_f = l.output_forward;
@@ -151,15 +151,11 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
 namespace cc {
 
 LayerTimes layer_times(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c, const CostSource& costs) {
-  const ParallelLayout layout(c.tp, 1, 1);
-  const LayerShape shape = make_layer_shape(m, c, place_group(layout.tp_group(0), cluster.gpus_per_node));
+  const LayerCosts l = price_layers(m, cluster, c, costs);
   LayerTimes t;
-  t.forward_s = cost_of(layer_forward(shape, Phase::Forward), costs).total();
-  if (c.recompute == RecomputeGranularity::Full)
-    t.recompute_s = cost_of(layer_forward(shape, Phase::Recompute), costs).total();
-  else if (c.recompute == RecomputeGranularity::Selective && c.attention == AttentionKernel::Unfused)
-    t.recompute_s = cost_of(attention_core_forward(shape, Phase::Recompute), costs).total();
-  t.backward_s = cost_of(layer_backward(shape), costs).total() + t.recompute_s;
+  t.forward_s = l.forward.total();
+  t.recompute_s = l.recompute_for(c).total();
+  t.backward_s = l.backward.total() + t.recompute_s;
   return t;
 }
 

@@ -47,6 +47,13 @@ struct LayerCosts {
   ProgramCost forward, backward;
   ProgramCost selective_recompute, full_recompute;
   ProgramCost embedding_forward, embedding_backward, output_forward, output_backward;
+
+  // What one layer reruns in backward under `config` (nothing without recomputation).
+  ProgramCost recompute_for(const ParallelConfig& config) const {
+    if (config.recompute == RecomputeGranularity::Full) return full_recompute;
+    if (config.recompute == RecomputeGranularity::Selective) return selective_recompute;
+    return {};
+  }
 };
 
 LayerCosts price_layers(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
