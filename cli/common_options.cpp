@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "sim/analytic_costs.h"
 #include "sim/error.h"
+#include "sim/measured_costs.h"
 #include "sim/presets.h"
 
 namespace cc::cli {
@@ -185,6 +187,12 @@ double parse_token_count(const std::string& text, const std::string& flag) {
   else if (!suffix.empty()) fail("{} '{}' has an unknown suffix '{}'; use K, M, B or T", flag, text, suffix);
   if (!(value * scale > 0) || !std::isfinite(value)) fail("{} '{}' must be a positive token count", flag, text);
   return value * scale;
+}
+
+std::unique_ptr<CostSource> make_cost_source(const std::string& costs_file, const ClusterSpec& cluster,
+                                             Precision precision) {
+  if (costs_file.empty()) return std::make_unique<AnalyticCosts>(cluster, precision);
+  return std::make_unique<MeasuredCosts>(read_cost_database(costs_file), costs_file, cluster, precision);
 }
 
 }  // namespace cc::cli

@@ -3,6 +3,7 @@
 // user can paste a launch line. Resolving them yields validated specs or a SpecError.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -10,6 +11,7 @@
 
 #include "cli/layout_files.h"
 #include "sim/cluster_spec.h"
+#include "sim/cost_source.h"
 #include "sim/memory_model.h"
 #include "sim/model_spec.h"
 #include "sim/parallel_config.h"
@@ -49,6 +51,11 @@ struct LayoutFlags {
   ParallelConfig resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file) const;
   std::optional<LayoutFile> read_file() const;
 };
+
+// The cost source for --costs: the measured database at `costs_file`, or the analytic
+// model of the cluster when it is empty.
+std::unique_ptr<CostSource> make_cost_source(const std::string& costs_file, const ClusterSpec& cluster,
+                                             Precision precision);
 
 // "300e9", "300B", "1.5T" → tokens. Throws SpecError naming the flag on anything else.
 double parse_token_count(const std::string& text, const std::string& flag);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_code.h"
+#include "cli/profile_command.h"
 #include "cli/search_command.h"
 #include "cli/simulate_command.h"
 #include "cli/train_command.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cc::cli::add_simulate_command(app);
   cc::cli::add_search_command(app);
+  cc::cli::add_profile_command(app, argc, argv);
   cc::cli::add_train_command(app);
   try {
     app.parse(argc, argv);

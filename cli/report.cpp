@@ -72,7 +72,8 @@ std::string format_report(const SimResult& r) {
   mem("other (context, buffers, frag.)", m.other);
   line("  {:<32} {:8.2f}  of {:.1f} usable ({:.0f} GiB HBM) — {}", "total", m.total() / kGiB, r.usable_gib, r.hbm_gib,
        r.fits ? "fits" : fmt::format("DOES NOT FIT (short by {:.2f} GiB)", m.total() / kGiB - r.usable_gib));
-  if (r.measured_fraction > 0) line("\n{:.0f}% of the priced time came from measurements", 100 * r.measured_fraction);
+  if (r.measured_fraction > 0) line("\n{:.1f}% of the priced time came from measurements", 100 * r.measured_fraction);
+  if (!r.cost_coverage.empty()) line("costs: {}", r.cost_coverage);
   return line.text;
 }
 

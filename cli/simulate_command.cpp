@@ -5,7 +5,6 @@
 
 #include "cli/common_options.h"
 #include "cli/report.h"
-#include "sim/analytic_costs.h"
 #include "sim/atomic_file.h"
 #include "sim/error.h"
 #include "sim/result_json.h"
@@ -20,6 +19,7 @@ struct SimulateFlags {
   ClusterFlags cluster;
   LayoutFlags layout;
   std::string train_tokens;
+  std::string costs;
   bool json = false;
   std::string trace_out;
   bool every_rank = false;
@@ -53,8 +53,8 @@ void run(const SimulateFlags& f) {
   if (!f.train_tokens.empty()) options.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   for (const auto& s : f.stragglers) options.stragglers.push_back(parse_straggler(s));
 
-  const AnalyticCosts costs(cluster, config.precision);
-  const SimResult result = simulate(model, cluster, config, costs, options);
+  const std::unique_ptr<CostSource> costs = make_cost_source(f.costs, cluster, config.precision);
+  const SimResult result = simulate(model, cluster, config, *costs, options);
 
   if (!f.trace_out.empty()) write_file_atomically(f.trace_out, timeline_to_chrome_trace(result).dump() + "\n");
   if (f.json)
@@ -72,6 +72,8 @@ void add_simulate_command(CLI::App& app) {
   flags->cluster.add_to(*sub);
   flags->layout.add_to(*sub);
   sub->add_option("--train-tokens", flags->train_tokens, "Token budget for training_days (e.g. 300e9, 300B)");
+  sub->add_option("--costs", flags->costs,
+                  "Cost database from `clustercast profile` (default: the analytic model of the cluster)");
   sub->add_flag("--json", flags->json, "Print one JSON document instead of the report");
   sub->add_option("--trace-out", flags->trace_out, "Write the simulated iteration as a Chrome trace / Perfetto JSON");
   sub->add_flag("--every-rank", flags->every_rank, "Simulate every DP replica instead of one rank per stage");

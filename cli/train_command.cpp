@@ -1,12 +1,10 @@
 #include "cli/train_command.h"
 
-#include <mpi.h>
-
 #include <iostream>
 #include <memory>
 
 #include "cli/common_options.h"
-#include "cli/exit_code.h"
+#include "cli/mpi_job.h"
 #include "engine/trainer.h"
 #include "sim/error.h"
 
@@ -50,29 +48,14 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
 }
 
 void run(const TrainFlags& f) {
-  int already = 0;
-  MPI_Initialized(&already);
-  if (!already) MPI_Init(nullptr, nullptr);
-  int rank = 0, world = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  int status = 0;
-  try {
+  run_mpi_job([&](int rank, int world) {
     const ModelSpec model = f.model.resolve();
     const ParallelConfig config = layout_of(f, model, world);
     if (rank == 0)
       std::cout << "training " << model.name << " (" << model.total_parameters() << " parameters) with "
                 << config.summary() << " on " << world << " ranks\n";
     engine::train(model, config, f.options, std::cout);
-  } catch (const SpecError& e) {
-    // Every rank reaches the same verdict (validation needs no communication, and
-    // agree() spreads local failures); rank 0 alone reports it.
-    if (rank == 0) std::cerr << "clustercast: " << e.what() << "\n";
-    status = 2;
-  }
-  std::cout.flush();
-  MPI_Finalize();
-  if (status != 0) throw ExitCode{status};
+  });
 }
 
 }  // namespace

@@ -90,9 +90,12 @@ void ModelChunk<T>::backward(const ModelWeights<T>& w, ModelWeights<T>& g, const
     const Mat<T> gathered = enter_tp_region(env, saved.final_out, env.op("sp_all_gather.wgrad_input", B, -1));
     Mat<T> dgathered;
     {
-      ScopedOp op(env.op("logits.backward", B, -1, gathered.rows(), w.wte.rows(), gathered.cols()));
-      g.wte.noalias() += dlogits.transpose() * gathered;
+      ScopedOp op(env.op("logits.dgrad", B, -1, gathered.rows(), gathered.cols(), w.wte.rows()));
       dgathered.noalias() = dlogits * w.wte;
+    }
+    {
+      ScopedOp op(env.op("logits.wgrad", B, -1, gathered.cols(), w.wte.rows(), gathered.rows()));
+      g.wte.noalias() += dlogits.transpose() * gathered;
     }
     const Mat<T> dfinal = leave_tp_region(env, std::move(dgathered), env.op("tp_reduce.input_grad", B, -1));
     ScopedOp op(env.op("final_norm.backward", B, -1, dfinal.size()));

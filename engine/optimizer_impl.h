@@ -36,6 +36,10 @@ Optimizer<T>::Optimizer(const RankModel& model, const ParallelConfig& config, co
 
 template <typename T>
 double Optimizer<T>::step(ModelWeights<T>& w, ModelWeights<T>& g, long step, double lr) {
+  // The whole step is the simulator's "optimizer.adam" op (copies into flat buffers,
+  // gradient norm, clipping, AdamW, copy back); its collectives are annotated inside it and
+  // a profiler counts their time to them, not to this op.
+  ScopedOp whole({"optimizer.adam", Phase::Forward, -1, -1, {static_cast<std::int64_t>(shard_), 1, 1, 1}, false});
   std::vector<T> grad;
   pack(g, model_, grad);
   const OpAnnotation none{"optimizer", Phase::Backward, -1, -1, {}, true};
@@ -90,7 +94,6 @@ double Optimizer<T>::step(ModelWeights<T>& w, ModelWeights<T>& g, long step, dou
   AdamWConfig a = adam_;
   a.lr = lr;
   {
-    ScopedOp op({"optimizer.adam", Phase::Backward, -1, -1, {static_cast<std::int64_t>(shard_), 0, 0, 0}, false});
     std::size_t i = 0;
     while (i < shard_) {
       const std::size_t at = shard_begin_ + i;
@@ -109,6 +112,7 @@ double Optimizer<T>::step(ModelWeights<T>& w, ModelWeights<T>& g, long step, dou
   }
   params.resize(layout_.size);
   unpack(params, w, model_);
+  set_zero(g, model_);  // ready for the next step's accumulation over microbatches
   return norm;
 }
 

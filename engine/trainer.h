@@ -29,6 +29,9 @@ struct TrainOptions {
   int save_every = 0;         // 0: only at the end
   std::string resume_dir;     // a DIR/step-N folder
   int log_every = 1;
+  // Profiling a target model's shapes: byte tokens index the first 256 rows of a larger
+  // vocabulary, so the embedding and logits GEMMs have the target's size.
+  bool any_vocabulary = false;
 };
 
 struct TrainReport {
@@ -39,6 +42,7 @@ struct TrainReport {
   double update_fingerprint = 0;  // random projection of (final - initial) parameters, layout-independent
   double update_norm = 0;
   double tokens_per_s = 0;
+  std::vector<double> step_seconds;  // wall time of each step this run trained (forward, backward, optimizer)
 };
 
 // Runs on every rank; rank 0 writes the log. Bad input throws SpecError on every rank.

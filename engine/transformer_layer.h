@@ -53,14 +53,39 @@ namespace layer_detail {
 template <typename T>
 void attention(const PassEnv& env, int layer, Phase phase, LayerSaved<T>& s) {
   const AttentionShape shape{env.batch, env.seq, env.heads, env.head_dim};
-  ScopedOp op(env.op("attention_core", phase, layer, env.batch * env.heads, env.seq, env.seq, env.head_dim));
   attention_forward(s.q, s.k, s.v, shape, static_cast<T>(env.dropout), env.seed, env.dropout_stream(layer, 3),
-                    env.attention_index(), s.attn_out, s.attn);
+                    env.attention_index(), s.attn_out, s.attn, env.op("attention_core", phase, layer));
 }
 
 template <typename T>
 Vec<T> column_sums(const Mat<T>& m) {
   return m.colwise().sum().transpose();
+}
+
+// The backward of a linear as two annotated GEMMs, data gradient ("<name>.dgrad") then
+// weight gradient ("<name>.wgrad"). A column-parallel linear under SP kept only its
+// sequence shard of the input: it is re-gathered between the two, as Megatron-LM does
+// (overlapped there with the dgrad GEMM).
+struct GradNames {
+  const char* dgrad;
+  const char* wgrad;
+};
+
+template <typename T>
+void linear_backward_annotated(const PassEnv& env, GradNames names, int layer, const Mat<T>& dy, const Mat<T>& input,
+                               bool input_is_sp_shard, const Mat<T>& w, Mat<T>& dx, Mat<T>& dw, Vec<T>* db) {
+  {
+    ScopedOp op(env.op(names.dgrad, Phase::Backward, layer, dy.rows(), w.rows(), w.cols()));
+    linear_backward_data(dy, w, dx);
+  }
+  Mat<T> gathered;
+  const Mat<T>* x = &input;
+  if (input_is_sp_shard && env.sequence_parallel) {
+    gathered = enter_tp_region(env, input, env.op("sp_all_gather.wgrad_input", Phase::Backward, layer));
+    x = &gathered;
+  }
+  ScopedOp op(env.op(names.wgrad, Phase::Backward, layer, w.rows(), w.cols(), dy.rows()));
+  linear_backward_weight(dy, *x, dw, db);
 }
 
 }  // namespace layer_detail
@@ -151,7 +176,7 @@ void layer_backward(const LayerWeights<T>& w, LayerWeights<T>& g, const PassEnv&
                     const Mat<T>& dout, Mat<T>& dx) {
   using namespace layer_detail;
   const Phase B = Phase::Backward;
-  const Eigen::Index h = env.hidden, width = env.heads * env.head_dim;
+  const Eigen::Index width = env.heads * env.head_dim;
   // MLP block.
   Mat<T> dfc2;
   {
@@ -161,19 +186,14 @@ void layer_backward(const LayerWeights<T>& w, LayerWeights<T>& g, const PassEnv&
   }
   const Mat<T> dfc2_full = enter_tp_region(env, dfc2, env.op("sp_all_gather", B, layer));
   Mat<T> dgelu, dfc1, dm_in;
-  {
-    ScopedOp op(env.op("fc2.backward", B, layer, dfc2_full.rows(), h, s.gelu_out.cols()));
-    linear_backward(dfc2_full, s.gelu_out, w.fc2_w, &dgelu, g.fc2_w, static_cast<Vec<T>*>(nullptr));
-  }
+  linear_backward_annotated(env, {"fc2.dgrad", "fc2.wgrad"}, layer, dfc2_full, s.gelu_out, false, w.fc2_w, dgelu,
+                            g.fc2_w, static_cast<Vec<T>*>(nullptr));
   {
     ScopedOp op(env.op("gelu.backward", B, layer, dgelu.size()));
     gelu_backward(dgelu, s.fc1_out, dfc1);
   }
-  {
-    const Mat<T> m_in = enter_tp_region(env, s.ln2_out, env.op("sp_all_gather.wgrad_input", B, layer));
-    ScopedOp op(env.op("fc1.backward", B, layer, m_in.rows(), w.fc1_w.cols(), h));
-    linear_backward(dfc1, m_in, w.fc1_w, &dm_in, g.fc1_w, &g.fc1_b);
-  }
+  linear_backward_annotated(env, {"fc1.dgrad", "fc1.wgrad"}, layer, dfc1, s.ln2_out, true, w.fc1_w, dm_in, g.fc1_w,
+                            &g.fc1_b);
   const Mat<T> dln2 = leave_tp_region(env, std::move(dm_in), env.op("tp_reduce.input_grad", B, layer));
   Mat<T> dx2;
   {
@@ -190,25 +210,20 @@ void layer_backward(const LayerWeights<T>& w, LayerWeights<T>& g, const PassEnv&
   }
   const Mat<T> dproj_full = enter_tp_region(env, dproj, env.op("sp_all_gather", B, layer));
   Mat<T> dattn;
-  {
-    ScopedOp op(env.op("attention_proj.backward", B, layer, dproj_full.rows(), h, width));
-    linear_backward(dproj_full, s.attn_out, w.proj_w, &dattn, g.proj_w, static_cast<Vec<T>*>(nullptr));
-  }
+  linear_backward_annotated(env, {"attention_proj.dgrad", "attention_proj.wgrad"}, layer, dproj_full, s.attn_out, false,
+                            w.proj_w, dattn, g.proj_w, static_cast<Vec<T>*>(nullptr));
   if (!s.attention_kept) attention(env, layer, Phase::Recompute, s);  // selective: rerun the core
   Mat<T> dq, dk, dv;
   {
     const AttentionShape shape{env.batch, env.seq, env.heads, env.head_dim};
-    ScopedOp op(env.op("attention_core.backward", B, layer, env.batch * env.heads, env.seq, env.seq, env.head_dim));
-    attention_backward(dattn, s.q, s.k, s.v, shape, static_cast<T>(env.dropout), s.attn, dq, dk, dv);
+    attention_backward(dattn, s.q, s.k, s.v, shape, static_cast<T>(env.dropout), s.attn, dq, dk, dv,
+                       env.op("attention_core.backward", B, layer));
   }
   Mat<T> dqkv(dq.rows(), 3 * width);
   dqkv << dq, dk, dv;
   Mat<T> da_in;
-  {
-    const Mat<T> a_in = enter_tp_region(env, s.ln1_out, env.op("sp_all_gather.wgrad_input", B, layer));
-    ScopedOp op(env.op("qkv.backward", B, layer, a_in.rows(), w.qkv_w.cols(), h));
-    linear_backward(dqkv, a_in, w.qkv_w, &da_in, g.qkv_w, &g.qkv_b);
-  }
+  linear_backward_annotated(env, {"qkv.dgrad", "qkv.wgrad"}, layer, dqkv, s.ln1_out, true, w.qkv_w, da_in, g.qkv_w,
+                            &g.qkv_b);
   const Mat<T> dln1 = leave_tp_region(env, std::move(da_in), env.op("tp_reduce.input_grad", B, layer));
   {
     ScopedOp op(env.op("input_norm.backward", B, layer, dln1.size()));

@@ -24,6 +24,9 @@ class CostSource {
   virtual double overlap_interference() const { return 0.0; }
   // One line for reports, e.g. "analytic model (A100-SXM4-80GB)".
   virtual std::string describe() const = 0;
+  // One line on how the ops asked for so far were priced (measured, scaled, analytic);
+  // empty for a source that is all one kind.
+  virtual std::string coverage() const { return {}; }
 };
 
 }  // namespace cc

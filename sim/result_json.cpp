@@ -61,6 +61,7 @@ nlohmann::json result_to_json(const SimResult& r) {
       {"num_microbatches", r.config.num_microbatches()},
       {"cost_source", r.cost_source},
       {"measured_fraction", r.measured_fraction},
+      {"cost_coverage", r.cost_coverage},
       {"simulated_tasks", r.tasks},
       {"config", config_to_json(r.config)},
       {"model", model_to_json(r.model)},

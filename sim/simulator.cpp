@@ -358,6 +358,7 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
   r.usable_gib = options.reserve.usable_gib(r.hbm_gib);
   r.fits = r.peak_memory_gib <= r.usable_gib;
   r.measured_fraction = priced.modelled_s > 0 ? priced.measured_s / priced.modelled_s : 0;
+  r.cost_coverage = costs.coverage();
 
   if (options.keep_timeline) {
     for (std::size_t s = 0; s < engine.stream_count(); ++s) {

@@ -81,6 +81,7 @@ struct SimResult {
   double train_tokens = 0;
   double training_days = 0;  // 0 when no token budget was given
   double measured_fraction = 0;
+  std::string cost_coverage;  // CostSource::coverage(): how the ops were priced
 
   std::size_t tasks = 0;
   std::uint64_t events = 0;

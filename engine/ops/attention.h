@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/annotations.h"
 #include "engine/ops/dropout.h"
 #include "engine/tensor.h"
 
@@ -78,6 +79,14 @@ HeadView<T> head(Mat<T>& m, const AttentionShape& s, int b, int h) {
   return HeadView<T>(m.data() + view_offset(s, b, h), s.seq, s.head_dim, view_stride(s));
 }
 
+// Calls body(b, h, block index) for every (sample, head) block, block = b·heads + h.
+template <typename Body>
+void for_each_block(const AttentionShape& s, Body&& body) {
+  for (int b = 0; b < s.batch; ++b)
+    for (int h = 0; h < s.heads; ++h)
+      body(b, h, static_cast<std::size_t>(b) * static_cast<std::size_t>(s.heads) + static_cast<std::size_t>(h));
+}
+
 template <typename T>
 void check_shape(const Mat<T>& m, const AttentionShape& s, const char* what) {
   if (m.rows() != static_cast<Eigen::Index>(s.seq) * s.batch ||
@@ -87,10 +96,29 @@ void check_shape(const Mat<T>& m, const AttentionShape& s, const char* what) {
 
 }  // namespace attention_detail
 
+// Each stage runs over every (b, h) block before the next starts, so each is one "kernel"
+// the profiler can time under the simulator's name for it (layer_program.cpp, unfused
+// attention). `base` carries the phase, layer and microbatch; every stage is annotated
+// with its own name and shape.
+inline OpAnnotation attention_stage(const OpAnnotation& base, const char* name, const AttentionShape& s,
+                                    std::int64_t m, std::int64_t n, std::int64_t k) {
+  OpAnnotation a = base;
+  a.name = name;
+  a.shape = {m, n, k, static_cast<std::int64_t>(s.batch) * s.heads};
+  return a;
+}
+inline OpAnnotation attention_elementwise(const OpAnnotation& base, const char* name, const AttentionShape& s) {
+  OpAnnotation a = base;
+  a.name = name;
+  a.shape = {static_cast<std::int64_t>(s.batch) * s.heads * s.seq * s.seq, 1, 1, 1};
+  return a;
+}
+
 template <typename T>
 void attention_forward(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionShape& s,
                        T dropout_p, std::uint64_t seed, std::uint64_t stream,
-                       const AttentionIndex& where, Mat<T>& out, AttentionSaved<T>& saved) {
+                       const AttentionIndex& where, Mat<T>& out, AttentionSaved<T>& saved,
+                       const OpAnnotation& base = {}) {
   using namespace attention_detail;
   check_shape(q, s, "q");
   check_shape(k, s, "k");
@@ -105,46 +133,52 @@ void attention_forward(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const 
   saved.probs.resize(blocks);
   saved.masks.resize(drop ? blocks : 0);
   saved.dropped.resize(drop ? blocks : 0);
-  MaskIndex mask_index;  // rows of the global [samples·heads·seq × seq] probability matrix
-  mask_index.row_ids.resize(static_cast<std::size_t>(S));
-  mask_index.global_cols = S;
-  for (int b = 0; b < s.batch; ++b) {
-    for (int h = 0; h < s.heads; ++h) {
-      const std::size_t blk = static_cast<std::size_t>(b) * static_cast<std::size_t>(s.heads) +
-                              static_cast<std::size_t>(h);
-      const Mat<T> scores = (head(q, s, b, h) * head(k, s, b, h).transpose()) * scale;
+  {
+    ScopedOp op(attention_stage(base, "attention_scores", s, S, S, s.head_dim));
+    for_each_block(s, [&](int b, int h, std::size_t blk) {
+      saved.probs[blk].noalias() = (head(q, s, b, h) * head(k, s, b, h).transpose()) * scale;
+    });
+  }
+  {
+    ScopedOp op(attention_elementwise(base, "softmax", s));
+    for_each_block(s, [&](int, int, std::size_t blk) {
       Mat<T>& P = saved.probs[blk];
-      P.setZero(S, S);
       for (Eigen::Index i = 0; i < S; ++i) {
         // Row i sees keys 0..i; subtract the row max so exp never overflows.
-        const auto visible = scores.row(i).head(i + 1).array();
-        const T row_max = visible.maxCoeff();
-        P.row(i).head(i + 1).array() = (visible - row_max).exp();
+        const T row_max = P.row(i).head(i + 1).maxCoeff();
+        P.row(i).head(i + 1).array() = (P.row(i).head(i + 1).array() - row_max).exp();
         P.row(i).head(i + 1) /= P.row(i).head(i + 1).sum();
+        P.row(i).tail(S - i - 1).setZero();
       }
-      auto o = head(out, s, b, h);
-      if (drop) {
-        const std::uint64_t global_head =
-            where.sample_ids[static_cast<std::size_t>(b)] *
-                static_cast<std::uint64_t>(where.global_heads) +
-            static_cast<std::uint64_t>(where.head_offset + h);
-        for (Eigen::Index i = 0; i < S; ++i)
-          mask_index.row_ids[static_cast<std::size_t>(i)] =
-              global_head * static_cast<std::uint64_t>(S) + static_cast<std::uint64_t>(i);
-        dropout_forward(P, dropout_p, seed, stream, mask_index, saved.dropped[blk],
-                        saved.masks[blk]);
-        o.noalias() = saved.dropped[blk] * head(v, s, b, h);
-      } else {
-        o.noalias() = P * head(v, s, b, h);
-      }
-    }
+    });
+  }
+  if (drop) {
+    ScopedOp op(attention_elementwise(base, "attention_dropout", s));
+    MaskIndex mask_index;  // rows of the global [samples·heads·seq × seq] probability matrix
+    mask_index.row_ids.resize(static_cast<std::size_t>(S));
+    mask_index.global_cols = S;
+    for_each_block(s, [&](int b, int h, std::size_t blk) {
+      const std::uint64_t global_head =
+          where.sample_ids[static_cast<std::size_t>(b)] * static_cast<std::uint64_t>(where.global_heads) +
+          static_cast<std::uint64_t>(where.head_offset + h);
+      for (Eigen::Index i = 0; i < S; ++i)
+        mask_index.row_ids[static_cast<std::size_t>(i)] =
+            global_head * static_cast<std::uint64_t>(S) + static_cast<std::uint64_t>(i);
+      dropout_forward(saved.probs[blk], dropout_p, seed, stream, mask_index, saved.dropped[blk], saved.masks[blk]);
+    });
+  }
+  {
+    ScopedOp op(attention_stage(base, "attention_context", s, S, s.head_dim, S));
+    for_each_block(s, [&](int b, int h, std::size_t blk) {
+      head(out, s, b, h).noalias() = (drop ? saved.dropped[blk] : saved.probs[blk]) * head(v, s, b, h);
+    });
   }
 }
 
 template <typename T>
 void attention_backward(const Mat<T>& dout, const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
                         const AttentionShape& s, T dropout_p, const AttentionSaved<T>& saved,
-                        Mat<T>& dq, Mat<T>& dk, Mat<T>& dv) {
+                        Mat<T>& dq, Mat<T>& dk, Mat<T>& dv, const OpAnnotation& base = {}) {
   using namespace attention_detail;
   check_shape(dout, s, "dout");
   check_shape(q, s, "q");
@@ -155,27 +189,50 @@ void attention_backward(const Mat<T>& dout, const Mat<T>& q, const Mat<T>& k, co
   if (saved.probs.size() != blocks ||
       (drop && (saved.masks.size() != blocks || saved.dropped.size() != blocks)))
     throw std::invalid_argument("attention_backward: saved state does not match the shape");
+  const Eigen::Index S = s.seq;
   const T scale = T(1) / std::sqrt(static_cast<T>(s.head_dim));
   const T keep_scale = dropout_scale(dropout_p);
   dq.resize(q.rows(), q.cols());
   dk.resize(k.rows(), k.cols());
   dv.resize(v.rows(), v.cols());
-  for (int b = 0; b < s.batch; ++b) {
-    for (int h = 0; h < s.heads; ++h) {
-      const std::size_t blk = static_cast<std::size_t>(b) * static_cast<std::size_t>(s.heads) +
-                              static_cast<std::size_t>(h);
-      const Mat<T>& P = saved.probs[blk];
-      const Mat<T>& D = drop ? saved.dropped[blk] : P;  // what multiplied V in the forward
-      const auto g = head(dout, s, b, h);
-      head(dv, s, b, h).noalias() = D.transpose() * g;
-      Mat<T> dP = g * head(v, s, b, h).transpose();
-      if (drop) dP.array() *= saved.masks[blk].template cast<T>().array() * keep_scale;
+  std::vector<Mat<T>> grad(blocks);  // dD, then dP, then dscores, in place
+  {
+    ScopedOp op(attention_stage(base, "attention_context.dgrad_probs", s, S, S, s.head_dim));
+    for_each_block(s, [&](int b, int h, std::size_t blk) {
+      grad[blk].noalias() = head(dout, s, b, h) * head(v, s, b, h).transpose();
+    });
+  }
+  {
+    ScopedOp op(attention_stage(base, "attention_context.dgrad_values", s, S, s.head_dim, S));
+    for_each_block(s, [&](int b, int h, std::size_t blk) {
+      const Mat<T>& D = drop ? saved.dropped[blk] : saved.probs[blk];  // what multiplied V in the forward
+      head(dv, s, b, h).noalias() = D.transpose() * head(dout, s, b, h);
+    });
+  }
+  if (drop) {
+    ScopedOp op(attention_elementwise(base, "attention_dropout.backward", s));
+    for_each_block(s, [&](int, int, std::size_t blk) {
+      grad[blk].array() *= saved.masks[blk].template cast<T>().array() * keep_scale;
+    });
+  }
+  {
+    ScopedOp op(attention_elementwise(base, "softmax.backward", s));
+    for_each_block(s, [&](int, int, std::size_t blk) {
       // Softmax backward per row; masked entries have P = 0 and so get no gradient.
-      const Vec<T> row_dot = (P.array() * dP.array()).rowwise().sum();
-      const Mat<T> dscores = (P.array() * (dP.colwise() - row_dot).array()).matrix() * scale;
-      head(dq, s, b, h).noalias() = dscores * head(k, s, b, h);
-      head(dk, s, b, h).noalias() = dscores.transpose() * head(q, s, b, h);
-    }
+      const Mat<T>& P = saved.probs[blk];
+      const Vec<T> row_dot = (P.array() * grad[blk].array()).rowwise().sum();
+      grad[blk] = (P.array() * (grad[blk].colwise() - row_dot).array()).matrix() * scale;
+    });
+  }
+  {
+    ScopedOp op(attention_stage(base, "attention_scores.dgrad_query", s, S, s.head_dim, S));
+    for_each_block(s, [&](int b, int h, std::size_t blk) { head(dq, s, b, h).noalias() = grad[blk] * head(k, s, b, h); });
+  }
+  {
+    ScopedOp op(attention_stage(base, "attention_scores.dgrad_key", s, S, s.head_dim, S));
+    for_each_block(s, [&](int b, int h, std::size_t blk) {
+      head(dk, s, b, h).noalias() = grad[blk].transpose() * head(q, s, b, h);
+    });
   }
 }
 

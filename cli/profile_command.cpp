@@ -1,0 +1,93 @@
+#include "cli/profile_command.h"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/common_options.h"
+#include "cli/mpi_job.h"
+#include "cli/value_lists.h"
+#include "profiler/profile_session.h"
+#include "sim/atomic_file.h"
+#include "sim/error.h"
+
+namespace cc::cli {
+
+namespace {
+
+struct ProfileFlags {
+  ModelFlags model;
+  std::string tp = "1", micro_batch = "1", recompute = "none";
+  bool sequence_parallel = false, no_collectives = false;
+  std::string out, trace_out;
+  profiler::ProfileRequest request;
+  std::string command;
+};
+
+// The folder a file goes into must exist before an hour of profiling, not after.
+void check_output_folder(const std::string& path, const char* flag) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent))
+    fail("{} {}: folder '{}' does not exist", flag, path, parent.string());
+}
+
+void run(const ProfileFlags& f) {
+  run_mpi_job([&](int rank, int) {
+    std::ostringstream quiet;
+    std::ostream& log = rank == 0 ? std::cout : quiet;
+    if (f.out.empty()) fail("--out is required: the cost database to write (e.g. traces/cpu-small.json)");
+    check_output_folder(f.out, "--out");
+    if (!f.trace_out.empty()) check_output_folder(f.trace_out, "--trace-out");
+    profiler::ProfileRequest r = f.request;
+    r.model = f.model.resolve();
+    r.tp_sizes = parse_int_list(f.tp, "--tensor-model-parallel-size");
+    r.micro_batches = parse_int_list(f.micro_batch, "--micro-batch-size");
+    r.sequence_parallel = f.sequence_parallel;
+    r.recompute = recompute_granularity_from(f.recompute, "--recompute-granularity");
+    r.sweep = !f.no_collectives;
+    r.keep_timeline = !f.trace_out.empty();
+    r.command = f.command;
+    const profiler::ProfileOutcome outcome = profiler::run_profile(r, log);
+    if (rank != 0) return;
+    write_cost_database(f.out, outcome.database);
+    if (!f.trace_out.empty()) write_file_atomically(f.trace_out, outcome.chrome_trace);
+    std::cout << "wrote " << f.out << " (" << outcome.database.ops.size() << " op records, "
+              << outcome.database.collectives.size() << " collective curves)";
+    if (!f.trace_out.empty()) std::cout << " and " << f.trace_out;
+    std::cout << "\n";
+  });
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, int argc, char** argv) {
+  auto f = std::make_shared<ProfileFlags>();
+  f->model.model = "small";
+  for (int i = 0; i < argc; ++i) f->command += (i ? " " : "") + std::string(argv[i]);
+  CLI::App* sub = app.add_subcommand(
+      "profile", "Measure every op and collective of a real engine run at a model's shapes; write a cost database");
+  f->model.add_to(*sub);
+  profiler::ProfileRequest& r = f->request;
+  const char* g = "Runs (one per TP size x micro batch size; DP = ranks / TP)";
+  sub->add_option("--tensor-model-parallel-size,--tp", f->tp, "TP sizes, e.g. 1,2")->capture_default_str()->group(g);
+  sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch sizes, e.g. 1,2")->capture_default_str()->group(g);
+  sub->add_option("--microbatches-per-step", r.microbatches_per_step, "Microbatches per step and replica")
+      ->capture_default_str()->group(g);
+  sub->add_flag("--sequence-parallel", f->sequence_parallel, "Sequence parallelism where TP > 1")->group(g);
+  sub->add_option("--recompute-granularity", f->recompute, "none, selective or full")->capture_default_str()->group(g);
+  sub->add_option("--warmup-steps", r.warmup_steps, "Untimed steps first")->capture_default_str()->group(g);
+  sub->add_option("--steps", r.timed_steps, "Timed steps")->capture_default_str()->group(g);
+  sub->add_option("--seed", r.seed, "Seed of the weights and data order")->capture_default_str()->group(g);
+  const char* c = "Collective sweep (nccl-tests style, over MPI; needs >= 2 ranks)";
+  sub->add_flag("--no-collectives", f->no_collectives, "Skip the collective sweep")->group(c);
+  sub->add_option("--sweep-min-bytes", r.sweep_options.min_bytes, "Smallest message")->capture_default_str()->group(c);
+  sub->add_option("--sweep-max-bytes", r.sweep_options.max_bytes, "Largest message")->capture_default_str()->group(c);
+  sub->add_option("--sweep-size-factor", r.sweep_options.size_factor, "Next size = size x factor")
+      ->capture_default_str()->group(c);
+  sub->add_option("--out", f->out, "Cost database to write (JSON, schema in traces/README.md)")->required();
+  sub->add_option("--trace-out", f->trace_out, "Also write the profiled runs as a Chrome trace / Perfetto JSON");
+  sub->callback([f] { run(*f); });
+}
+
+}  // namespace cc::cli

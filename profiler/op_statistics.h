@@ -1,0 +1,31 @@
+// op_statistics.h — turns the recorded scopes of a profiled run into cost-database records:
+// one record per (op, phase, shape) with the median and spread of its self time over every
+// occurrence in the timed steps (warm-up steps are left out), and the measured iteration.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "profiler/host_recorder.h"
+#include "sim/cost_database.h"
+
+namespace cc::profiler {
+
+// Nearest-rank percentile (0..100) of `values`; 0 when empty.
+double percentile(std::vector<double> values, double pct);
+
+// Compute ops only: collectives are priced from the collective sweep, because inside a
+// run their time includes waiting for the slowest rank. Records keep execution order.
+std::vector<OpRecord> summarize_ops(const std::vector<RecordedOp>& events, long first_timed_step,
+                                    const std::string& dtype, int tp);
+
+// Where a timed step's time went: annotated compute ops, annotated collectives, and the
+// rest (data loading, glue between ops), summed over the timed steps.
+struct StepCoverage {
+  int steps = 0;
+  double step_s = 0, compute_s = 0, collective_s = 0, unannotated_s = 0;
+  std::vector<double> step_durations;
+};
+StepCoverage step_coverage(const std::vector<RecordedOp>& events, long first_timed_step);
+
+}  // namespace cc::profiler

@@ -1,0 +1,215 @@
+#include "profiler/profile_session.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/trainer.h"
+#include "profiler/machine_fingerprint.h"
+#include "profiler/op_statistics.h"
+#include "sim/error.h"
+
+namespace cc::profiler {
+
+namespace {
+
+// Megatron-LM pads the vocabulary so every TP rank holds as many rows
+// (--make-vocab-size-divisible-by 128): the engine splits the embedding by rows.
+ModelSpec model_for(const ModelSpec& model, int tp) {
+  ModelSpec m = model;
+  const int multiple = 128 * tp;
+  if (m.vocab_size % tp != 0) m.vocab_size = (m.vocab_size + multiple - 1) / multiple * multiple;
+  return m;
+}
+
+ParallelConfig config_for(const ProfileRequest& r, int tp, int micro_batch, int world) {
+  ParallelConfig c;
+  c.tp = tp;
+  c.pp = 1;
+  c.dp = world / tp;
+  c.micro_batch = micro_batch;
+  c.global_batch = micro_batch * c.dp * r.microbatches_per_step;
+  c.sequence_parallel = r.sequence_parallel && tp > 1;
+  c.recompute = r.recompute;
+  c.precision = Precision::FP32;
+  return c;
+}
+
+engine::TrainOptions options_for(const ProfileRequest& r) {
+  engine::TrainOptions o;
+  o.steps = r.warmup_steps + r.timed_steps;
+  o.seed = r.seed;
+  o.dropout = r.model.dropout ? 0.1 : 0.0;  // Megatron-LM's GPT default when the model has dropout
+  o.eval_windows = 0;
+  o.any_vocabulary = true;  // byte tokens index a larger vocabulary: the shapes are the target's
+  return o;
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+nlohmann::json trace_events(const std::vector<RecordedOp>& events, int rank) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : events) {
+    nlohmann::json args = {{"phase", to_string(e.op.phase)},
+                           {"shape", e.op.shape},
+                           {"self_us", e.self_s * 1e6}};
+    if (e.op.layer >= 0) args["layer"] = e.op.layer;
+    if (e.op.microbatch >= 0) args["microbatch"] = e.op.microbatch;
+    if (e.step >= 0) args["step"] = e.step;
+    out.push_back({{"name", e.op.name},
+                   {"cat", e.op.collective ? "collective" : "compute"},
+                   {"ph", "X"},
+                   {"ts", e.start_s * 1e6},
+                   {"dur", e.duration_s * 1e6},
+                   {"pid", rank},
+                   {"tid", e.op.collective ? 1 : 0},
+                   {"args", args}});
+  }
+  return out;
+}
+
+// Gathers every rank's text on rank 0 (empty elsewhere).
+std::vector<std::string> gather_text(const std::string& mine, int rank, int world) {
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(world));
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int> offsets(static_cast<std::size_t>(world), 0);
+  for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
+  std::string all(rank == 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, '\0');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  if (rank == 0)
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+  return out;
+}
+
+void print_run_summary(std::ostream& log, const std::vector<OpRecord>& ops, const StepCoverage& cov,
+                       const ProfiledRun& run) {
+  const double per_step = cov.step_s / std::max(1, cov.steps);
+  fmt::print(log, "  iteration {:.4f} s median (p10 {:.4f}, p90 {:.4f}) over {} timed steps\n",
+             run.iteration_median_s, run.iteration_p10_s, run.iteration_p90_s, run.timed_steps);
+  fmt::print(log, "  annotated compute {:.1f}%, collectives {:.1f}%, unannotated {:.1f}% of the step\n",
+             100 * cov.compute_s / cov.step_s, 100 * cov.collective_s / cov.step_s, 100 * cov.unannotated_s / cov.step_s);
+  // The heaviest ops by their share of a step (median x occurrences per step).
+  std::vector<std::pair<double, const OpRecord*>> heavy;
+  for (const auto& r : ops) heavy.emplace_back(r.median_s * r.samples / std::max(1, cov.steps), &r);
+  std::sort(heavy.begin(), heavy.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  fmt::print(log, "  {:<32} {:<9} {:>28} {:>6} {:>11} {:>11} {:>7}\n", "op", "phase", "shape (m, n, k, batch)",
+             "count", "median us", "p90 us", "% step");
+  for (std::size_t i = 0; i < std::min<std::size_t>(12, heavy.size()); ++i) {
+    const OpRecord& r = *heavy[i].second;
+    fmt::print(log, "  {:<32} {:<9} {:>28} {:>6} {:>11.1f} {:>11.1f} {:>6.1f}%\n", r.name, to_string(r.phase),
+               fmt::format("{}x{}x{}x{}", r.shape[0], r.shape[1], r.shape[2], r.shape[3]), r.samples,
+               r.median_s * 1e6, r.p90_s * 1e6, 100 * heavy[i].first / per_step);
+  }
+}
+
+}  // namespace
+
+void validate(const ProfileRequest& r, int world) {
+  if (r.tp_sizes.empty()) fail("--tp: give at least one tensor-parallel size");
+  if (r.micro_batches.empty()) fail("--micro-batch-size: give at least one micro batch size");
+  if (r.warmup_steps < 0) fail("--warmup-steps is {}; it must be >= 0", r.warmup_steps);
+  if (r.timed_steps < 1) fail("--steps is {}; it must be >= 1 (timed steps)", r.timed_steps);
+  if (r.microbatches_per_step < 1)
+    fail("--microbatches-per-step is {}; it must be >= 1", r.microbatches_per_step);
+  for (int tp : r.tp_sizes) {
+    if (tp < 1 || world % tp != 0)
+      fail("--tp {}: each TP size must divide the {} MPI ranks (DP = ranks / TP); run mpirun -np <multiple of {}>",
+           tp, world, tp);
+    for (int mb : r.micro_batches) {
+      if (mb < 1) fail("--micro-batch-size {}: it must be >= 1", mb);
+      engine::validate_training(model_for(r.model, tp), config_for(r, tp, mb, world), options_for(r), world);
+    }
+  }
+  if (r.sweep) validate(r.sweep_options, world);
+}
+
+ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
+  int rank = 0, world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  validate(r, world);
+
+  ProfileOutcome out;
+  CostDatabase& db = out.database;
+  db.created = today();
+  db.command = r.command;
+  db.machine = cpu_fingerprint();
+  db.dtype = to_string(Precision::FP32);
+  // The engine's weight-gradient GEMMs accumulate straight into the fp32 gradient
+  // (dW += xᵀ·dy): Megatron-LM's separate main-gradient accumulation has no cost of its own.
+  db.fused_ops = {"main_grad_accumulate"};
+
+  MPI_Barrier(MPI_COMM_WORLD);  // one time origin for every rank's timeline
+  HostRecorder recorder;
+  std::ostringstream quiet;
+  for (int tp : r.tp_sizes) {
+    for (int mb : r.micro_batches) {
+      const ModelSpec model = model_for(r.model, tp);
+      const ParallelConfig config = config_for(r, tp, mb, world);
+      fmt::print(log, "profiling {} ({} layers, hidden {}, {} heads, seq {}, vocab {}) with {}: {} warm-up + {} timed steps\n",
+                 model.name, model.num_layers, model.hidden_size, model.num_attention_heads, model.seq_length,
+                 model.vocab_size, config.summary(), r.warmup_steps, r.timed_steps);
+      log.flush();
+      const std::size_t first_event = recorder.events().size();
+      engine::TrainReport report;
+      {
+        const RecorderInstalled installed(recorder);
+        report = engine::train(model, config, options_for(r), quiet);
+      }
+      const std::vector<RecordedOp> events(recorder.events().begin() + static_cast<std::ptrdiff_t>(first_event),
+                                           recorder.events().end());
+      const long first_timed = r.warmup_steps + 1;
+      std::vector<OpRecord> ops = summarize_ops(events, first_timed, db.dtype, tp);
+      const StepCoverage coverage = step_coverage(events, first_timed);
+
+      ProfiledRun run;
+      run.model = model_to_json(model).dump();
+      run.tp = tp;
+      run.micro_batch = mb;
+      run.global_batch = config.global_batch;
+      run.recompute = to_string(config.recompute);
+      run.sequence_parallel = config.sequence_parallel;
+      run.timed_steps = r.timed_steps;
+      const std::vector<double> timed(report.step_seconds.begin() + r.warmup_steps, report.step_seconds.end());
+      run.iteration_median_s = percentile(timed, 50);
+      run.iteration_p10_s = percentile(timed, 10);
+      run.iteration_p90_s = percentile(timed, 90);
+      print_run_summary(log, ops, coverage, run);
+      db.runs.push_back(run);
+      db.ops.insert(db.ops.end(), ops.begin(), ops.end());
+    }
+  }
+  if (r.keep_timeline) {
+    const std::vector<std::string> all = gather_text(trace_events(recorder.events(), rank).dump(), rank, world);
+    if (rank == 0) {
+      nlohmann::json events = nlohmann::json::array();
+      for (const auto& text : all)
+        for (auto& e : nlohmann::json::parse(text)) events.push_back(std::move(e));
+      out.chrome_trace = nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+    }
+  }
+  if (r.sweep && world >= 2) {
+    fmt::print(log, "collective sweep over MPI on {} ranks\n", world);
+    log.flush();
+    db.collectives = sweep_collectives(MPI_COMM_WORLD, r.sweep_options, rank == 0 ? &log : nullptr);
+  }
+  return out;
+}
+
+}  // namespace cc::profiler

@@ -1,0 +1,51 @@
+// profile_session.h — `clustercast profile` on the CPU backend: for every TP degree and
+// micro batch size asked for, trains the target model's own layers (its hidden size, heads,
+// sequence length, per-rank split) for a few steps with every annotated scope timed, then
+// sweeps the collectives, and returns the cost database. Runs on every MPI rank; DP fills
+// the ranks a TP degree leaves (DP = ranks / TP), so every rank measures.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "profiler/collective_sweep.h"
+#include "profiler/host_recorder.h"
+#include "sim/cost_database.h"
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc::profiler {
+
+struct ProfileRequest {
+  ModelSpec model;
+  std::vector<int> tp_sizes = {1};
+  std::vector<int> micro_batches = {1};
+  int microbatches_per_step = 2;  // global batch = micro batch x DP x this
+  bool sequence_parallel = false;  // applied where TP > 1
+  RecomputeGranularity recompute = RecomputeGranularity::None;
+  int warmup_steps = 2;  // run, not timed: first touch of memory, allocator warm-up
+  int timed_steps = 5;
+  std::uint64_t seed = 1234;
+  bool sweep = true;  // the collective sweep (needs >= 2 ranks)
+  SweepOptions sweep_options;
+  std::string command;  // recorded in the database
+  bool keep_timeline = false;  // gather every rank's scopes for a Chrome trace
+};
+
+// Throws SpecError, identically on every rank, for anything the run would refuse.
+void validate(const ProfileRequest& request, int world_size);
+
+struct ProfileOutcome {
+  CostDatabase database;
+  // Chrome trace / Perfetto JSON of every run on every rank (one process per rank, compute
+  // and collectives on separate rows); on rank 0 only, when keep_timeline is set.
+  std::string chrome_trace;
+};
+
+// `log`: progress and the summary tables (pass a null stream on ranks other than 0).
+ProfileOutcome run_profile(const ProfileRequest& request, std::ostream& log);
+
+}  // namespace cc::profiler

@@ -1,0 +1,158 @@
+#include "sim/measured_costs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/error.h"
+
+namespace cc {
+
+namespace {
+
+std::array<std::int64_t, 4> shape_of(const ComputeOp& op) { return {op.m, op.n, op.k, op.batch}; }
+
+// The op as it would be at `shape`: FLOPs and bytes follow the op kind's own formulas
+// (layer_program.cpp), so the analytic model can say how the two shapes compare.
+ComputeOp at_shape(const ComputeOp& op, const std::array<std::int64_t, 4>& shape) {
+  ComputeOp r = op;
+  r.m = shape[0];
+  r.n = shape[1];
+  r.k = shape[2];
+  r.batch = shape[3];
+  auto d = [](std::int64_t x) { return static_cast<double>(x); };
+  auto volume = [&](const ComputeOp& o) { return d(o.m) * d(o.n) * d(o.k) * d(o.batch); };
+  switch (op.kind) {
+    case OpKind::Gemm:
+    case OpKind::BatchedGemm: {
+      auto traffic = [&](const ComputeOp& o) { return d(o.batch) * (d(o.m) * d(o.k) + d(o.k) * d(o.n) + d(o.m) * d(o.n)); };
+      r.flops = op.flops * volume(r) / volume(op);
+      r.bytes = op.bytes * traffic(r) / traffic(op);
+      break;
+    }
+    case OpKind::FlashAttention:
+      r.flops = op.flops * volume(r) / volume(op);
+      r.bytes = op.bytes * (d(r.batch) * d(r.m) * d(r.k)) / (d(op.batch) * d(op.m) * d(op.k));
+      break;
+    case OpKind::Elementwise:
+    case OpKind::Optimizer:
+      r.flops = op.flops * d(r.m) / d(op.m);
+      r.bytes = op.bytes * d(r.m) / d(op.m);
+      break;
+  }
+  return r;
+}
+
+double shape_distance(const std::array<std::int64_t, 4>& a, const std::array<std::int64_t, 4>& b) {
+  double sum = 0;
+  for (std::size_t i = 0; i < 4; ++i) sum += std::abs(std::log(static_cast<double>(a[i]) / static_cast<double>(b[i])));
+  return sum;
+}
+
+}  // namespace
+
+MeasuredCosts::MeasuredCosts(CostDatabase db, std::string path, const ClusterSpec& cluster, Precision precision)
+    : db_(std::move(db)), path_(std::move(path)), analytic_(cluster, precision) {
+  if (db_.dtype != to_string(precision))
+    fail("cost database '{}' was measured in {}; simulate with --precision {} to use it (asked for {})", path_,
+         db_.dtype, db_.dtype, to_string(precision));
+}
+
+void MeasuredCosts::note(const std::string& name, Phase phase, Pricing how) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Pricing& seen = pricing_.try_emplace(fmt::format("{} ({})", name, to_string(phase)), how).first->second;
+  seen = std::max(seen, how);  // report the least measured way an op was priced
+}
+
+// A recomputed forward op is the same kernel as the forward one: its measurement counts
+// when the profiled run did not recompute.
+const OpRecord* MeasuredCosts::exact(const ComputeOp& op) const {
+  const OpRecord* best = nullptr;
+  for (const Phase phase : {op.phase, Phase::Forward}) {
+    if (phase != op.phase && op.phase != Phase::Recompute) break;
+    for (const auto& r : db_.ops)
+      if (r.phase == phase && r.name == op.name && r.shape == shape_of(op) && (!best || r.samples > best->samples))
+        best = &r;
+    if (best) return best;
+  }
+  return nullptr;
+}
+
+const OpRecord* MeasuredCosts::nearest(const ComputeOp& op) const {
+  const OpRecord* best = nullptr;
+  double best_distance = 0;
+  for (const Phase phase : {op.phase, Phase::Forward}) {
+    if (phase != op.phase && op.phase != Phase::Recompute) break;
+    for (const auto& r : db_.ops) {
+      if (r.phase != phase || r.name != op.name) continue;
+      const double distance = shape_distance(r.shape, shape_of(op));
+      if (!best || distance < best_distance) {
+        best = &r;
+        best_distance = distance;
+      }
+    }
+    if (best) return best;
+  }
+  return nullptr;
+}
+
+OpCost MeasuredCosts::compute(const ComputeOp& op) const {
+  if (std::find(db_.fused_ops.begin(), db_.fused_ops.end(), op.name) != db_.fused_ops.end()) {
+    note(op.name, op.phase, Pricing::Fused);
+    return {0.0, true};
+  }
+  if (const OpRecord* r = exact(op)) {
+    note(op.name, op.phase, Pricing::Exact);
+    return {r->median_s, true};
+  }
+  if (const OpRecord* r = nearest(op)) {
+    note(op.name, op.phase, Pricing::Scaled);
+    const double ratio = analytic_.compute(op).seconds / analytic_.compute(at_shape(op, r->shape)).seconds;
+    return {r->median_s * ratio, true};
+  }
+  note(op.name, op.phase, Pricing::Analytic);
+  return analytic_.compute(op);
+}
+
+OpCost MeasuredCosts::collective(const CollectiveOp& op) const {
+  if (op.group.size <= 1 || op.bytes <= 0) return {0.0, false};
+  if (op.group.nodes <= 1)
+    for (const auto& c : db_.collectives)
+      if (c.kind == op.kind && c.group_size == op.group.size) {
+        note(fmt::format("{}:{}", op.name, to_string(op.kind)), op.phase, Pricing::Exact);
+        const double moved = op.bytes * bus_bandwidth_factor(op.kind, op.group.size);
+        return {c.latency_s + moved / (c.bus_bandwidth_gbs * 1e9), true};
+      }
+  note(fmt::format("{}:{} on {} ranks", op.name, to_string(op.kind), op.group.size), op.phase, Pricing::Analytic);
+  return analytic_.collective(op);
+}
+
+std::string MeasuredCosts::describe() const {
+  const auto& m = db_.machine;
+  const std::string device =
+      m.gpu_name.empty() ? fmt::format("{}, {} cores", m.cpu_model, m.cpu_cores) : m.gpu_name;
+  return fmt::format("measured cost database {} ({} backend on {}, {}; {})", path_, m.backend, device, db_.created,
+                     db_.dtype);
+}
+
+std::string MeasuredCosts::coverage() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  int exact = 0, scaled = 0, fused = 0;
+  std::vector<std::string> analytic;
+  for (const auto& [name, how] : pricing_) {
+    if (how == Pricing::Exact) ++exact;
+    if (how == Pricing::Scaled) ++scaled;
+    if (how == Pricing::Fused) ++fused;
+    if (how == Pricing::Analytic) analytic.push_back(name);
+  }
+  std::string line = fmt::format("{} ops measured at their shape, {} scaled from the nearest measured shape, {} fused",
+                                 exact, scaled, fused);
+  if (analytic.empty()) return line + ", none from the analytic model";
+  return fmt::format("{}, {} from the analytic model (not in the database): {}", line, analytic.size(),
+                     fmt::join(analytic, ", "));
+}
+
+}  // namespace cc

@@ -1,0 +1,48 @@
+// measured_costs.h — prices ops from a profiled cost database (cost_database.h): an exact
+// (name, phase, shape) hit uses the measured median; another shape of a measured op uses
+// the nearest measured shape scaled by the analytic model's ratio between the two shapes;
+// collectives on a measured group size inside a node use the sweep's latency/bandwidth fit.
+// Only what the database has no measurement of at all is priced by the analytic model, and
+// coverage() names it: the share of measured time is always reported, never hidden.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "sim/analytic_costs.h"
+#include "sim/cost_database.h"
+#include "sim/cost_source.h"
+
+namespace cc {
+
+class MeasuredCosts final : public CostSource {
+ public:
+  // Throws SpecError (naming `path`) when the database was measured in another precision
+  // than the simulation asks for.
+  MeasuredCosts(CostDatabase db, std::string path, const ClusterSpec& cluster, Precision precision);
+
+  OpCost compute(const ComputeOp& op) const override;
+  OpCost collective(const CollectiveOp& op) const override;
+  double overlap_interference() const override { return analytic_.overlap_interference(); }
+  std::string describe() const override;
+  std::string coverage() const override;
+
+  const CostDatabase& database() const { return db_; }
+
+ private:
+  enum class Pricing { Exact, Scaled, Fused, Analytic };
+  const OpRecord* exact(const ComputeOp& op) const;
+  const OpRecord* nearest(const ComputeOp& op) const;
+  void note(const std::string& name, Phase phase, Pricing how) const;
+
+  CostDatabase db_;
+  std::string path_;
+  AnalyticCosts analytic_;
+  // How each (op, phase) asked for was priced, for coverage(); lookups may come from the
+  // search's worker threads.
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, Pricing> pricing_;
+};
+
+}  // namespace cc
