@@ -96,9 +96,9 @@ void layer_forward(const LayerWeights<T>& w, const PassEnv& env, int layer, Phas
                    Mat<T>& out, LayerSaved<T>& s) {
   using namespace layer_detail;
   const Eigen::Index h = env.hidden, width = env.heads * env.head_dim;
-  s.x = x;
   {
     ScopedOp op(env.op("input_norm", phase, layer, x.size()));
+    s.x = x;  // the layer input every recompute mode keeps
     layernorm_forward(x, w.ln1_g, w.ln1_b, s.ln1_out, s.ln1);
   }
   const Mat<T> a_in = enter_tp_region(env, s.ln1_out, env.op("sp_all_gather", phase, layer));
@@ -106,10 +106,11 @@ void layer_forward(const LayerWeights<T>& w, const PassEnv& env, int layer, Phas
   {
     ScopedOp op(env.op("qkv", phase, layer, a_in.rows(), w.qkv_w.cols(), h));
     linear_forward(a_in, w.qkv_w, w.qkv_b, qkv);
+    // Split into Q, K, V (a view in Megatron-LM; a copy here, so timed with the GEMM).
+    s.q = qkv.leftCols(width);
+    s.k = qkv.middleCols(width, width);
+    s.v = qkv.rightCols(width);
   }
-  s.q = qkv.leftCols(width);
-  s.k = qkv.middleCols(width, width);
-  s.v = qkv.rightCols(width);
   attention(env, layer, phase, s);
   s.attention_kept = true;
   Mat<T> partial;

@@ -21,6 +21,12 @@ std::array<std::int64_t, 4> normalized(const std::array<std::int64_t, 4>& shape)
 
 }  // namespace
 
+double mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
 double percentile(std::vector<double> values, double pct) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -53,6 +59,7 @@ std::vector<OpRecord> summarize_ops(const std::vector<RecordedOp>& events, long 
   }
   for (std::size_t i = 0; i < records.size(); ++i) {
     records[i].samples = static_cast<int>(samples[i].size());
+    records[i].mean_s = mean(samples[i]);
     records[i].median_s = percentile(samples[i], 50);
     records[i].p10_s = percentile(samples[i], 10);
     records[i].p90_s = percentile(samples[i], 90);

@@ -1,5 +1,5 @@
 // op_statistics.h — turns the recorded scopes of a profiled run into cost-database records:
-// one record per (op, phase, shape) with the median and spread of its self time over every
+// one record per (op, phase, shape) with the mean, median and spread of its self time over every
 // occurrence in the timed steps (warm-up steps are left out), and the measured iteration.
 #pragma once
 
@@ -11,6 +11,7 @@
 
 namespace cc::profiler {
 
+double mean(const std::vector<double>& values);  // 0 when empty
 // Nearest-rank percentile (0..100) of `values`; 0 when empty.
 double percentile(std::vector<double> values, double pct);
 

@@ -100,21 +100,21 @@ std::vector<std::string> gather_text(const std::string& mine, int rank, int worl
 void print_run_summary(std::ostream& log, const std::vector<OpRecord>& ops, const StepCoverage& cov,
                        const ProfiledRun& run) {
   const double per_step = cov.step_s / std::max(1, cov.steps);
-  fmt::print(log, "  iteration {:.4f} s median (p10 {:.4f}, p90 {:.4f}) over {} timed steps\n",
-             run.iteration_median_s, run.iteration_p10_s, run.iteration_p90_s, run.timed_steps);
+  fmt::print(log, "  iteration {:.4f} s mean, {:.4f} s median (p10 {:.4f}, p90 {:.4f}) over {} timed steps\n",
+             run.iteration_mean_s, run.iteration_median_s, run.iteration_p10_s, run.iteration_p90_s, run.timed_steps);
   fmt::print(log, "  annotated compute {:.1f}%, collectives {:.1f}%, unannotated {:.1f}% of the step\n",
              100 * cov.compute_s / cov.step_s, 100 * cov.collective_s / cov.step_s, 100 * cov.unannotated_s / cov.step_s);
-  // The heaviest ops by their share of a step (median x occurrences per step).
+  // The heaviest ops by their share of a step (mean x occurrences per step).
   std::vector<std::pair<double, const OpRecord*>> heavy;
-  for (const auto& r : ops) heavy.emplace_back(r.median_s * r.samples / std::max(1, cov.steps), &r);
+  for (const auto& r : ops) heavy.emplace_back(r.mean_s * r.samples / std::max(1, cov.steps), &r);
   std::sort(heavy.begin(), heavy.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   fmt::print(log, "  {:<32} {:<9} {:>28} {:>6} {:>11} {:>11} {:>7}\n", "op", "phase", "shape (m, n, k, batch)",
-             "count", "median us", "p90 us", "% step");
+             "count", "mean us", "p90 us", "% step");
   for (std::size_t i = 0; i < std::min<std::size_t>(12, heavy.size()); ++i) {
     const OpRecord& r = *heavy[i].second;
     fmt::print(log, "  {:<32} {:<9} {:>28} {:>6} {:>11.1f} {:>11.1f} {:>6.1f}%\n", r.name, to_string(r.phase),
                fmt::format("{}x{}x{}x{}", r.shape[0], r.shape[1], r.shape[2], r.shape[3]), r.samples,
-               r.median_s * 1e6, r.p90_s * 1e6, 100 * heavy[i].first / per_step);
+               r.mean_s * 1e6, r.p90_s * 1e6, 100 * heavy[i].first / per_step);
   }
 }
 
@@ -187,6 +187,7 @@ ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
       run.sequence_parallel = config.sequence_parallel;
       run.timed_steps = r.timed_steps;
       const std::vector<double> timed(report.step_seconds.begin() + r.warmup_steps, report.step_seconds.end());
+      run.iteration_mean_s = mean(timed);
       run.iteration_median_s = percentile(timed, 50);
       run.iteration_p10_s = percentile(timed, 10);
       run.iteration_p90_s = percentile(timed, 90);

@@ -73,6 +73,7 @@ json run_to_json(const ProfiledRun& r) {
           {"recompute", r.recompute},
           {"sequence_parallel", r.sequence_parallel},
           {"timed_steps", r.timed_steps},
+          {"iteration_mean_s", r.iteration_mean_s},
           {"iteration_median_s", r.iteration_median_s},
           {"iteration_p10_s", r.iteration_p10_s},
           {"iteration_p90_s", r.iteration_p90_s}};
@@ -89,6 +90,7 @@ ProfiledRun run_from(const JsonFields& f) {
   r.recompute = f.choice("recompute", {"none", "selective", "full"});
   r.sequence_parallel = f.boolean("sequence_parallel");
   r.timed_steps = static_cast<int>(f.integer("timed_steps", 1));
+  r.iteration_mean_s = f.number("iteration_mean_s", 0);
   r.iteration_median_s = f.number("iteration_median_s", 0);
   r.iteration_p10_s = f.number("iteration_p10_s", 0);
   r.iteration_p90_s = f.number("iteration_p90_s", 0);
@@ -97,7 +99,7 @@ ProfiledRun run_from(const JsonFields& f) {
 
 json op_to_json(const OpRecord& o) {
   return {{"name", o.name},   {"phase", to_string(o.phase)}, {"shape", o.shape},       {"dtype", o.dtype},
-          {"tp", o.tp},       {"samples", o.samples},        {"median_s", o.median_s}, {"p10_s", o.p10_s},
+          {"tp", o.tp},       {"samples", o.samples},        {"mean_s", o.mean_s}, {"median_s", o.median_s}, {"p10_s", o.p10_s},
           {"p90_s", o.p90_s}};
 }
 
@@ -114,6 +116,7 @@ OpRecord op_from(const JsonFields& f) {
   o.dtype = f.choice("dtype", kDtypes);
   o.tp = static_cast<int>(f.integer("tp", 1));
   o.samples = static_cast<int>(f.integer("samples", 1));
+  o.mean_s = f.number("mean_s", 0);
   o.median_s = f.number("median_s", 0);
   o.p10_s = f.number("p10_s", 0);
   o.p90_s = f.number("p90_s", 0);

@@ -38,6 +38,9 @@ struct OpRecord {
   std::string dtype;  // "fp32", "bf16", "fp16"
   int tp = 1;         // tensor-parallel degree of the run that measured it
   int samples = 0;    // occurrences timed
+  // The simulator prices with the mean: per-op means add up to the mean step (medians do
+  // not when times are skewed); the median and spread say how steady the op was.
+  double mean_s = 0;
   double median_s = 0;
   double p10_s = 0, p90_s = 0;  // spread across occurrences
 };
@@ -46,13 +49,15 @@ struct OpRecord {
 struct CollectivePoint {
   double bytes = 0;  // nccl-tests "size"
   std::int64_t count = 0;  // elements of the element type
-  double time_s = 0;       // median over iterations
+  double time_s = 0;       // the slowest rank's mean over the timed iterations (nccl-tests)
   double algbw_gbs = 0;    // bytes / time
   double busbw_gbs = 0;    // algbw · bus_bandwidth_factor(kind, group size)
 };
 
 // One collective on one group size: the sweep and its latency/bandwidth fit,
-// time(bytes) = latency_s + bytes · bus_bandwidth_factor / bus_bandwidth_gbs.
+// time(bytes) = latency_s + bytes · bus_bandwidth_factor / bus_bandwidth_gbs. The fit is
+// the summary printed and extrapolated beyond the fabric; inside the swept range the
+// simulator uses the points themselves (measured_costs.h).
 struct CollectiveCurve {
   CollectiveKind kind = CollectiveKind::AllReduce;
   int group_size = 2;
@@ -71,6 +76,7 @@ struct ProfiledRun {
   std::string recompute;  // "none", "selective", "full"
   bool sequence_parallel = false;
   int timed_steps = 0;
+  double iteration_mean_s = 0;
   double iteration_median_s = 0;
   double iteration_p10_s = 0, iteration_p90_s = 0;
 };

@@ -54,6 +54,21 @@ double shape_distance(const std::array<std::int64_t, 4>& a, const std::array<std
 
 }  // namespace
 
+double measured_collective_time(const CollectiveCurve& c, double bytes) {
+  const auto& p = c.points;
+  // Below the sweep: latency dominates, and the fit's latency is what the small sizes set.
+  if (bytes <= p.front().bytes)
+    return std::min(p.front().time_s, c.latency_s + (p.front().time_s - c.latency_s) * bytes / p.front().bytes);
+  // Above it: the largest messages' bandwidth holds (memory-bound transfers do not speed up).
+  if (bytes >= p.back().bytes) return p.back().time_s * bytes / p.back().bytes;
+  // Between two measured sizes: straight line in log(size)-log(time).
+  const auto hi =
+      std::upper_bound(p.begin(), p.end(), bytes, [](double b, const CollectivePoint& q) { return b < q.bytes; });
+  const auto lo = hi - 1;
+  const double f = std::log(bytes / lo->bytes) / std::log(hi->bytes / lo->bytes);
+  return std::exp(std::log(lo->time_s) + f * (std::log(hi->time_s) - std::log(lo->time_s)));
+}
+
 MeasuredCosts::MeasuredCosts(CostDatabase db, std::string path, const ClusterSpec& cluster, Precision precision)
     : db_(std::move(db)), path_(std::move(path)), analytic_(cluster, precision) {
   if (db_.dtype != to_string(precision))
@@ -106,12 +121,12 @@ OpCost MeasuredCosts::compute(const ComputeOp& op) const {
   }
   if (const OpRecord* r = exact(op)) {
     note(op.name, op.phase, Pricing::Exact);
-    return {r->median_s, true};
+    return {r->mean_s, true};
   }
   if (const OpRecord* r = nearest(op)) {
     note(op.name, op.phase, Pricing::Scaled);
     const double ratio = analytic_.compute(op).seconds / analytic_.compute(at_shape(op, r->shape)).seconds;
-    return {r->median_s * ratio, true};
+    return {r->mean_s * ratio, true};
   }
   note(op.name, op.phase, Pricing::Analytic);
   return analytic_.compute(op);
@@ -123,8 +138,7 @@ OpCost MeasuredCosts::collective(const CollectiveOp& op) const {
     for (const auto& c : db_.collectives)
       if (c.kind == op.kind && c.group_size == op.group.size) {
         note(fmt::format("{}:{}", op.name, to_string(op.kind)), op.phase, Pricing::Exact);
-        const double moved = op.bytes * bus_bandwidth_factor(op.kind, op.group.size);
-        return {c.latency_s + moved / (c.bus_bandwidth_gbs * 1e9), true};
+        return {measured_collective_time(c, op.bytes), true};
       }
   note(fmt::format("{}:{} on {} ranks", op.name, to_string(op.kind), op.group.size), op.phase, Pricing::Analytic);
   return analytic_.collective(op);

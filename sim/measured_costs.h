@@ -1,7 +1,9 @@
 // measured_costs.h — prices ops from a profiled cost database (cost_database.h): an exact
-// (name, phase, shape) hit uses the measured median; another shape of a measured op uses
+// (name, phase, shape) hit uses the measured mean; another shape of a measured op uses
 // the nearest measured shape scaled by the analytic model's ratio between the two shapes;
-// collectives on a measured group size inside a node use the sweep's latency/bandwidth fit.
+// collectives on a measured group size inside a node use the sweep itself, interpolated
+// between measured sizes (a single latency/bandwidth line misses shared-memory transports
+// by up to 3x: bandwidth peaks while messages fit in cache and falls beyond).
 // Only what the database has no measurement of at all is priced by the analytic model, and
 // coverage() names it: the share of measured time is always reported, never hidden.
 #pragma once
@@ -15,6 +17,11 @@
 #include "sim/cost_source.h"
 
 namespace cc {
+
+// Time of a collective of `bytes` from its measured curve: log-log interpolation between
+// the sweep's sizes; below the smallest, the fitted latency plus proportional transfer;
+// above the largest, the largest size's bandwidth.
+double measured_collective_time(const CollectiveCurve& curve, double bytes);
 
 class MeasuredCosts final : public CostSource {
  public:

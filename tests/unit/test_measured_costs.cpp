@@ -1,0 +1,110 @@
+// MeasuredCosts: a measured shape prices at its median; another shape of a measured op is
+// the nearest measurement scaled by the analytic model's ratio; fused ops cost nothing;
+// only ops absent from the database fall back to the analytic model, and coverage() says so.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/analytic_costs.h"
+#include "sim/error.h"
+#include "sim/measured_costs.h"
+#include "sim/presets.h"
+
+namespace cc {
+namespace {
+
+ComputeOp gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k, Phase phase = Phase::Forward) {
+  return {name, OpKind::Gemm, phase, m, n, k, 1, 2.0 * m * n * k, 4.0 * (m * k + k * n + m * n)};
+}
+
+class Measured : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db.dtype = "fp32";
+    db.machine.backend = "cpu";
+    db.fused_ops = {"main_grad_accumulate"};
+    db.ops.push_back({"fc1", Phase::Forward, {1024, 1024, 256, 1}, "fp32", 1, 60, 0.0108, 0.0107, 0.0105, 0.0113});
+    db.ops.push_back({"fc1", Phase::Forward, {256, 512, 128, 1}, "fp32", 1, 40, 0.00074, 0.00073, 0.0007, 0.0008});
+    CollectiveCurve c;
+    c.kind = CollectiveKind::AllReduce;
+    c.group_size = 2;
+    c.latency_s = 5e-6;
+    c.bus_bandwidth_gbs = 4.0;
+    c.points = {{1024, 256, 5.3e-6, 0.19, 0.19}, {1 << 20, 1 << 18, 2.7e-4, 3.9, 3.9}};
+    db.collectives.push_back(c);
+  }
+  ClusterSpec cluster = load_cluster("dgx-a100-80gb");
+  CostDatabase db;
+};
+
+TEST_F(Measured, ExactShapeUsesTheMean) {
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  const OpCost c = costs.compute(gemm("fc1", 1024, 1024, 256));
+  EXPECT_DOUBLE_EQ(c.seconds, 0.0108);
+  EXPECT_TRUE(c.measured);
+}
+
+TEST_F(Measured, RecomputeUsesTheForwardMeasurement) {
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  EXPECT_DOUBLE_EQ(costs.compute(gemm("fc1", 256, 512, 128, Phase::Recompute)).seconds, 0.00074);
+}
+
+TEST_F(Measured, OtherShapeScalesTheNearestMeasurementByTheAnalyticRatio) {
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  const AnalyticCosts analytic(cluster, Precision::FP32);
+  const ComputeOp wider = gemm("fc1", 2048, 1024, 256);  // nearest: the 1024x1024x256 record
+  const double expected =
+      0.0108 * analytic.compute(wider).seconds / analytic.compute(gemm("fc1", 1024, 1024, 256)).seconds;
+  const OpCost c = costs.compute(wider);
+  EXPECT_NEAR(c.seconds, expected, 1e-15);
+  EXPECT_TRUE(c.measured);
+  EXPECT_GT(c.seconds, 0.0108);  // twice the rows cannot be cheaper
+}
+
+TEST_F(Measured, FusedOpsCostNothingAndUnknownOpsAreAnalyticAndReported) {
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  const ComputeOp accumulate{"main_grad_accumulate", OpKind::Elementwise, Phase::Backward, 1000, 1, 1, 1, 1000, 8000};
+  EXPECT_EQ(costs.compute(accumulate).seconds, 0.0);
+  EXPECT_TRUE(costs.compute(accumulate).measured);
+  const ComputeOp flash{"flash_attention", OpKind::FlashAttention, Phase::Forward, 2048, 2048, 128, 8, 1e12, 1e8};
+  const OpCost c = costs.compute(flash);
+  EXPECT_FALSE(c.measured);
+  EXPECT_DOUBLE_EQ(c.seconds, AnalyticCosts(cluster, Precision::FP32).compute(flash).seconds);
+  const std::string coverage = costs.coverage();
+  EXPECT_NE(coverage.find("1 from the analytic model"), std::string::npos) << coverage;
+  EXPECT_NE(coverage.find("flash_attention (forward)"), std::string::npos) << coverage;
+  EXPECT_NE(coverage.find("1 fused"), std::string::npos) << coverage;
+}
+
+TEST_F(Measured, CollectivesOnAMeasuredGroupUseTheSweep) {
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  auto all_reduce = [&](double bytes) {
+    return costs.collective({"tp_reduce", CollectiveKind::AllReduce, Phase::Forward, bytes, {2, 1, 2}});
+  };
+  // At a swept size: the measurement itself.
+  EXPECT_DOUBLE_EQ(all_reduce(1 << 20).seconds, 2.7e-4);
+  EXPECT_TRUE(all_reduce(1 << 20).measured);
+  // Between two sizes: a straight line in log-log, so the geometric middle size takes the
+  // geometric mean of the two times.
+  EXPECT_NEAR(all_reduce(32768).seconds, std::sqrt(5.3e-6 * 2.7e-4), 1e-15);
+  // Beyond the largest: the largest size's bandwidth.
+  EXPECT_NEAR(all_reduce(8e6).seconds, 2.7e-4 * 8e6 / (1 << 20), 1e-15);
+  // Below the smallest: the fitted latency plus proportional transfer.
+  EXPECT_NEAR(all_reduce(512).seconds, 5e-6 + (5.3e-6 - 5e-6) / 2, 1e-15);
+  // A group size the sweep never ran, or one spanning nodes: the cluster's analytic fabric.
+  const CollectiveOp dp{"dp", CollectiveKind::AllReduce, Phase::Backward, 8e6, {16, 2, 8}};
+  EXPECT_FALSE(costs.collective(dp).measured);
+  EXPECT_DOUBLE_EQ(costs.collective(dp).seconds, AnalyticCosts(cluster, Precision::FP32).collective(dp).seconds);
+}
+
+TEST_F(Measured, AnotherPrecisionIsRefused) {
+  try {
+    MeasuredCosts costs(db, "db.json", cluster, Precision::BF16);
+    FAIL() << "a bf16 simulation accepted an fp32 database";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("--precision fp32"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cc
