@@ -39,8 +39,12 @@ std::string format_report(const SimResult& r) {
   line("layout      {}  ({} microbatches per pipeline)", c.summary(), c.num_microbatches());
   line("{}", "");
   line("iteration   {:.3f} s   {} tokens/s", r.iteration_time_s, with_commas(r.tokens_per_s));
-  line("throughput  {:.1f} TFLOP/s per GPU (model FLOPs), {:.1f} with recompute", r.tflops_per_gpu,
-       r.hardware_tflops_per_gpu);
+  if (r.tflops_per_gpu >= 1)
+    line("throughput  {:.1f} TFLOP/s per GPU (model FLOPs), {:.1f} with recompute", r.tflops_per_gpu,
+         r.hardware_tflops_per_gpu);
+  else  // a small model, or costs measured on a CPU
+    line("throughput  {:.1f} GFLOP/s per GPU (model FLOPs), {:.1f} with recompute", 1e3 * r.tflops_per_gpu,
+         1e3 * r.hardware_tflops_per_gpu);
   line("            MFU {:.1f}%   HFU {:.1f}%   pipeline bubble {:.1f}%", 100 * r.mfu, 100 * r.hfu,
        100 * r.bubble_fraction);
   if (r.train_tokens > 0) {

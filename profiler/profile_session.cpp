@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/trainer.h"
+#include "profiler/gathered_events.h"
 #include "profiler/machine_fingerprint.h"
 #include "profiler/op_statistics.h"
 #include "sim/error.h"
@@ -81,24 +83,9 @@ nlohmann::json trace_events(const std::vector<RecordedOp>& events, int rank) {
   return out;
 }
 
-// Gathers every rank's text on rank 0 (empty elsewhere).
-std::vector<std::string> gather_text(const std::string& mine, int rank, int world) {
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<std::size_t>(world));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<int> offsets(static_cast<std::size_t>(world), 0);
-  for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
-  std::string all(rank == 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, '\0');
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  if (rank == 0)
-    for (std::size_t i = 0; i < offsets.size(); ++i)
-      out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
-  return out;
-}
-
+// `groups`: TP groups whose occurrences were pooled into each record's samples.
 void print_run_summary(std::ostream& log, const std::vector<OpRecord>& ops, const StepCoverage& cov,
-                       const ProfiledRun& run) {
+                       const ProfiledRun& run, int groups) {
   const double per_step = cov.step_s / std::max(1, cov.steps);
   fmt::print(log, "  iteration {:.4f} s mean, {:.4f} s median (p10 {:.4f}, p90 {:.4f}) over {} timed steps\n",
              run.iteration_mean_s, run.iteration_median_s, run.iteration_p10_s, run.iteration_p90_s, run.timed_steps);
@@ -106,10 +93,11 @@ void print_run_summary(std::ostream& log, const std::vector<OpRecord>& ops, cons
              100 * cov.compute_s / cov.step_s, 100 * cov.collective_s / cov.step_s, 100 * cov.unannotated_s / cov.step_s);
   // The heaviest ops by their share of a step (mean x occurrences per step).
   std::vector<std::pair<double, const OpRecord*>> heavy;
-  for (const auto& r : ops) heavy.emplace_back(r.mean_s * r.samples / std::max(1, cov.steps), &r);
+  for (const auto& r : ops) heavy.emplace_back(r.mean_s * r.samples / std::max(1, cov.steps * groups), &r);
   std::sort(heavy.begin(), heavy.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   fmt::print(log, "  {:<32} {:<9} {:>28} {:>6} {:>11} {:>11} {:>7}\n", "op", "phase", "shape (m, n, k, batch)",
              "count", "mean us", "p90 us", "% step");
+  // count: occurrences in the timed steps, over every TP group
   for (std::size_t i = 0; i < std::min<std::size_t>(12, heavy.size()); ++i) {
     const OpRecord& r = *heavy[i].second;
     fmt::print(log, "  {:<32} {:<9} {:>28} {:>6} {:>11.1f} {:>11.1f} {:>6.1f}%\n", r.name, to_string(r.phase),
@@ -157,6 +145,8 @@ ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
 
   MPI_Barrier(MPI_COMM_WORLD);  // one time origin for every rank's timeline
   HostRecorder recorder;
+  std::set<std::string> names;  // op names of events gathered from other ranks
+  std::vector<std::vector<RecordedOp>> timeline(static_cast<std::size_t>(world));
   std::ostringstream quiet;
   for (int tp : r.tp_sizes) {
     for (int mb : r.micro_batches) {
@@ -174,8 +164,15 @@ ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
       }
       const std::vector<RecordedOp> events(recorder.events().begin() + static_cast<std::ptrdiff_t>(first_event),
                                            recorder.events().end());
+      const std::vector<std::vector<RecordedOp>> per_rank = gather_events(events, names);
+      if (rank != 0) continue;
+      if (r.keep_timeline)
+        for (std::size_t k = 0; k < per_rank.size(); ++k)
+          timeline[k].insert(timeline[k].end(), per_rank[k].begin(), per_rank[k].end());
+      // The ranks of a TP group wait for each other at every collective: an op costs what
+      // its slowest rank took. Every group's occurrences are samples.
       const long first_timed = r.warmup_steps + 1;
-      std::vector<OpRecord> ops = summarize_ops(events, first_timed, db.dtype, tp);
+      std::vector<OpRecord> ops = summarize_ops(slowest_in_tp_groups(per_rank, tp), first_timed, db.dtype, tp);
       const StepCoverage coverage = step_coverage(events, first_timed);
 
       ProfiledRun run;
@@ -191,19 +188,16 @@ ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
       run.iteration_median_s = percentile(timed, 50);
       run.iteration_p10_s = percentile(timed, 10);
       run.iteration_p90_s = percentile(timed, 90);
-      print_run_summary(log, ops, coverage, run);
+      print_run_summary(log, ops, coverage, run, world / tp);
       db.runs.push_back(run);
       db.ops.insert(db.ops.end(), ops.begin(), ops.end());
     }
   }
-  if (r.keep_timeline) {
-    const std::vector<std::string> all = gather_text(trace_events(recorder.events(), rank).dump(), rank, world);
-    if (rank == 0) {
-      nlohmann::json events = nlohmann::json::array();
-      for (const auto& text : all)
-        for (auto& e : nlohmann::json::parse(text)) events.push_back(std::move(e));
-      out.chrome_trace = nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
-    }
+  if (r.keep_timeline && rank == 0) {
+    nlohmann::json events = nlohmann::json::array();
+    for (std::size_t k = 0; k < timeline.size(); ++k)
+      for (auto& e : trace_events(timeline[k], static_cast<int>(k))) events.push_back(std::move(e));
+    out.chrome_trace = nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
   }
   if (r.sweep && world >= 2) {
     fmt::print(log, "collective sweep over MPI on {} ranks\n", world);
