@@ -36,6 +36,7 @@ struct SearchFlags {
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
   bool allow_cross_node_tp = false, overlap_grad_reduce = false, flash = false;
   std::string precision = "bf16";
+  std::string costs;
 };
 
 SearchSpace space_from(const SearchFlags& f) {
@@ -123,6 +124,9 @@ void run(const SearchFlags& f) {
   r.tie_tolerance = f.tie_tolerance;
   r.space = space_from(f);
   if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
+  const std::unique_ptr<CostSource> costs =
+      f.costs.empty() ? nullptr : make_cost_source(f.costs, r.cluster, r.space.precision);
+  r.costs = costs.get();
 
   const auto start = std::chrono::steady_clock::now();
   SearchOutcome out;
@@ -151,6 +155,7 @@ void run(const SearchFlags& f) {
                            with_commas(static_cast<double>(out.enumerated)), with_commas(static_cast<double>(out.valid)),
                            with_commas(static_cast<double>(out.fitting)), r.reserve.usable_gib(r.cluster.gpu.hbm_gib),
                            with_commas(static_cast<double>(out.simulated)), threads, seconds);
+  if (costs) std::cout << "costs: " << costs->describe() << "\n" << "       " << costs->coverage() << "\n\n";
   std::cout << ranked_table(out, r);
   std::cout << fmt::format("\n= tied with the best: within {:.0f}% of it, the simulator's stated error against "
                            "published runs; their order is not meaningful.\n",
@@ -189,6 +194,7 @@ void add_search_command(CLI::App& app) {
       ->group(g);
   sub->add_flag("--use-flash-attn", f->flash, "Every layout uses flash attention")->group(g);
   sub->add_option("--precision", f->precision, "bf16, fp16, fp8 or fp32")->capture_default_str()->group(g);
+  sub->add_option("--costs", f->costs, "Cost database from `clustercast profile` (default: the analytic model)");
   sub->add_option("--train-tokens", f->train_tokens, "Token budget for training days (e.g. 300e9)");
   sub->add_option("--top", f->top, "How many layouts to rank")->capture_default_str();
   sub->add_option("--threads", f->threads, "Worker threads (0 = every core); the answer does not depend on it")

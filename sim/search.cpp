@@ -262,7 +262,8 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   }
 
   // Per-rank layer costs depend only on (TP, micro batch, SP): price each shape once.
-  const AnalyticCosts costs(r.cluster, r.space.precision);
+  const AnalyticCosts analytic(r.cluster, r.space.precision);
+  const CostSource& costs = r.costs ? *r.costs : analytic;
   std::map<ShapeKey, LayerCosts> shapes;
   for (const auto& c : valid) shapes.try_emplace({c.tp, c.micro_batch, c.sequence_parallel});
   std::vector<std::map<ShapeKey, LayerCosts>::iterator> shape_slots;

@@ -53,6 +53,9 @@ struct SearchRequest {
   int top = 10;
   int threads = 0;                // 0: every hardware thread
   double tie_tolerance = 0.03;    // the simulator's stated mean error against published runs
+  // Prices every op, for the estimate and the simulation; null: the analytic model of the
+  // cluster. Must be safe to call from the worker threads (both sources are).
+  const CostSource* costs = nullptr;
 };
 
 struct RankedLayout {

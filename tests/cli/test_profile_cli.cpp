@@ -105,6 +105,25 @@ TEST(Profile, SimulateWithCostsPricesTheProfiledLayoutFromMeasurements) {
   EXPECT_NE(bigger.out.find("of the priced time came from measurements"), std::string::npos) << bigger.out;
 }
 
+TEST(Profile, SearchRanksLayoutsFromTheDatabase) {
+  const TinyProfile& p = tiny_profile();
+  ASSERT_EQ(p.run.exit_code, 0) << p.run.err;
+  const RunResult r = run_clustercast({"search", "--costs", p.db, "--model", "tiny", "--gpus", "2",
+                                       "--global-batch-size", "8", "--precision", "fp32", "--top", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(doc.at("results").empty());
+  for (const auto& result : doc.at("results")) {
+    EXPECT_NE(result.at("cost_source").get<std::string>().find(p.db), std::string::npos);
+    EXPECT_GT(result.at("measured_fraction").get<double>(), 0.5);
+  }
+  // Without --precision fp32 the database does not apply: refused, not silently analytic.
+  const RunResult bf16 = run_clustercast({"search", "--costs", p.db, "--model", "tiny", "--gpus", "2",
+                                          "--global-batch-size", "8"});
+  EXPECT_EQ(bf16.exit_code, 2);
+  EXPECT_NE(bf16.err.find("--precision fp32"), std::string::npos) << bf16.err;
+}
+
 // Acceptance: for the `small` preset on one rank, the simulator's iteration time from the
 // database is within 5% of the iteration the same run measured.
 TEST(ProfileAccuracy, SmallOnOneRankPredictsItsOwnIterationWithinFivePercent) {
