@@ -8,7 +8,14 @@
 #include "cli/common_options.h"
 #include "cli/mpi_job.h"
 #include "cli/value_lists.h"
+#include "profiler/machine_fingerprint.h"
 #include "profiler/profile_session.h"
+#ifdef CLUSTERCAST_HAVE_CUDA
+#include "engine/cuda/cuda_check.h"
+#include "engine/cuda/nccl_comm.h"
+#include "profiler/cuda/gpu_fingerprint.h"
+#include "profiler/cuda/nccl_transport.h"
+#endif
 #include "sim/atomic_file.h"
 #include "sim/error.h"
 
@@ -18,8 +25,8 @@ namespace {
 
 struct ProfileFlags {
   ModelFlags model;
-  std::string tp = "1", micro_batch = "1", recompute = "none";
-  bool sequence_parallel = false, no_collectives = false;
+  std::string tp = "1", micro_batch = "1", recompute = "none", backend = "cpu";
+  bool sequence_parallel = false, no_collectives = false, no_ops = false;
   std::string out, trace_out;
   profiler::ProfileRequest request;
   std::string command;
@@ -46,9 +53,26 @@ void run(const ProfileFlags& f) {
     r.sequence_parallel = f.sequence_parallel;
     r.recompute = recompute_granularity_from(f.recompute, "--recompute-granularity");
     r.sweep = !f.no_collectives;
+    r.ops = !f.no_ops;
     r.keep_timeline = !f.trace_out.empty();
     r.command = f.command;
-    const profiler::ProfileOutcome outcome = profiler::run_profile(r, log);
+    profiler::MpiTransport mpi;
+    profiler::ProfileBackend backend{profiler::cpu_fingerprint(), &mpi};
+#ifdef CLUSTERCAST_HAVE_CUDA
+    profiler::NcclTransport nccl;
+    if (f.backend == "cuda") {
+      if (const std::string why = cuda::no_gpu_reason(); !why.empty()) fail("--backend cuda: {}", why);
+      if (r.ops)
+        fail("--backend cuda: the engine's CUDA backend does not train yet, so no ops can be timed on the GPU; "
+             "pass --no-ops to measure the NCCL collectives only");
+      const int device = cuda::select_device_for_rank(MPI_COMM_WORLD);
+      backend = {profiler::with_gpu(profiler::cpu_fingerprint(), profiler::gpu_fingerprint(device)), &nccl};
+    }
+#else
+    if (f.backend == "cuda")
+      fail("--backend cuda: this clustercast was built without CUDA (no CUDA toolkit was found when it was built)");
+#endif
+    const profiler::ProfileOutcome outcome = profiler::run_profile(r, backend, log);
     if (rank != 0) return;
     write_cost_database(f.out, outcome.database);
     if (!f.trace_out.empty()) write_file_atomically(f.trace_out, outcome.chrome_trace);
@@ -70,6 +94,10 @@ void add_profile_command(CLI::App& app, int argc, char** argv) {
   f->model.add_to(*sub);
   profiler::ProfileRequest& r = f->request;
   const char* g = "Runs (one per TP size x micro batch size; DP = ranks / TP)";
+  sub->add_option("--backend", f->backend, "cpu (MPI ranks) or cuda (one GPU per rank, NCCL)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  sub->add_flag("--no-ops", f->no_ops, "Skip the engine runs: measure the collectives only");
   sub->add_option("--tensor-model-parallel-size,--tp", f->tp, "TP sizes, e.g. 1,2")->capture_default_str()->group(g);
   sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch sizes, e.g. 1,2")->capture_default_str()->group(g);
   sub->add_option("--microbatches-per-step", r.microbatches_per_step, "Microbatches per step and replica")

@@ -7,22 +7,30 @@
 #include <cmath>
 #include <cstdint>
 
+// The CUDA backend draws the same numbers on the GPU (engine/cuda): the mixers compile for
+// both sides.
+#ifdef __CUDACC__
+#define CC_HOST_DEVICE __host__ __device__
+#else
+#define CC_HOST_DEVICE
+#endif
+
 namespace cc::engine {
 
 // SplitMix64's finaliser: a bijective 64-bit mixer with good avalanche.
-inline std::uint64_t mix64(std::uint64_t x) {
+CC_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
 
-inline std::uint64_t hash3(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+CC_HOST_DEVICE inline std::uint64_t hash3(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   return mix64(mix64(mix64(a) ^ b) ^ c);
 }
 
 // Uniform in [0, 1) with 53 random bits.
-inline double uniform01(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+CC_HOST_DEVICE inline double uniform01(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
   return static_cast<double>(hash3(seed, stream, index) >> 11) * 0x1.0p-53;
 }
 

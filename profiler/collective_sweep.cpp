@@ -37,57 +37,28 @@ std::vector<std::int64_t> message_sizes(const SweepOptions& options, CollectiveK
   return sizes;
 }
 
-// Send and receive buffers for the largest message, allocated once and touched up front so
-// page faults never land inside a timed iteration.
-struct Buffers {
-  std::vector<float> send, receive;
-};
-
-// One iteration of `kind` on `count` elements (nccl-tests' size / 4), out of place.
-void run_collective(MPI_Comm group, CollectiveKind kind, int count, Buffers& buffers) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(group, &rank);
-  MPI_Comm_size(group, &size);
-  float* send = buffers.send.data();
-  float* receive = buffers.receive.data();
-  switch (kind) {
-    case CollectiveKind::AllReduce:
-      MPI_Allreduce(send, receive, count, MPI_FLOAT, MPI_SUM, group);
-      break;
-    case CollectiveKind::AllGather:
-      MPI_Allgather(send, count / size, MPI_FLOAT, receive, count / size, MPI_FLOAT, group);
-      break;
-    case CollectiveKind::ReduceScatter:
-      MPI_Reduce_scatter_block(send, receive, count / size, MPI_FLOAT, MPI_SUM, group);
-      break;
-    case CollectiveKind::SendRecv:  // a ring: every link carries `count` elements at once
-      MPI_Sendrecv(send, count, MPI_FLOAT, (rank + 1) % size, 0, receive, count, MPI_FLOAT, (rank - 1 + size) % size,
-                   0, group, MPI_STATUS_IGNORE);
-      break;
-  }
-}
-
 // The slowest rank's mean time per iteration over a batch, as nccl-tests reports it. The
 // max-reduce hands every rank the same number.
-double slowest_rank_seconds(MPI_Comm group, CollectiveKind kind, int count, int iterations, Buffers& buffers) {
+double slowest_rank_seconds(MPI_Comm group, CollectiveTransport& transport, CollectiveKind kind, std::int64_t count,
+                            int iterations) {
   MPI_Barrier(group);
   const double start = MPI_Wtime();
-  for (int i = 0; i < iterations; ++i) run_collective(group, kind, count, buffers);
+  transport.run(kind, count, iterations);
   double seconds = (MPI_Wtime() - start) / iterations;
   MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, group);
   return seconds;
 }
 
-double seconds_per_iteration(MPI_Comm group, CollectiveKind kind, std::int64_t bytes, const SweepOptions& options,
-                             Buffers& buffers) {
-  const int count = static_cast<int>(bytes / kElementBytes);
-  for (int i = 0; i < options.warmup; ++i) run_collective(group, kind, count, buffers);
+double seconds_per_iteration(MPI_Comm group, CollectiveTransport& transport, CollectiveKind kind, std::int64_t bytes,
+                             const SweepOptions& options) {
+  const std::int64_t count = bytes / kElementBytes;
+  if (options.warmup > 0) transport.run(kind, count, options.warmup);
   // One timed iteration sizes the batch. Every rank holds the same probe time (max-reduced),
   // so every rank picks the same iteration count and none waits on a collective the others skipped.
-  const double probe = slowest_rank_seconds(group, kind, count, 1, buffers);
+  const double probe = slowest_rank_seconds(group, transport, kind, count, 1);
   const double wanted = std::ceil(options.target_seconds_per_size / std::max(probe, 1e-9));
   const int iterations = static_cast<int>(std::clamp(wanted, double(options.min_iterations), double(options.max_iterations)));
-  return slowest_rank_seconds(group, kind, count, iterations, buffers);
+  return slowest_rank_seconds(group, transport, kind, count, iterations);
 }
 
 CollectiveCurve make_curve(CollectiveKind kind, int group_size, const std::vector<std::int64_t>& sizes,
@@ -161,36 +132,69 @@ void validate(const SweepOptions& options, int world_size) {
     fail("--sweep-collectives: name at least one of all_reduce, all_gather, reduce_scatter, send_recv");
 }
 
-std::vector<CollectiveCurve> sweep_collectives(MPI_Comm comm, const SweepOptions& options, std::ostream* table) {
+void MpiTransport::join(MPI_Comm group, std::int64_t max_bytes) {
+  group_ = group;
+  int rank = 0;
+  MPI_Comm_rank(group, &rank);
+  // Buffers for the largest message, allocated once and touched up front so page faults
+  // never land inside a timed iteration.
+  const auto elements = static_cast<std::size_t>(max_bytes / kElementBytes);
+  send_.assign(elements, 1.0f + static_cast<float>(rank));
+  receive_.assign(elements, 0.0f);
+}
+
+void MpiTransport::leave() { group_ = MPI_COMM_NULL; }
+
+void MpiTransport::run(CollectiveKind kind, std::int64_t count64, int iterations) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(group_, &rank);
+  MPI_Comm_size(group_, &size);
+  const int count = static_cast<int>(count64);  // validate() bounds sizes to what an int counts
+  for (int i = 0; i < iterations; ++i) {
+    switch (kind) {
+      case CollectiveKind::AllReduce:
+        MPI_Allreduce(send_.data(), receive_.data(), count, MPI_FLOAT, MPI_SUM, group_);
+        break;
+      case CollectiveKind::AllGather:
+        MPI_Allgather(send_.data(), count / size, MPI_FLOAT, receive_.data(), count / size, MPI_FLOAT, group_);
+        break;
+      case CollectiveKind::ReduceScatter:
+        MPI_Reduce_scatter_block(send_.data(), receive_.data(), count / size, MPI_FLOAT, MPI_SUM, group_);
+        break;
+      case CollectiveKind::SendRecv:  // a ring: every link carries `count` elements at once
+        MPI_Sendrecv(send_.data(), count, MPI_FLOAT, (rank + 1) % size, 0, receive_.data(), count, MPI_FLOAT,
+                     (rank - 1 + size) % size, 0, group_, MPI_STATUS_IGNORE);
+        break;
+    }
+  }
+}
+
+std::vector<CollectiveCurve> sweep_collectives(MPI_Comm comm, const SweepOptions& options, std::ostream* table,
+                                               CollectiveTransport& transport) {
   int rank = 0, world_size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &world_size);
   validate(options, world_size);  // same options everywhere, so every rank throws or none does
 
   const std::vector<int> groups = group_sizes_to_sweep(options, world_size);
-  Buffers buffers;
-  if (!groups.empty() && rank < *std::max_element(groups.begin(), groups.end())) {
-    const auto elements = static_cast<std::size_t>(options.max_bytes / kElementBytes);
-    buffers.send.assign(elements, 1.0f + static_cast<float>(rank));
-    buffers.receive.assign(elements, 0.0f);
-  }
-
   std::vector<CollectiveCurve> curves;
   for (int group_size : groups) {
     const SubCommunicator group(comm, rank, group_size);
+    if (group.comm != MPI_COMM_NULL) transport.join(group.comm, options.max_bytes);
     for (CollectiveKind kind : options.kinds) {
       const std::vector<std::int64_t> sizes = message_sizes(options, kind, group_size);
       std::vector<double> seconds(sizes.size());
       if (group.comm != MPI_COMM_NULL)
         for (std::size_t i = 0; i < sizes.size(); ++i)
-          seconds[i] = seconds_per_iteration(group.comm, kind, sizes[i], options, buffers);
+          seconds[i] = seconds_per_iteration(group.comm, transport, kind, sizes[i], options);
       // Ranks outside the group wait here, and leave with the group's times: rank 0 is in
       // every group, and after the max-reduce every member holds the same numbers. So every
       // rank fits the same curve (and throws alike if the fit fails).
       MPI_Bcast(seconds.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, 0, comm);
       curves.push_back(make_curve(kind, group_size, sizes, seconds));
-      if (rank == 0 && table != nullptr) *table << format_sweep_table(curves.back()) << std::flush;
+      if (rank == 0 && table != nullptr) *table << format_sweep_table(curves.back(), transport.name()) << std::flush;
     }
+    if (group.comm != MPI_COMM_NULL) transport.leave();
   }
   return curves;
 }

@@ -30,10 +30,40 @@ struct SweepOptions {
 // Throws SpecError naming the offending option (as its --sweep-* flag) and what is valid.
 void validate(const SweepOptions& options, int world_size);
 
+// What moves the bytes: MPI on host buffers (MpiTransport, here), NCCL on device buffers
+// (profiler/cuda/nccl_transport.h). The sweep owns the schedule, timing and fit; a
+// transport only runs collectives.
+class CollectiveTransport {
+ public:
+  virtual ~CollectiveTransport() = default;
+  virtual const char* name() const = 0;  // shown in the table header, e.g. "MPI"
+  // Called on the members of one group (the first g ranks) before its collectives, with
+  // the largest message that will run; leave() after them.
+  virtual void join(MPI_Comm group, std::int64_t max_bytes) = 0;
+  virtual void leave() = 0;
+  // Runs `iterations` back-to-back iterations of `kind` on `count` float32 elements (out of
+  // place) and returns once they have completed on this rank.
+  virtual void run(CollectiveKind kind, std::int64_t count, int iterations) = 0;
+};
+
+// MPI collectives on host memory.
+class MpiTransport final : public CollectiveTransport {
+ public:
+  const char* name() const override { return "MPI"; }
+  void join(MPI_Comm group, std::int64_t max_bytes) override;
+  void leave() override;
+  void run(CollectiveKind kind, std::int64_t count, int iterations) override;
+
+ private:
+  MPI_Comm group_ = MPI_COMM_NULL;
+  std::vector<float> send_, receive_;
+};
+
 // Collective over `comm` (MPI already initialised): every rank calls it with the same
 // options. Group size g runs on the first g ranks; the others wait. Returns one fitted curve
 // per (group size, kind), identical on every rank; rank 0 writes each curve's table to
 // `table` (when non-null) as it completes. A 1-rank communicator has no groups: empty.
-std::vector<CollectiveCurve> sweep_collectives(MPI_Comm comm, const SweepOptions& options, std::ostream* table);
+std::vector<CollectiveCurve> sweep_collectives(MPI_Comm comm, const SweepOptions& options, std::ostream* table,
+                                               CollectiveTransport& transport);
 
 }  // namespace cc::profiler

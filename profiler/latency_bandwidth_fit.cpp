@@ -75,8 +75,8 @@ double fitted_time(const CollectiveCurve& curve, double bytes) {
          bytes * bus_bandwidth_factor(curve.kind, curve.group_size) / (curve.bus_bandwidth_gbs * 1e9);
 }
 
-std::string format_sweep_table(const CollectiveCurve& curve) {
-  std::string table = fmt::format("# {} on {} ranks (MPI)\n", to_string(curve.kind), curve.group_size);
+std::string format_sweep_table(const CollectiveCurve& curve, const std::string& transport) {
+  std::string table = fmt::format("# {} on {} ranks ({})\n", to_string(curve.kind), curve.group_size, transport);
   table += fmt::format("{:>12} {:>15} {:>6} {:>10} {:>11} {:>11} {:>10} {:>8}\n", "size(B)", "count(elements)",
                        "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "fit(us)", "resid(%)");
   for (const CollectivePoint& p : curve.points) {

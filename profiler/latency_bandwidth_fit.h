@@ -20,8 +20,8 @@ void fit_latency_bandwidth(CollectiveCurve& curve);
 // The fitted model's time in seconds for a message of `bytes` (nccl-tests "size").
 double fitted_time(const CollectiveCurve& curve, double bytes);
 
-// nccl-tests-style table: a "# kind on n ranks (MPI)" header, one right-aligned row per
+// nccl-tests-style table: a "# kind on n ranks (transport)" header, one right-aligned row per
 // point with the fit and its residual, and a "# fit: ..." summary line.
-std::string format_sweep_table(const CollectiveCurve& curve);
+std::string format_sweep_table(const CollectiveCurve& curve, const std::string& transport);
 
 }  // namespace cc::profiler

@@ -15,7 +15,6 @@
 
 #include "engine/trainer.h"
 #include "profiler/gathered_events.h"
-#include "profiler/machine_fingerprint.h"
 #include "profiler/op_statistics.h"
 #include "sim/error.h"
 
@@ -115,7 +114,7 @@ void validate(const ProfileRequest& r, int world) {
   if (r.timed_steps < 1) fail("--steps is {}; it must be >= 1 (timed steps)", r.timed_steps);
   if (r.microbatches_per_step < 1)
     fail("--microbatches-per-step is {}; it must be >= 1", r.microbatches_per_step);
-  for (int tp : r.tp_sizes) {
+  for (int tp : r.ops ? r.tp_sizes : std::vector<int>{}) {
     if (tp < 1 || world % tp != 0)
       fail("--tp {}: each TP size must divide the {} MPI ranks (DP = ranks / TP); run mpirun -np <multiple of {}>",
            tp, world, tp);
@@ -125,9 +124,12 @@ void validate(const ProfileRequest& r, int world) {
     }
   }
   if (r.sweep) validate(r.sweep_options, world);
+  if (!r.ops && !(r.sweep && world >= 2))
+    fail("nothing to profile: --no-ops and {}; run the sweep on >= 2 ranks (mpirun -np N)",
+         r.sweep ? fmt::format("{} rank", world) : std::string("--no-collectives"));
 }
 
-ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
+ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backend, std::ostream& log) {
   int rank = 0, world = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
@@ -137,7 +139,7 @@ ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
   CostDatabase& db = out.database;
   db.created = today();
   db.command = r.command;
-  db.machine = cpu_fingerprint();
+  db.machine = backend.machine;
   db.dtype = to_string(Precision::FP32);
   // The engine's weight-gradient GEMMs accumulate straight into the fp32 gradient
   // (dW += xᵀ·dy): Megatron-LM's separate main-gradient accumulation has no cost of its own.
@@ -148,7 +150,7 @@ ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
   std::set<std::string> names;  // op names of events gathered from other ranks
   std::vector<std::vector<RecordedOp>> timeline(static_cast<std::size_t>(world));
   std::ostringstream quiet;
-  for (int tp : r.tp_sizes) {
+  for (int tp : r.ops ? r.tp_sizes : std::vector<int>{}) {
     for (int mb : r.micro_batches) {
       const ModelSpec model = model_for(r.model, tp);
       const ParallelConfig config = config_for(r, tp, mb, world);
@@ -200,9 +202,9 @@ ProfileOutcome run_profile(const ProfileRequest& r, std::ostream& log) {
     out.chrome_trace = nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
   }
   if (r.sweep && world >= 2) {
-    fmt::print(log, "collective sweep over MPI on {} ranks\n", world);
+    fmt::print(log, "collective sweep over {} on {} ranks\n", backend.transport->name(), world);
     log.flush();
-    db.collectives = sweep_collectives(MPI_COMM_WORLD, r.sweep_options, rank == 0 ? &log : nullptr);
+    db.collectives = sweep_collectives(MPI_COMM_WORLD, r.sweep_options, rank == 0 ? &log : nullptr, *backend.transport);
   }
   return out;
 }

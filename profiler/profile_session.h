@@ -29,6 +29,7 @@ struct ProfileRequest {
   int warmup_steps = 2;  // run, not timed: first touch of memory, allocator warm-up
   int timed_steps = 5;
   std::uint64_t seed = 1234;
+  bool ops = true;    // engine runs with every op timed
   bool sweep = true;  // the collective sweep (needs >= 2 ranks)
   SweepOptions sweep_options;
   std::string command;  // recorded in the database
@@ -45,7 +46,14 @@ struct ProfileOutcome {
   std::string chrome_trace;
 };
 
+// Where a profile runs: what the machine is, and what carries the collective sweep (MPI on
+// the CPU backend, NCCL on GPUs: profiler/cuda).
+struct ProfileBackend {
+  MachineFingerprint machine;
+  CollectiveTransport* transport = nullptr;
+};
+
 // `log`: progress and the summary tables (pass a null stream on ranks other than 0).
-ProfileOutcome run_profile(const ProfileRequest& request, std::ostream& log);
+ProfileOutcome run_profile(const ProfileRequest& request, const ProfileBackend& backend, std::ostream& log);
 
 }  // namespace cc::profiler

@@ -160,6 +160,17 @@ TEST(ProfileBadInput, AMissingOutputFolderIsRefusedBeforeAnyWork) {
   EXPECT_EQ(r.out.find("profiling"), std::string::npos) << r.out;
 }
 
+// On a machine without a GPU (every CI machine) the CUDA backend says why it cannot run —
+// no device, or a build without the CUDA toolkit — and writes nothing.
+TEST(ProfileBadInput, CudaBackendWithoutAGpuSaysWhy) {
+  const TempDir dir;
+  const RunResult r = run_mpi(2, {"profile", "--backend", "cuda", "--no-ops", "--out", dir.file("gpu.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--backend cuda:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("clustercast:"), r.err.rfind("clustercast:")) << "more than one rank reported:\n" << r.err;
+  EXPECT_TRUE(dir.entries().empty());
+}
+
 TEST(SimulateCostsBadInput, CorruptWrongVersionAndWrongPrecisionAreRefused) {
   const TinyProfile& p = tiny_profile();
   ASSERT_EQ(p.run.exit_code, 0) << p.run.err;

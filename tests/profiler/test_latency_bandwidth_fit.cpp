@@ -91,7 +91,7 @@ TEST(LatencyBandwidthFit, NegativeInterceptIsClampedToZeroLatency) {
 TEST(SweepTable, HasHeaderColumnsARowPerPointAndTheFit) {
   CollectiveCurve curve = synthetic_all_reduce(20e-6, 5.0);
   fit_latency_bandwidth(curve);
-  const std::string table = format_sweep_table(curve);
+  const std::string table = format_sweep_table(curve, "MPI");
   EXPECT_EQ(table.find("# all_reduce on 4 ranks (MPI)\n"), 0u) << table;
   for (const char* column : {"size(B)", "count(elements)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "fit(us)",
                              "resid(%)"})
