@@ -149,7 +149,6 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
   HostRecorder recorder;
   std::set<std::string> names;  // op names of events gathered from other ranks
   std::vector<std::vector<RecordedOp>> timeline(static_cast<std::size_t>(world));
-  std::ostringstream quiet;
   for (int tp : r.ops ? r.tp_sizes : std::vector<int>{}) {
     for (int mb : r.micro_batches) {
       const ModelSpec model = model_for(r.model, tp);
@@ -162,7 +161,7 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
       engine::TrainReport report;
       {
         const RecorderInstalled installed(recorder);
-        report = engine::train(model, config, options_for(r), quiet);
+        report = engine::train(model, config, options_for(r), log);  // per-step lines: progress on long runs
       }
       const std::vector<RecordedOp> events(recorder.events().begin() + static_cast<std::ptrdiff_t>(first_event),
                                            recorder.events().end());
