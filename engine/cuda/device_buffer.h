@@ -37,12 +37,18 @@ class DeviceBuffer {
   const T* data() const { return data_; }
   std::size_t size() const { return count_; }
 
+  // Setup and checking helpers, not for the hot path: both wait for the whole device, so
+  // they are ordered with work on any stream (the backend's streams are non-blocking and
+  // do not wait for the legacy default stream a plain cudaMemcpy uses).
   void upload(const std::vector<T>& host) {
     if (host.size() != count_) throw CudaError("DeviceBuffer::upload: size mismatch");
+    CC_CUDA(cudaDeviceSynchronize());
     CC_CUDA(cudaMemcpy(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
+    CC_CUDA(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
+    CC_CUDA(cudaDeviceSynchronize());
     CC_CUDA(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
     return host;
   }

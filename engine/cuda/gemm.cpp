@@ -1,5 +1,6 @@
 #include "engine/cuda/gemm.h"
 
+#include <algorithm>
 #include <climits>
 #include <type_traits>
 
@@ -34,8 +35,9 @@ ColumnMajor column_major(const GemmShape& s) {
   g.rows = as_int(s.n, "n");
   g.cols = as_int(s.m, "m");
   g.inner = as_int(s.k, "k");
-  g.ld_first = as_int(s.transpose_b ? s.k : s.n, "ldb");
-  g.ld_second = as_int(s.transpose_a ? s.m : s.k, "lda");
+  // k = 0 (C = beta·C) still needs leading dimensions of at least 1.
+  g.ld_first = std::max(1, as_int(s.transpose_b ? s.k : s.n, "ldb"));
+  g.ld_second = std::max(1, as_int(s.transpose_a ? s.m : s.k, "lda"));
   g.ld_c = as_int(s.n, "ldc");
   return g;
 }
@@ -44,6 +46,7 @@ ColumnMajor column_major(const GemmShape& s) {
 
 template <typename T>
 void gemm(cublasHandle_t handle, const GemmShape& shape, const T* a, const T* b, T* c, float alpha, float beta) {
+  if (shape.m == 0 || shape.n == 0) return;  // an empty shard: cuBLAS would reject ld = 0
   const ColumnMajor g = column_major(shape);
   CC_CUBLAS(cublasGemmEx(handle, g.op_first, g.op_second, g.rows, g.cols, g.inner, &alpha, b, data_type<T>(),
                          g.ld_first, a, data_type<T>(), g.ld_second, &beta, c, data_type<T>(), g.ld_c,
@@ -54,6 +57,7 @@ template <typename T>
 void gemm_strided_batched(cublasHandle_t handle, const GemmShape& shape, const T* a, std::int64_t stride_a,
                           const T* b, std::int64_t stride_b, T* c, std::int64_t stride_c, std::int64_t batch,
                           float alpha, float beta) {
+  if (shape.m == 0 || shape.n == 0 || batch == 0) return;
   const ColumnMajor g = column_major(shape);
   CC_CUBLAS(cublasGemmStridedBatchedEx(handle, g.op_first, g.op_second, g.rows, g.cols, g.inner, &alpha, b,
                                        data_type<T>(), g.ld_first, stride_b, a, data_type<T>(), g.ld_second, stride_a,

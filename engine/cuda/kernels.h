@@ -38,6 +38,7 @@ void layernorm_forward(const T* x, const float* gamma, const float* beta, T* y, 
 // dx [rows × cols] from dy, x and the saved mean/rstd; ADDS Σ_rows dy·x̂ into dgamma and
 // Σ_rows dy into dbeta (both [cols]), as the CPU op accumulates. The parameter gradients are
 // summed in a fixed order, so repeated runs give identical bits.
+// dx must not alias dy: the parameter-gradient pass reads dy after dx is written.
 template <typename T>
 void layernorm_backward(const T* dy, const T* x, const float* gamma, const float* mean,
                         const float* rstd, T* dx, float* dgamma, float* dbeta, int rows, int cols,

@@ -22,12 +22,17 @@ NcclComm::~NcclComm() {
 int select_device_for_rank(MPI_Comm world) {
   MPI_Comm node;
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local_rank = 0;
+  int local_rank = 0, local_size = 1;
   MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_size(node, &local_size);
   MPI_Comm_free(&node);
   int devices = 0;
   CC_CUDA(cudaGetDeviceCount(&devices));
-  const int device = local_rank % devices;
+  // Two ranks on one GPU would make NCCL fail later with "Duplicate GPU detected".
+  if (local_size > devices)
+    throw CudaError(std::to_string(local_size) + " ranks on this node but " + std::to_string(devices) +
+                    " GPUs: start at most one rank per GPU");
+  const int device = local_rank;
   CC_CUDA(cudaSetDevice(device));
   return device;
 }

@@ -13,7 +13,8 @@ void NcclTransport::join(MPI_Comm group, std::int64_t max_bytes) {
   send_ = cuda::DeviceBuffer<float>(elements);
   receive_ = cuda::DeviceBuffer<float>(elements);
   send_.upload(std::vector<float>(elements, 1.0f + static_cast<float>(comm_->rank())));
-  CC_CUDA(cudaMemset(receive_.data(), 0, elements * sizeof(float)));
+  CC_CUDA(cudaMemsetAsync(receive_.data(), 0, elements * sizeof(float), stream_->get()));
+  stream_->synchronize();
 }
 
 void NcclTransport::leave() {

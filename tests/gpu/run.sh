@@ -30,7 +30,8 @@ log "$gpus GPU(s): $(head -1 "$out/gpus.txt")"
 
 if (( build )); then
   log "building (build-gpu/, CUDA architectures 80 and 90)"
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$out/configure.log" 2>&1
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$out/configure.log" 2>&1 ||
+    { tail -30 "$out/configure.log"; log "configure failed (needs cmake, ninja, a C++20 compiler, MPI, Eigen, gtest)"; exit 1; }
   grep -q "CUDA backend: nvcc" "$out/configure.log" || { log "CMake did not find the CUDA toolkit"; exit 1; }
   cmake --build build-gpu -j"$(nproc)" --target clustercast gpu_tests > "$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log"; log "build failed"; exit 1; }
@@ -39,9 +40,12 @@ fi
 log "GPU tests"
 status=0
 ./build-gpu/tests/gpu_tests --gtest_output=json:"$out/gpu_tests.json" > "$out/gpu_tests.log" 2>&1 || status=$?
-passed=$(grep -c '^\[       OK \]' "$out/gpu_tests.log" || true)
-failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/gpu_tests.log" || true)
-skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z]' "$out/gpu_tests.log" || true)
+# gtest's closing summary: "[  PASSED  ] N tests.", "[  SKIPPED ] N tests, ...", "[  FAILED  ] N tests, ...".
+summary_count() { sed -n "s/^\[  $1 *\] \([0-9][0-9]*\) tests\{0,1\}[,.].*/\1/p" "$out/gpu_tests.log" | tail -1; }
+passed=$(summary_count PASSED); passed=${passed:-0}
+failed=$(summary_count FAILED); failed=${failed:-0}
+skipped=$(summary_count SKIPPED); skipped=${skipped:-0}
+(( failed == 0 )) || status=1
 if (( skipped > 0 )); then
   grep -A2 '^\[ RUN' "$out/gpu_tests.log" | grep -m3 -i 'skip' || true
   status=1
