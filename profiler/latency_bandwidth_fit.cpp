@@ -59,10 +59,19 @@ void fit_latency_bandwidth(CollectiveCurve& curve) {
     latency = 0;
     seconds_per_byte = su / suu;
   }
-  if (!(seconds_per_byte > 0))
-    fail("collective fit for {} on {} ranks: the measured times do not grow with message size ({} to {} bytes), "
-         "so there is no bandwidth to fit; sweep a wider size range",
-         to_string(curve.kind), curve.group_size, curve.points.front().bytes, curve.points.back().bytes);
+  if (!(seconds_per_byte > 0)) {
+    // The times do not grow with size: a latency-bound range, or noise larger than the
+    // transfer time (a loaded machine). A measurement, not bad input — keep the sweep: the
+    // smallest message's time is the latency, and the largest message's bus bandwidth
+    // (which includes that latency) a lower bound on the bandwidth. max_residual says how
+    // poor a line this is; the simulator prices inside the range from the points.
+    const auto smallest = std::min_element(curve.points.begin(), curve.points.end(),
+                                           [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });
+    const auto largest = std::max_element(curve.points.begin(), curve.points.end(),
+                                          [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });
+    latency = smallest->time_s;
+    seconds_per_byte = largest->time_s / (largest->bytes * factor);
+  }
   curve.latency_s = latency;
   curve.bus_bandwidth_gbs = 1.0 / seconds_per_byte / 1e9;
   curve.max_residual = 0;

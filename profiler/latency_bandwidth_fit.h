@@ -13,8 +13,9 @@ namespace cc::profiler {
 
 // Fills curve.latency_s, bus_bandwidth_gbs and max_residual from curve.points. Weighted
 // least squares on relative error, so 1 KiB and 256 MiB points weigh alike; a negative
-// latency is refitted at zero. Throws SpecError with fewer than two distinct sizes, or
-// when the times do not grow with size (no bandwidth to fit).
+// latency is refitted at zero. When the times do not grow with size (latency-bound, or
+// noisier than the transfer), the latency is the smallest message's time and the bandwidth
+// the largest message's, a lower bound. Throws SpecError with fewer than two distinct sizes.
 void fit_latency_bandwidth(CollectiveCurve& curve);
 
 // The fitted model's time in seconds for a message of `bytes` (nccl-tests "size").
