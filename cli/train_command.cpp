@@ -8,6 +8,10 @@
 #include "engine/trainer.h"
 #include "sim/error.h"
 
+#ifdef CLUSTERCAST_HAVE_CUDA
+#include "engine/cuda/gpu_trainer.h"
+#endif
+
 namespace cc::cli {
 
 namespace {
@@ -19,6 +23,7 @@ struct TrainFlags {
   bool sequence_parallel = false, distributed_optimizer = false;
   std::string recompute = "none", recompute_method = "uniform";
   int recompute_num_layers = 1;
+  std::string backend = "cpu", precision = "fp32";
   engine::TrainOptions options;
 };
 
@@ -37,7 +42,9 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
   c.recompute_method = recompute_method_from(f.recompute_method, "--recompute-method");
   c.recompute_num_layers = f.recompute_num_layers;
   c.distributed_optimizer = f.distributed_optimizer;
-  c.precision = Precision::FP32;
+  c.precision = f.precision == "bf16" ? Precision::BF16 : Precision::FP32;
+  if (f.backend == "cpu" && c.precision != Precision::FP32)
+    fail("--precision {}: the CPU backend computes in fp32; bf16 storage needs --backend cuda", f.precision);
   if (f.layers_per_virtual_stage) {
     const int per = *f.layers_per_virtual_stage;
     if (per < 1 || m.num_layers % (c.pp * per) != 0)
@@ -54,7 +61,15 @@ void run(const TrainFlags& f) {
     if (rank == 0)
       std::cout << "training " << model.name << " (" << model.total_parameters() << " parameters) with "
                 << config.summary() << " on " << world << " ranks\n";
-    engine::train(model, config, f.options, std::cout);
+    if (f.backend == "cpu") {
+      engine::train(model, config, f.options, std::cout);
+      return;
+    }
+#ifdef CLUSTERCAST_HAVE_CUDA
+    cuda::train_on_gpu(model, config, f.options, std::cout);
+#else
+    fail("--backend cuda: this clustercast was built without CUDA (no CUDA toolkit was found when it was built)");
+#endif
   });
 }
 
@@ -77,6 +92,12 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--recompute-num-layers", f->recompute_num_layers, "Layers per group / recomputed layers")
       ->capture_default_str()->group(g);
   sub->add_flag("--use-distributed-optimizer", f->distributed_optimizer, "Shard optimizer state over DP")->group(g);
+  sub->add_option("--backend", f->backend, "cpu (Eigen, MPI) or cuda (one GPU per rank: cuBLAS, own kernels, NCCL)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  sub->add_option("--precision", f->precision, "Storage of weights and activations: fp32, or bf16 (cuda only)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   engine::TrainOptions& o = f->options;
   const char* t = "Training";
   sub->add_option("--steps", o.steps, "Optimizer steps")->capture_default_str()->group(t);

@@ -13,6 +13,7 @@
 #include "engine/checkpoint_file.h"
 #include "engine/data.h"
 #include "engine/optimizer.h"
+#include "engine/training_loop.h"
 #include "sim/error.h"
 
 namespace cc::engine {
@@ -20,80 +21,6 @@ namespace cc::engine {
 namespace {
 
 using Real = float;
-
-// Runs `local` on every rank; if it failed anywhere, every rank throws the first failing
-// rank's message, so all exit together and rank 0 can print it.
-void agree(const Group& world, const std::function<void()>& local) {
-  std::string error;
-  try {
-    local();
-  } catch (const SpecError& e) {
-    error = e.what();
-  }
-  int first = error.empty() ? INT_MAX : world.rank();
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, world.comm());
-  if (first == INT_MAX) return;
-  int length = static_cast<int>(error.size());
-  MPI_Bcast(&length, 1, MPI_INT, first, world.comm());
-  error.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(error.data(), length, MPI_CHAR, first, world.comm());
-  throw SpecError(error);
-}
-
-double learning_rate(const TrainOptions& o, long step) {  // step is 1-based
-  if (step <= o.warmup_steps) return o.lr * static_cast<double>(step) / std::max(1, o.warmup_steps);
-  const double progress = static_cast<double>(step - o.warmup_steps) / std::max(1, o.steps - o.warmup_steps);
-  const double cosine = 0.5 * (1 + std::cos(3.141592653589793 * std::min(1.0, progress)));
-  return o.lr * (o.min_lr_fraction + (1 - o.min_lr_fraction) * cosine);
-}
-
-// Tokens of `samples` consecutive windows starting at global sample id `first`, laid out
-// sequence-first (row = position · samples + sample).
-MicrobatchTokens gather_tokens(const WindowSampler& sampler, std::uint64_t first, int samples, int seq) {
-  MicrobatchTokens t;
-  t.inputs.resize(static_cast<std::size_t>(samples * seq));
-  t.targets.resize(t.inputs.size());
-  std::vector<int> in, out;
-  for (int b = 0; b < samples; ++b) {
-    t.sample_ids.push_back(first + static_cast<std::uint64_t>(b));
-    sampler.sample(first + static_cast<std::uint64_t>(b), in, out);
-    for (int p = 0; p < seq; ++p) {
-      t.inputs[static_cast<std::size_t>(p * samples + b)] = in[static_cast<std::size_t>(p)];
-      t.targets[static_cast<std::size_t>(p * samples + b)] = out[static_cast<std::size_t>(p)];
-    }
-  }
-  return t;
-}
-
-// Σ w·(after − before) over every parameter counted once, with w a fixed pseudo-random
-// weight of the parameter's global identity: equal for any layout that computes the same
-// update, and different (with overwhelming probability) for any that does not.
-template <typename T>
-std::pair<double, double> update_signature(ModelWeights<T>& after, ModelWeights<T>& before, const RankModel& m,
-                                           const ProcessGroups& g) {
-  std::vector<T> a, b;
-  pack(after, m, a);
-  pack(before, m, b);
-  double projection = 0, sumsq = 0;
-  std::size_t at = 0;
-  const bool replica0 = g.me.dp == 0;
-  for_each_tensor(after, m, [&](const TensorInfo& info, T*, std::int64_t rows, std::int64_t cols) {
-    const bool counted = replica0 && info.counted && (info.split != Split::Replicated || m.tp_rank == 0);
-    const bool vector = info.global_rows == 1;
-    const std::int64_t r_count = vector ? 1 : rows, c_count = vector ? rows * cols : cols;
-    for (std::int64_t i = 0; i < r_count; ++i)
-      for (std::int64_t j = 0; j < c_count; ++j, ++at) {
-        if (!counted) continue;
-        const double delta = static_cast<double>(a[at]) - static_cast<double>(b[at]);
-        const double weight = uniform01(0xF1F1, name_hash(info.name), info.global_index(i, j, m.tp_rank, m.tp)) - 0.5;
-        projection += weight * delta;
-        sumsq += delta * delta;
-      }
-  });
-  double both[2] = {projection, sumsq};
-  g.world.all_reduce_sum(both, 2, {"fingerprint", Phase::Forward, -1, -1, {}, true});
-  return {both[0], std::sqrt(both[1])};
-}
 
 // A checkpoint is a folder per saved step, one file per rank: DIR/step-N/rank-R.ckpt.
 std::string checkpoint_path(const std::string& dir, int rank) { return fmt::format("{}/rank-{}.ckpt", dir, rank); }
@@ -185,23 +112,6 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   };
 
   PipelineRunner<Real> runner(m, c, groups);
-  auto env_for = [&](long step, const std::vector<std::uint64_t>& ids, int microbatch) {
-    PassEnv e;
-    e.tp = &groups.tp;
-    e.sequence_parallel = c.sequence_parallel;
-    e.batch = static_cast<int>(ids.size());
-    e.seq = S;
-    e.hidden = model.hidden_size;
-    e.global_heads = model.num_attention_heads;
-    e.heads = model.num_attention_heads / c.tp;
-    e.head_dim = model.head_dim();
-    e.microbatch = microbatch;
-    e.step = step;
-    e.seed = o.seed;
-    e.dropout = o.dropout;
-    e.sample_ids = ids;
-    return e;
-  };
   // The last stage's TP rank 0 of each replica holds the loss; sum it over the world.
   const bool holds_loss = groups.me.pp == c.pp - 1 && groups.me.tp == 0;
   auto global_mean = [&](double local_sum, double tokens) {
@@ -220,7 +130,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     auto env = [&](int j) {
       std::vector<std::uint64_t> ids;
       for (int b = 0; b < mb; ++b) ids.push_back(first + static_cast<std::uint64_t>(j * mb + b));
-      return env_for(step, ids, j);
+      return pass_env(model, c, o, groups, step, ids, j);
     };
     // One iteration as a profiler sees it: every op inside is annotated; what is left
     // (data loading, the loss reduction) is the step's own time.
@@ -251,56 +161,22 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
 
   // Validation: the first windows of the held-out tail, split over the DP replicas.
   if (o.eval_windows > 0) {
-    std::vector<std::vector<int>> inputs, targets;
-    validation_windows(corpus.validation, S, static_cast<std::size_t>(o.eval_windows), inputs, targets);
-    const int per_replica = static_cast<int>(inputs.size()) / c.dp / mb * mb;
-    if (per_replica > 0) {
-      const int base = groups.me.dp * per_replica;
-      auto tokens = [&](int j) {
-        MicrobatchTokens t;
-        t.inputs.resize(static_cast<std::size_t>(mb * S));
-        t.targets.resize(t.inputs.size());
-        for (int b = 0; b < mb; ++b) {
-          const auto& in = inputs[static_cast<std::size_t>(base + j * mb + b)];
-          const auto& tg = targets[static_cast<std::size_t>(base + j * mb + b)];
-          for (int p = 0; p < S; ++p) {
-            t.inputs[static_cast<std::size_t>(p * mb + b)] = in[static_cast<std::size_t>(p)];
-            t.targets[static_cast<std::size_t>(p * mb + b)] = tg[static_cast<std::size_t>(p)];
-          }
-        }
-        return t;
-      };
+    const std::vector<MicrobatchTokens> windows = validation_microbatches(corpus, model, c, o, groups);
+    if (!windows.empty()) {
+      auto tokens = [&](int j) { return windows[static_cast<std::size_t>(j)]; };
       auto env = [&](int j) {
-        std::vector<std::uint64_t> ids(static_cast<std::size_t>(mb), 0);
-        PassEnv e = env_for(0, ids, j);
+        PassEnv e = pass_env(model, c, o, groups, 0, std::vector<std::uint64_t>(static_cast<std::size_t>(mb), 0), j);
         e.dropout = 0;  // evaluation
         return e;
       };
-      const double sum = runner.evaluate(w, per_replica / mb, tokens, env);
-      report.validation_loss = global_mean(sum, static_cast<double>(per_replica) * c.dp * S);
-      if (root) fmt::print(log, "validation loss {:.4f} ({} windows)\n", report.validation_loss, per_replica * c.dp);
+      const double sum = runner.evaluate(w, static_cast<int>(windows.size()), tokens, env);
+      const int count = static_cast<int>(windows.size()) * mb * c.dp;
+      report.validation_loss = global_mean(sum, static_cast<double>(count) * S);
+      if (root) fmt::print(log, "validation loss {:.4f} ({} windows)\n", report.validation_loss, count);
     }
   }
 
-  // Activation memory per stage (TP rank 0 of replica 0 reports its stage).
-  std::vector<double> peaks(static_cast<std::size_t>(4 * c.pp), 0.0);
-  if (groups.me.tp == 0 && groups.me.dp == 0) {
-    const auto at = static_cast<std::size_t>(4 * groups.me.pp);
-    peaks[at] = static_cast<double>(report.activations.total);
-    peaks[at + 1] = static_cast<double>(report.activations.scores);
-    peaks[at + 2] = static_cast<double>(report.activations.layer_inputs);
-    peaks[at + 3] = report.activations.in_flight;
-  }
-  groups.world.all_reduce_sum(peaks.data(), peaks.size(), {"report", Phase::Forward, -1, -1, {}, true});
-  for (int s = 0; s < c.pp; ++s) {
-    const auto at = static_cast<std::size_t>(4 * s);
-    report.stage_activations.push_back({static_cast<std::size_t>(peaks[at]), static_cast<std::size_t>(peaks[at + 1]),
-                                        static_cast<std::size_t>(peaks[at + 2]), static_cast<int>(peaks[at + 3])});
-    if (root)
-      fmt::print(log, "activation_bytes stage {} peak {} attention_scores {} layer_inputs {} in_flight {}\n", s,
-                 static_cast<std::size_t>(peaks[at]), static_cast<std::size_t>(peaks[at + 1]),
-                 static_cast<std::size_t>(peaks[at + 2]), static_cast<int>(peaks[at + 3]));
-  }
+  report_stage_activations(report, c, groups, log);
   std::tie(report.update_fingerprint, report.update_norm) = update_signature(w, initial, m, groups);
   if (root)
     fmt::print(log, "update_fingerprint {:.9e} update_norm {:.9e} tokens/s {:.0f}\n", report.update_fingerprint,

@@ -36,21 +36,32 @@ ColumnMajor column_major(const GemmShape& s) {
   g.cols = as_int(s.m, "m");
   g.inner = as_int(s.k, "k");
   // k = 0 (C = beta·C) still needs leading dimensions of at least 1.
-  g.ld_first = std::max(1, as_int(s.transpose_b ? s.k : s.n, "ldb"));
-  g.ld_second = std::max(1, as_int(s.transpose_a ? s.m : s.k, "lda"));
-  g.ld_c = as_int(s.n, "ldc");
+  g.ld_first = std::max(1, as_int(s.ldb ? s.ldb : (s.transpose_b ? s.k : s.n), "ldb"));
+  g.ld_second = std::max(1, as_int(s.lda ? s.lda : (s.transpose_a ? s.m : s.k), "lda"));
+  g.ld_c = as_int(s.ldc ? s.ldc : s.n, "ldc");
   return g;
+}
+
+template <typename T, typename TC>
+void gemm_any(cublasHandle_t handle, const GemmShape& shape, const T* a, const T* b, TC* c, float alpha, float beta) {
+  if (shape.m == 0 || shape.n == 0) return;  // an empty shard: cuBLAS would reject ld = 0
+  const ColumnMajor g = column_major(shape);
+  CC_CUBLAS(cublasGemmEx(handle, g.op_first, g.op_second, g.rows, g.cols, g.inner, &alpha, b, data_type<T>(),
+                         g.ld_first, a, data_type<T>(), g.ld_second, &beta, c, data_type<TC>(), g.ld_c,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
 
 template <typename T>
 void gemm(cublasHandle_t handle, const GemmShape& shape, const T* a, const T* b, T* c, float alpha, float beta) {
-  if (shape.m == 0 || shape.n == 0) return;  // an empty shard: cuBLAS would reject ld = 0
-  const ColumnMajor g = column_major(shape);
-  CC_CUBLAS(cublasGemmEx(handle, g.op_first, g.op_second, g.rows, g.cols, g.inner, &alpha, b, data_type<T>(),
-                         g.ld_first, a, data_type<T>(), g.ld_second, &beta, c, data_type<T>(), g.ld_c,
-                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  gemm_any(handle, shape, a, b, c, alpha, beta);
+}
+
+template <typename T>
+void gemm_f32_out(cublasHandle_t handle, const GemmShape& shape, const T* a, const T* b, float* c, float alpha,
+                  float beta) {
+  gemm_any(handle, shape, a, b, c, alpha, beta);
 }
 
 template <typename T>
@@ -68,6 +79,10 @@ void gemm_strided_batched(cublasHandle_t handle, const GemmShape& shape, const T
 template void gemm<float>(cublasHandle_t, const GemmShape&, const float*, const float*, float*, float, float);
 template void gemm<__nv_bfloat16>(cublasHandle_t, const GemmShape&, const __nv_bfloat16*, const __nv_bfloat16*,
                                   __nv_bfloat16*, float, float);
+template void gemm_f32_out<float>(cublasHandle_t, const GemmShape&, const float*, const float*, float*, float,
+                                  float);
+template void gemm_f32_out<__nv_bfloat16>(cublasHandle_t, const GemmShape&, const __nv_bfloat16*,
+                                          const __nv_bfloat16*, float*, float, float);
 template void gemm_strided_batched<float>(cublasHandle_t, const GemmShape&, const float*, std::int64_t, const float*,
                                           std::int64_t, float*, std::int64_t, std::int64_t, float, float);
 template void gemm_strided_batched<__nv_bfloat16>(cublasHandle_t, const GemmShape&, const __nv_bfloat16*, std::int64_t,

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/pipeline_schedule.h"
 
@@ -74,6 +76,33 @@ TEST(PipelineSchedule, InFlightFormulaMatchesTheScheduleItself) {
         for (int s = 0; s < p; ++s)
           EXPECT_EQ(max_in_flight(s, p, m, v), max_in_flight(lists[static_cast<std::size_t>(s)]))
               << "p=" << p << " v=" << v << " m=" << m << " stage " << s;
+      }
+}
+
+
+// The CUDA backend sends activations and gradients over NCCL point-to-point, one
+// communicator per link and direction, where messages match in the order they were issued
+// (no tags, unlike MPI). That is only correct if, on every link, the receiver's list takes
+// the messages in the order the sender's list produces them.
+TEST(PipelineSchedule, EveryLinkReceivesInTheOrderItSends) {
+  for (int p : {2, 3, 4, 8})
+    for (int v : {1, 2, 3})
+      for (int m : {1, 2, 3, 4, 8, 12, 16}) {
+        if (v > 1 && m % p != 0) continue;
+        const auto lists = pipeline_schedule(p, m, v);
+        // Message = (forward?, receiving virtual stage, microbatch); per (sender stage, direction).
+        using Message = std::tuple<bool, int, int>;
+        std::map<std::pair<int, bool>, std::vector<Message>> sent, received;
+        for (int s = 0; s < p; ++s)
+          for (const PipelinePass& pass : lists[static_cast<std::size_t>(s)]) {
+            const int vs = pass.chunk * p + s;
+            const bool fwd = pass.kind == PassKind::Forward;
+            // A forward pass receives from virtual stage vs-1 and sends to vs+1; backward the reverse.
+            const int from = fwd ? vs - 1 : vs + 1, to = fwd ? vs + 1 : vs - 1;
+            if (from >= 0 && from < p * v) received[{from % p, fwd}].emplace_back(fwd, vs, pass.microbatch);
+            if (to >= 0 && to < p * v) sent[{s, fwd}].emplace_back(fwd, to, pass.microbatch);
+          }
+        EXPECT_EQ(sent, received) << "p=" << p << " v=" << v << " m=" << m;
       }
 }
 

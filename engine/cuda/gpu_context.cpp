@@ -1,0 +1,194 @@
+#include "engine/cuda/gpu_context.h"
+
+#include <cuda_bf16.h>
+
+namespace cc::cuda {
+
+namespace {
+
+constexpr std::size_t kBlasWorkspaceBytes = 32u << 20;  // cuBLAS's recommendation for Hopper
+
+engine::OpAnnotation with_bytes(engine::OpAnnotation what, std::size_t bytes) {
+  what.collective = true;
+  what.shape = {static_cast<std::int64_t>(bytes), 0, 0, 0};
+  return what;
+}
+
+}  // namespace
+
+template <>
+ncclDataType_t nccl_type<float>() { return ncclFloat32; }
+template <>
+ncclDataType_t nccl_type<__nv_bfloat16>() { return ncclBfloat16; }
+template <>
+ncclDataType_t nccl_type<double>() { return ncclFloat64; }
+
+GpuGroup::GpuGroup(const engine::Group& group) : size_(group.size()), rank_(group.rank()) {
+  if (size_ > 1) comm_ = std::make_unique<NcclComm>(group.comm());
+}
+
+GpuContext::GpuContext(const engine::ProcessGroups& groups, bool interleaved) : groups_(groups) {
+  // cuBLAS runs on the compute stream with a workspace from the stream-ordered pool (its
+  // own first-use allocation would be a cudaMalloc in the middle of the first step).
+  CC_CUBLAS(cublasSetStream(blas_.get(), compute_.get()));  // resets the workspace: set it after
+  blas_workspace_ = Tensor<std::uint8_t>(1, kBlasWorkspaceBytes, compute_.get());
+  CC_CUBLAS(cublasSetWorkspace(blas_.get(), blas_workspace_.data(), kBlasWorkspaceBytes));
+  // Freed blocks stay in the pool for the next step instead of going back to the driver.
+  cudaMemPool_t pool = nullptr;
+  int device = 0;
+  CC_CUDA(cudaGetDevice(&device));
+  CC_CUDA(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t keep = UINT64_MAX;
+  CC_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+
+  // Every rank creates the communicators in the same order (NCCL init is collective).
+  tp_ = GpuGroup(groups.tp);
+  dp_ = GpuGroup(groups.dp);
+  embedding_ = GpuGroup(groups.embedding);
+  model_parallel_ = GpuGroup(groups.model_parallel);
+  world_ = GpuGroup(groups.world);
+
+  const int p = groups.layout.pp(), s = groups.me.pp;
+  links_.resize(static_cast<std::size_t>(2 * p));
+  const int last_link = interleaved ? p : p - 1;  // the wrap link p-1 -> 0 carries interleaved chunks only
+  for (int l = 0; p > 1 && l < last_link; ++l) {
+    const bool member = s == l || s == (l + 1) % p;
+    const int color = groups.me.dp * groups.layout.tp() + groups.me.tp;
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, member ? color : MPI_UNDEFINED, s == l ? 0 : 1, &comm);
+    if (!member) continue;
+    link_comms_.push_back(comm);
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    for (int direction = 0; direction < 2; ++direction) {
+      auto link = std::make_unique<PipeLink>();
+      link->comm = std::make_unique<NcclComm>(comm);
+      link->peer = 1 - me;
+      links_[static_cast<std::size_t>(2 * l + direction)] = std::move(link);
+    }
+  }
+}
+
+GpuContext::~GpuContext() {
+  cudaDeviceSynchronize();  // nothing pending may outlive its communicator or buffer
+  pending_f32_.clear();
+  pending_bf16_.clear();
+  links_.clear();
+  for (MPI_Comm& c : link_comms_) MPI_Comm_free(&c);
+}
+
+template <typename Launch>
+void GpuContext::on_comm_stream(Launch&& launch) {
+  Event ready, done;
+  ready.record(compute_.get());
+  ready.make_wait(comm_.get());
+  launch(comm_.get());
+  done.record(comm_.get());
+  done.make_wait(compute_.get());
+}
+
+template <typename T>
+void GpuContext::all_reduce(const GpuGroup& g, T* data, std::size_t n, ncclRedOp_t op, engine::OpAnnotation what) {
+  if (g.size() == 1 || n == 0) return;
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(T)));
+  on_comm_stream([&](cudaStream_t s) { CC_NCCL(ncclAllReduce(data, data, n, nccl_type<T>(), op, g.comm(), s)); });
+}
+
+void GpuContext::all_reduce_ranges(const GpuGroup& g, float* base,
+                                   const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
+                                   engine::OpAnnotation what) {
+  std::size_t n = 0;
+  for (const auto& [begin, end] : ranges) n += end - begin;
+  if (g.size() == 1 || n == 0) return;
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(float)));
+  on_comm_stream([&](cudaStream_t s) {
+    CC_NCCL(ncclGroupStart());
+    for (const auto& [begin, end] : ranges)
+      CC_NCCL(ncclAllReduce(base + begin, base + begin, end - begin, ncclFloat32, ncclSum, g.comm(), s));
+    CC_NCCL(ncclGroupEnd());
+  });
+}
+
+template <typename T>
+void GpuContext::all_gather(const GpuGroup& g, const T* in, std::size_t n, T* out, engine::OpAnnotation what) {
+  if (g.size() == 1) {
+    if (n > 0 && in != out) CC_CUDA(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice, compute()));
+    return;
+  }
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(g.size())));
+  on_comm_stream([&](cudaStream_t s) { CC_NCCL(ncclAllGather(in, out, n, nccl_type<T>(), g.comm(), s)); });
+}
+
+template <typename T>
+void GpuContext::reduce_scatter(const GpuGroup& g, const T* in, T* out, std::size_t n, engine::OpAnnotation what) {
+  if (g.size() == 1) {
+    if (n > 0 && in != out) CC_CUDA(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice, compute()));
+    return;
+  }
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(g.size())));
+  on_comm_stream(
+      [&](cudaStream_t s) { CC_NCCL(ncclReduceScatter(in, out, n, nccl_type<T>(), ncclSum, g.comm(), s)); });
+}
+
+PipeLink& GpuContext::link(bool forward, bool sending) {
+  const int p = groups_.layout.pp(), s = groups_.me.pp;
+  // Link l joins stage l to (l+1) mod p: activations go up it, gradients come down it.
+  const int l = forward == sending ? s : (s - 1 + p) % p;
+  PipeLink* found = links_[static_cast<std::size_t>(2 * l + (forward ? 0 : 1))].get();
+  if (!found) throw CudaError("pipeline transfer on a link this rank does not have (a schedule bug)");
+  return *found;
+}
+
+template <typename T>
+void GpuContext::send(Tensor<T> data, bool forward) {
+  PipeLink& l = link(forward, true);
+  engine::ScopedOp scope(with_bytes({"p2p.send", Phase::Forward, -1, -1, {}, true}, data.bytes()));
+  Event ready;
+  ready.record(compute());
+  ready.make_wait(l.stream.get());
+  CC_NCCL(ncclSend(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),
+                   l.stream.get()));
+  send_events_.push_back(std::make_unique<Event>());
+  send_events_.back()->record(l.stream.get());
+  if constexpr (std::is_same_v<T, float>)
+    pending_f32_.push_back(std::move(data));
+  else
+    pending_bf16_.push_back(std::move(data));
+}
+
+template <typename T>
+Tensor<T> GpuContext::receive(std::int64_t rows, std::int64_t cols, bool forward) {
+  PipeLink& l = link(forward, false);
+  Tensor<T> data(rows, cols, compute());
+  engine::ScopedOp scope(with_bytes({"p2p.recv", Phase::Forward, -1, -1, {}, true}, data.bytes()));
+  Event ready, done;
+  ready.record(compute());  // after the allocation
+  ready.make_wait(l.stream.get());
+  CC_NCCL(ncclRecv(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),
+                   l.stream.get()));
+  done.record(l.stream.get());
+  done.make_wait(compute());
+  return data;
+}
+
+void GpuContext::finish_sends() {
+  for (const auto& e : send_events_) e->make_wait(compute());
+  send_events_.clear();
+  pending_f32_.clear();  // freed on the compute stream, after the waits above
+  pending_bf16_.clear();
+}
+
+#define CC_GPU_CONTEXT_INSTANTIATE(T)                                                                          \
+  template void GpuContext::all_reduce<T>(const GpuGroup&, T*, std::size_t, ncclRedOp_t, engine::OpAnnotation); \
+  template void GpuContext::all_gather<T>(const GpuGroup&, const T*, std::size_t, T*, engine::OpAnnotation);   \
+  template void GpuContext::reduce_scatter<T>(const GpuGroup&, const T*, T*, std::size_t, engine::OpAnnotation);
+CC_GPU_CONTEXT_INSTANTIATE(float)
+CC_GPU_CONTEXT_INSTANTIATE(double)
+CC_GPU_CONTEXT_INSTANTIATE(__nv_bfloat16)
+#undef CC_GPU_CONTEXT_INSTANTIATE
+template void GpuContext::send<float>(Tensor<float>, bool);
+template void GpuContext::send<__nv_bfloat16>(Tensor<__nv_bfloat16>, bool);
+template Tensor<float> GpuContext::receive<float>(std::int64_t, std::int64_t, bool);
+template Tensor<__nv_bfloat16> GpuContext::receive<__nv_bfloat16>(std::int64_t, std::int64_t, bool);
+
+}  // namespace cc::cuda
