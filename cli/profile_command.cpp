@@ -12,7 +12,9 @@
 #include "profiler/profile_session.h"
 #ifdef CLUSTERCAST_HAVE_CUDA
 #include "engine/cuda/cuda_check.h"
+#include "engine/cuda/gpu_trainer.h"
 #include "engine/cuda/nccl_comm.h"
+#include "profiler/cuda/cupti_recorder.h"
 #include "profiler/cuda/gpu_fingerprint.h"
 #include "profiler/cuda/nccl_transport.h"
 #endif
@@ -25,12 +27,25 @@ namespace {
 
 struct ProfileFlags {
   ModelFlags model;
-  std::string tp = "1", micro_batch = "1", recompute = "none", backend = "cpu";
+  std::string tp = "1", micro_batch = "1", recompute = "none", backend = "cpu", precision;
   bool sequence_parallel = false, no_collectives = false, no_ops = false;
   std::string out, trace_out;
   profiler::ProfileRequest request;
   std::string command;
 };
+
+#ifdef CLUSTERCAST_HAVE_CUDA
+// Device time of every annotated scope, from CUPTI's activity records.
+class CuptiTimer final : public profiler::ScopeTimer {
+ public:
+  engine::OpRecorder& recorder() override { return cupti_; }
+  const std::vector<profiler::RecordedOp>& collect() override { return cupti_.flush(); }
+  std::size_t dropped() const override { return cupti_.dropped_records(); }
+
+ private:
+  profiler::CuptiRecorder cupti_;
+};
+#endif
 
 // The folder a file goes into must exist before an hour of profiling, not after.
 void check_output_folder(const std::string& path, const char* flag) {
@@ -55,18 +70,25 @@ void run(const ProfileFlags& f) {
     r.sweep = !f.no_collectives;
     r.ops = !f.no_ops;
     r.keep_timeline = !f.trace_out.empty();
+    // Megatron-LM trains GPT in bf16 on GPUs; the CPU engine computes in fp32.
+    const std::string precision = !f.precision.empty() ? f.precision : f.backend == "cuda" ? "bf16" : "fp32";
+    r.precision = precision == "bf16" ? Precision::BF16 : Precision::FP32;
     r.command = f.command;
     profiler::MpiTransport mpi;
     profiler::ProfileBackend backend{profiler::cpu_fingerprint(), &mpi};
 #ifdef CLUSTERCAST_HAVE_CUDA
     profiler::NcclTransport nccl;
+    std::unique_ptr<CuptiTimer> cupti;
     if (f.backend == "cuda") {
       if (const std::string why = cuda::no_gpu_reason(); !why.empty()) fail("--backend cuda: {}", why);
-      if (r.ops)
-        fail("--backend cuda: the engine's CUDA backend does not train yet, so no ops can be timed on the GPU; "
-             "pass --no-ops to measure the NCCL collectives only");
+      // CUPTI first: it must see the context created by the first CUDA call after it.
+      if (r.ops) cupti = std::make_unique<CuptiTimer>();
       const int device = cuda::select_device_for_rank(MPI_COMM_WORLD);
-      backend = {profiler::with_gpu(profiler::cpu_fingerprint(), profiler::gpu_fingerprint(device)), &nccl};
+      backend.machine = profiler::with_gpu(profiler::cpu_fingerprint(), profiler::gpu_fingerprint(device));
+      backend.transport = &nccl;
+      backend.train = cuda::train_on_gpu;
+      backend.timer = cupti.get();
+      backend.gpu = true;
     }
 #else
     if (f.backend == "cuda")
@@ -97,6 +119,8 @@ void add_profile_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--backend", f->backend, "cpu (MPI ranks) or cuda (one GPU per rank, NCCL)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  sub->add_option("--precision", f->precision, "fp32 or bf16 storage (default: bf16 with --backend cuda, else fp32)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   sub->add_flag("--no-ops", f->no_ops, "Skip the engine runs: measure the collectives only");
   sub->add_option("--tensor-model-parallel-size,--tp", f->tp, "TP sizes, e.g. 1,2")->capture_default_str()->group(g);
   sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch sizes, e.g. 1,2")->capture_default_str()->group(g);

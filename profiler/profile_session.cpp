@@ -40,7 +40,7 @@ ParallelConfig config_for(const ProfileRequest& r, int tp, int micro_batch, int 
   c.global_batch = micro_batch * c.dp * r.microbatches_per_step;
   c.sequence_parallel = r.sequence_parallel && tp > 1;
   c.recompute = r.recompute;
-  c.precision = Precision::FP32;
+  c.precision = r.precision;
   return c;
 }
 
@@ -105,6 +105,15 @@ void print_run_summary(std::ostream& log, const std::vector<OpRecord>& ops, cons
   }
 }
 
+class HostTimer final : public ScopeTimer {
+ public:
+  engine::OpRecorder& recorder() override { return host_; }
+  const std::vector<RecordedOp>& collect() override { return host_.events(); }
+
+ private:
+  HostRecorder host_;
+};
+
 }  // namespace
 
 void validate(const ProfileRequest& r, int world) {
@@ -140,13 +149,16 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
   db.created = today();
   db.command = r.command;
   db.machine = backend.machine;
-  db.dtype = to_string(Precision::FP32);
+  db.dtype = to_string(r.precision);
+  if (r.precision != Precision::FP32 && !backend.gpu)
+    fail("--precision {}: the CPU engine computes in fp32; profile bf16 on GPUs (--backend cuda)", db.dtype);
   // The engine's weight-gradient GEMMs accumulate straight into the fp32 gradient
   // (dW += xᵀ·dy): Megatron-LM's separate main-gradient accumulation has no cost of its own.
   db.fused_ops = {"main_grad_accumulate"};
 
   MPI_Barrier(MPI_COMM_WORLD);  // one time origin for every rank's timeline
-  HostRecorder recorder;
+  HostTimer host_timer;
+  ScopeTimer& timer = backend.timer ? *backend.timer : host_timer;
   std::set<std::string> names;  // op names of events gathered from other ranks
   std::vector<std::vector<RecordedOp>> timeline(static_cast<std::size_t>(world));
   for (int tp : r.ops ? r.tp_sizes : std::vector<int>{}) {
@@ -157,14 +169,20 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
                  model.name, model.num_layers, model.hidden_size, model.num_attention_heads, model.seq_length,
                  model.vocab_size, config.summary(), r.warmup_steps, r.timed_steps);
       log.flush();
-      const std::size_t first_event = recorder.events().size();
+      const std::size_t first_event = timer.collect().size();
+      const std::size_t dropped_before = timer.dropped();
       engine::TrainReport report;
       {
-        const RecorderInstalled installed(recorder);
-        report = engine::train(model, config, options_for(r), log);  // per-step lines: progress on long runs
+        const RecorderInstalled installed(timer.recorder());
+        report = backend.train(model, config, options_for(r), log);  // per-step lines: progress on long runs
       }
-      const std::vector<RecordedOp> events(recorder.events().begin() + static_cast<std::ptrdiff_t>(first_event),
-                                           recorder.events().end());
+      const std::vector<RecordedOp>& all = timer.collect();
+      const std::vector<RecordedOp> events(all.begin() + static_cast<std::ptrdiff_t>(first_event), all.end());
+      unsigned long long lost = timer.dropped() - dropped_before;
+      MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      if (lost > 0)
+        fmt::print(log, "  WARNING: {} activity records were dropped (all ranks): this run's op times are incomplete\n",
+                   lost);
       const std::vector<std::vector<RecordedOp>> per_rank = gather_events(events, names);
       if (rank != 0) continue;
       if (r.keep_timeline)

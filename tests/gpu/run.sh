@@ -2,14 +2,20 @@
 # tests/gpu/run.sh OUT_DIR — the GPU check, one command, on a machine with NVIDIA GPUs:
 #   1. builds clustercast with the CUDA backend (build-gpu/), unless --no-build;
 #   2. runs the GPU tests (kernels against the CPU engine's ops, cuBLAS GEMMs, CUPTI
-#      attribution, GPU fingerprint); a skipped test is a failure here: on a GPU machine
-#      "no GPU" means the machine is broken, not that the test may pass;
-#   3. sweeps NCCL collectives over every GPU of the machine (1 KiB-256 MiB, nccl-tests'
-#      size/algbw/busbw) and writes the cost database OUT_DIR/gpu-nccl.json;
-#   4. prints a summary table last.
-# Everything it writes goes under OUT_DIR. Budget: under 10 minutes on one GPU.
-# Not yet covered (the CUDA engine backend does not train yet): timing a GPT-3-shaped layer
-# set's ops, and the CUDA-vs-CPU loss comparison over several steps.
+#      attribution, GPU fingerprint, the CUDA backend's losses against the CPU backend's
+#      for the same seed over 4 steps in every recompute mode — and, with 2+ GPUs, TP, SP,
+#      PP 1F1B and interleaved, DP with the distributed optimizer — and a GPU profile that
+#      must time every op a CPU profile times with no CUPTI record dropped); a skipped test is
+#      a failure here (a test needing 2 GPUs is skipped, and reported, on a 1-GPU machine);
+#   3. profiles a real run of a GPT-3-shaped layer set on every GPU (GPT-3 6.7B's shapes:
+#      hidden 4096, 32 heads, seq 2048, vocab 51200; 2 layers; bf16; micro batch 1 and 2; TP
+#      1, 2, 4, 8 as far as the GPUs go; SP and selective recomputation) with CUPTI, plus the
+#      NCCL collective sweep with 2+ GPUs, and writes the cost database
+#      OUT_DIR/gpu-gpt3-layers.json and its timeline OUT_DIR/gpu-gpt3-layers-trace.json;
+#   4. prices GPT-3 175B on 1,024 GPUs of this kind from that database (simulate --costs);
+#   5. prints a summary table last.
+# Everything it writes goes under OUT_DIR. Budget: under 10 minutes on one GPU (build about
+# 4 minutes on 16 cores, tests about 2, profile about 2).
 set -euo pipefail
 
 build=1
@@ -46,28 +52,51 @@ passed=$(summary_count PASSED); passed=${passed:-0}
 failed=$(summary_count FAILED); failed=${failed:-0}
 skipped=$(summary_count SKIPPED); skipped=${skipped:-0}
 (( failed == 0 )) || status=1
+# Only the multi-GPU layouts may skip, and only on a machine with one GPU.
 if (( skipped > 0 )); then
-  grep -A2 '^\[ RUN' "$out/gpu_tests.log" | grep -m3 -i 'skip' || true
-  status=1
+  grep -B1 '^\[  SKIPPED \]' "$out/gpu_tests.log" | grep -v '^--' | head -6 || true
+  if (( gpus >= 2 )) || grep -B1 '^\[  SKIPPED \]' "$out/gpu_tests.log" | grep -q 'no usable CUDA device'; then status=1; fi
 fi
 
-log "NCCL sweep on $gpus GPU(s)"
-sweep_status=0
-if (( gpus >= 2 )); then
-  timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$gpus" ./build-gpu/cli/clustercast profile \
-    --backend cuda --no-ops --out "$out/gpu-nccl.json" > "$out/nccl_sweep.log" 2>&1 || sweep_status=$?
-else
-  echo "one GPU: no collective to sweep" > "$out/nccl_sweep.log"
+# TP sizes the GPUs allow: 1, 2, 4, 8 up to the GPU count (DP fills the rest).
+tp="1"
+for t in 2 4 8; do (( gpus % t == 0 )) && tp="$tp,$t"; done
+sweep=(); (( gpus >= 2 )) || sweep=(--no-collectives)
+log "profiling GPT-3 6.7B-shaped layers on $gpus GPU(s), TP $tp"
+profile_status=0
+timeout 480 mpirun --allow-run-as-root --oversubscribe -np "$gpus" ./build-gpu/cli/clustercast profile \
+  --backend cuda --precision bf16 --model gpt3-6.7b --num-layers 2 --tp "$tp" --micro-batch-size 1,2 \
+  --sequence-parallel --recompute-granularity selective --warmup-steps 2 --steps 4 "${sweep[@]}" \
+  --out "$out/gpu-gpt3-layers.json" --trace-out "$out/gpu-gpt3-layers-trace.json" \
+  > "$out/profile.log" 2>&1 || profile_status=$?
+grep -q 'dropped' "$out/profile.log" && profile_status=1
+
+# The cluster preset of this GPU kind, so the simulator's analytic parts match the measured ones.
+case "$(head -1 "$out/gpus.txt")" in
+  *H200*) cluster=h200 ;;
+  *H100*) cluster=dgx-h100 ;;
+  *A100*40GB*) cluster=dgx-a100-40gb ;;
+  *) cluster=dgx-a100-80gb ;;
+esac
+predict_status=1
+if (( profile_status == 0 )); then
+  ./build-gpu/cli/clustercast simulate --costs "$out/gpu-gpt3-layers.json" --model gpt3-175b --gpus 1024 \
+    --cluster "$cluster" \
+    --tp 8 --pp 8 --sequence-parallel --recompute-granularity selective --micro-batch-size 1 \
+    --global-batch-size 1536 --num-layers-per-virtual-pipeline-stage 4 > "$out/predict.log" 2>&1 && predict_status=0
 fi
 
 echo
 echo "== GPU check summary =="
 printf '%-28s %s\n' "GPU" "$(head -1 "$out/gpus.txt")"
 printf '%-28s %s passed, %s failed, %s skipped (log: gpu_tests.log)\n' "GPU tests" "$passed" "$failed" "$skipped"
+printf '%-28s %s\n' "GPT-3 layer profile" \
+  "$([[ $profile_status == 0 ]] && echo "ok: $out/gpu-gpt3-layers.json" || echo "FAILED ($profile_status): profile.log")"
+grep -E '^  iteration |^  annotated compute' "$out/profile.log" | sed 's/^ */  /' || true
 if (( gpus >= 2 )); then
-  printf '%-28s %s\n' "NCCL sweep" "$([[ $sweep_status == 0 ]] && echo "ok: $out/gpu-nccl.json" || echo "FAILED ($sweep_status): nccl_sweep.log")"
-  grep -E '^# [a-z_]+ on [0-9]+ ranks|^# fit:' "$out/nccl_sweep.log" | sed 's/^/  /' || true
-else
-  printf '%-28s %s\n' "NCCL sweep" "skipped: one GPU"
+  grep -E '^# [a-z_]+ on [0-9]+ ranks|^# fit:' "$out/profile.log" | sed 's/^/  /' || true
 fi
-(( status == 0 && sweep_status == 0 ))
+printf '%-28s %s\n' "GPT-3 175B on 1,024 GPUs" \
+  "$([[ $predict_status == 0 ]] && echo "from the measured database (predict.log):" || echo "not predicted")"
+grep -E '^iteration|^training|measurements|^costs' "$out/predict.log" 2>/dev/null | sed 's/^/  /' || true
+(( status == 0 && profile_status == 0 && predict_status == 0 ))
