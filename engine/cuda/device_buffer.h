@@ -80,6 +80,13 @@ class Event {
   Event& operator=(const Event&) = delete;
   void record(cudaStream_t on) { CC_CUDA(cudaEventRecord(event_, on)); }
   void make_wait(cudaStream_t stream) const { CC_CUDA(cudaStreamWaitEvent(stream, event_, 0)); }
+  // Whether the work before the record has finished (never waits).
+  bool done() const {
+    const cudaError_t status = cudaEventQuery(event_);
+    if (status == cudaErrorNotReady) return false;
+    CC_CUDA(status);
+    return true;
+  }
 
  private:
   cudaEvent_t event_ = nullptr;

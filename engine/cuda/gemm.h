@@ -1,7 +1,8 @@
 // gemm.h — the engine's GEMMs on cuBLAS, in the engine's row-major convention:
 //   C[m×n] = alpha · op(A)·op(B) + beta · C,   op(X) = X or Xᵀ,
-// storage T = float or bf16, accumulation always fp32 (CUBLAS_COMPUTE_32F; Tensor Cores for
-// bf16, and for fp32 only when the caller allows TF32). beta = 1 accumulates, which the
+// storage T = float or bf16, accumulation always fp32 (CUBLAS_COMPUTE_32F: Tensor Cores for
+// bf16; full fp32 math for fp32, never TF32, so an fp32 GPU run matches the CPU engine to
+// rounding — fp32 is the checking precision, bf16 the fast one). beta = 1 accumulates, which the
 // weight-gradient GEMMs use to add into the gradient across microbatches.
 #pragma once
 

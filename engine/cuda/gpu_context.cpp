@@ -7,6 +7,7 @@ namespace cc::cuda {
 namespace {
 
 constexpr std::size_t kBlasWorkspaceBytes = 32u << 20;  // cuBLAS's recommendation for Hopper
+constexpr std::int64_t kMaxGroupSize = 1 << 16;          // ranks a start-up probe can gather from
 
 engine::OpAnnotation with_bytes(engine::OpAnnotation what, std::size_t bytes) {
   what.collective = true;
@@ -51,6 +52,7 @@ GpuContext::GpuContext(const engine::ProcessGroups& groups, bool interleaved) : 
   const int p = groups.layout.pp(), s = groups.me.pp;
   links_.resize(static_cast<std::size_t>(2 * p));
   const int last_link = interleaved ? p : p - 1;  // the wrap link p-1 -> 0 carries interleaved chunks only
+  connect_groups();
   for (int l = 0; p > 1 && l < last_link; ++l) {
     const bool member = s == l || s == (l + 1) % p;
     const int color = groups.me.dp * groups.layout.tp() + groups.me.tp;
@@ -64,15 +66,42 @@ GpuContext::GpuContext(const engine::ProcessGroups& groups, bool interleaved) : 
       auto link = std::make_unique<PipeLink>();
       link->comm = std::make_unique<NcclComm>(comm);
       link->peer = 1 - me;
+      // Activations go from the link's rank 0 (stage l) to rank 1; gradients the other way.
+      connect_link(*link, (direction == 0) == (me == 0));
       links_[static_cast<std::size_t>(2 * l + direction)] = std::move(link);
     }
   }
 }
 
+void GpuContext::connect_groups() {
+  Tensor<float> probe(1, kMaxGroupSize, compute());
+  CC_CUDA(cudaMemsetAsync(probe.data(), 0, probe.bytes(), compute()));
+  for (const GpuGroup* g : {&tp_, &dp_, &embedding_, &model_parallel_, &world_}) {
+    if (g->size() == 1) continue;
+    if (g->size() > kMaxGroupSize) throw CudaError("connect_groups: group larger than the probe");
+    const cudaStream_t s = compute();
+    CC_NCCL(ncclAllReduce(probe.data(), probe.data(), 1, ncclFloat32, ncclSum, g->comm(), s));
+    // In place, as NCCL defines it: rank r's block of the full buffer.
+    CC_NCCL(ncclAllGather(probe.data() + g->rank(), probe.data(), 1, ncclFloat32, g->comm(), s));
+    CC_NCCL(ncclReduceScatter(probe.data(), probe.data() + g->rank(), 1, ncclFloat32, ncclSum, g->comm(), s));
+    CC_CUDA(cudaStreamSynchronize(s));
+  }
+}
+
+void GpuContext::connect_link(PipeLink& link, bool sender) {
+  Tensor<float> probe(1, 1, compute());
+  CC_CUDA(cudaMemsetAsync(probe.data(), 0, probe.bytes(), compute()));
+  CC_CUDA(cudaStreamSynchronize(compute()));
+  if (sender)
+    CC_NCCL(ncclSend(probe.data(), 1, ncclFloat32, link.peer, link.comm->get(), link.stream.get()));
+  else
+    CC_NCCL(ncclRecv(probe.data(), 1, ncclFloat32, link.peer, link.comm->get(), link.stream.get()));
+  link.stream.synchronize();
+}
+
 GpuContext::~GpuContext() {
   cudaDeviceSynchronize();  // nothing pending may outlive its communicator or buffer
-  pending_f32_.clear();
-  pending_bf16_.clear();
+  pending_.clear();
   links_.clear();
   for (MPI_Comm& c : link_comms_) MPI_Comm_free(&c);
 }
@@ -148,12 +177,23 @@ void GpuContext::send(Tensor<T> data, bool forward) {
   ready.make_wait(l.stream.get());
   CC_NCCL(ncclSend(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),
                    l.stream.get()));
-  send_events_.push_back(std::make_unique<Event>());
-  send_events_.back()->record(l.stream.get());
+  release_finished_sends();
+  PendingSend pending{std::make_unique<Event>(), {}, {}};
+  pending.done->record(l.stream.get());
   if constexpr (std::is_same_v<T, float>)
-    pending_f32_.push_back(std::move(data));
+    pending.f32 = std::move(data);
   else
-    pending_bf16_.push_back(std::move(data));
+    pending.bf16 = std::move(data);
+  pending_.push_back(std::move(pending));
+}
+
+void GpuContext::release_finished_sends() {
+  // Freed on the compute stream, which must not reuse the memory before the send read it:
+  // the event has completed, so the wait costs nothing but orders the free after it.
+  while (!pending_.empty() && pending_.front().done->done()) {
+    pending_.front().done->make_wait(compute());
+    pending_.pop_front();
+  }
 }
 
 template <typename T>
@@ -172,10 +212,8 @@ Tensor<T> GpuContext::receive(std::int64_t rows, std::int64_t cols, bool forward
 }
 
 void GpuContext::finish_sends() {
-  for (const auto& e : send_events_) e->make_wait(compute());
-  send_events_.clear();
-  pending_f32_.clear();  // freed on the compute stream, after the waits above
-  pending_bf16_.clear();
+  for (const PendingSend& p : pending_) p.done->make_wait(compute());
+  pending_.clear();  // freed on the compute stream, after the waits above
 }
 
 #define CC_GPU_CONTEXT_INSTANTIATE(T)                                                                          \

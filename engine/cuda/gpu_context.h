@@ -20,6 +20,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -99,18 +100,29 @@ class GpuContext {
   template <typename Launch>
   void on_comm_stream(Launch&& launch);
   PipeLink& link(bool forward, bool sending);
+  // Frees the buffers of sends that have finished, oldest first (never waits).
+  void release_finished_sends();
+  // NCCL connects peers at a communicator's first use, blocking the host and allocating
+  // while other NCCL kernels may be spinning; one tiny operation on every communicator at
+  // start-up (with the host waiting) moves all of that out of the training step.
+  void connect_groups();
+  void connect_link(PipeLink& link, bool sender);
 
   const engine::ProcessGroups& groups_;
   Stream compute_, comm_;
+  Tensor<std::uint8_t> blas_workspace_;  // outlives the handle that uses it
   CublasHandle blas_;
-  Tensor<std::uint8_t> blas_workspace_;
   GpuGroup tp_, dp_, embedding_, model_parallel_, world_;
   std::vector<MPI_Comm> link_comms_;
   // [link][0: activations, 1: gradients]; the rank is on links s-1 and s (mod p) only.
   std::vector<std::unique_ptr<PipeLink>> links_;
-  std::vector<Tensor<float>> pending_f32_;
-  std::vector<Tensor<__nv_bfloat16>> pending_bf16_;
-  std::vector<std::unique_ptr<Event>> send_events_;
+  // Sends in flight, oldest first: the event after the send and the buffer it reads.
+  struct PendingSend {
+    std::unique_ptr<Event> done;
+    Tensor<float> f32;
+    Tensor<__nv_bfloat16> bf16;
+  };
+  std::deque<PendingSend> pending_;
 };
 
 }  // namespace cc::cuda
