@@ -160,6 +160,14 @@ TEST(ProfileBadInput, AMissingOutputFolderIsRefusedBeforeAnyWork) {
   EXPECT_EQ(r.out.find("profiling"), std::string::npos) << r.out;
 }
 
+TEST(ProfileBadInput, Bf16OnTheCpuIsRefused) {
+  const TempDir dir;
+  const RunResult r = run_mpi(1, {"profile", "--model", "tiny", "--precision", "bf16", "--out", dir.file("x.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--precision bf16: the CPU engine computes in fp32"), std::string::npos) << r.err;
+  EXPECT_TRUE(dir.entries().empty());
+}
+
 // On a machine without a GPU (every CI machine) the CUDA backend says why it cannot run —
 // no device, or a build without the CUDA toolkit — and writes nothing.
 TEST(ProfileBadInput, CudaBackendWithoutAGpuSaysWhy) {

@@ -190,7 +190,12 @@ INSTANTIATE_TEST_SUITE_P(
                       BadRun{"RanksDoNotMatch", 3, {"--tp", "2"}, "3 MPI ranks are not divisible by TP 2 x PP 1"},
                       BadRun{"MissingCorpus", 2, {"--tp", "2", "--data", "/nonexistent/corpus.txt"}, "/nonexistent/corpus.txt"},
                       BadRun{"GlobalBatchDoesNotDivide", 2, {"--global-batch-size", "7"}, "--global-batch-size 7"},
-                      BadRun{"MissingCheckpoint", 2, {"--resume", "/nonexistent/ckpt"}, "/nonexistent/ckpt"}),
+                      BadRun{"MissingCheckpoint", 2, {"--resume", "/nonexistent/ckpt"}, "/nonexistent/ckpt"},
+                      BadRun{"Bf16OnTheCpu", 1, {"--precision", "bf16"}, "the CPU backend computes in fp32"},
+                      // No GPU here (or no CUDA in this build): every rank stops, one says why.
+                      BadRun{"CudaWithoutAGpu", 2, {"--backend", "cuda"}, "--backend cuda:"},
+                      // Refused before any GPU is touched (or, without CUDA, for that).
+                      BadRun{"CudaCheckpoints", 2, {"--backend", "cuda", "--save", "/tmp/never"}, "CUDA"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(TrainMpi, CorruptCheckpointOnOneRankStopsAll) {
