@@ -9,6 +9,7 @@
 
 #include "engine/cuda/gpu_optimizer.h"
 #include "engine/cuda/gpu_pipeline.h"
+#include "engine/cuda/nvtx_ranges.h"
 #include "engine/training_loop.h"
 #include "sim/error.h"
 
@@ -136,6 +137,8 @@ engine::TrainReport train_on_gpu(const ModelSpec& model, const ParallelConfig& c
 
   engine::TrainReport report;
   {
+    NvtxRanges nvtx;
+    const NvtxInstalled ranges(nvtx);  // op names on Nsight Systems' timeline
     GpuContext ctx(groups, c.virtual_stages > 1);
     if (c.precision == Precision::BF16)
       run<__nv_bfloat16>(model, c, o, groups, m, ctx, corpus, weights, report, log);
