@@ -2,6 +2,8 @@
 
 #include <cuda_bf16.h>
 
+#include "engine/pipeline_links.h"
+
 namespace cc::cuda {
 
 namespace {
@@ -66,8 +68,7 @@ GpuContext::GpuContext(const engine::ProcessGroups& groups, bool interleaved) : 
       auto link = std::make_unique<PipeLink>();
       link->comm = std::make_unique<NcclComm>(comm);
       link->peer = 1 - me;
-      // Activations go from the link's rank 0 (stage l) to rank 1; gradients the other way.
-      connect_link(*link, (direction == 0) == (me == 0));
+      connect_link(*link, engine::sends_on_link(s, l, direction == 0));
       links_[static_cast<std::size_t>(2 * l + direction)] = std::move(link);
     }
   }
@@ -160,9 +161,7 @@ void GpuContext::reduce_scatter(const GpuGroup& g, const T* in, T* out, std::siz
 }
 
 PipeLink& GpuContext::link(bool forward, bool sending) {
-  const int p = groups_.layout.pp(), s = groups_.me.pp;
-  // Link l joins stage l to (l+1) mod p: activations go up it, gradients come down it.
-  const int l = forward == sending ? s : (s - 1 + p) % p;
+  const int l = engine::pipeline_link(groups_.me.pp, groups_.layout.pp(), forward, sending);
   PipeLink* found = links_[static_cast<std::size_t>(2 * l + (forward ? 0 : 1))].get();
   if (!found) throw CudaError("pipeline transfer on a link this rank does not have (a schedule bug)");
   return *found;

@@ -7,32 +7,11 @@
 
 #include "engine/cuda/kernels.h"
 #include "engine/cuda/training_kernels.h"
+#include "engine/flag_runs.h"
 
 namespace cc::cuda {
 
 namespace {
-
-// Maximal runs of equal flags over [begin, end) of a per-element flag vector (0 past its end).
-std::vector<std::pair<std::pair<std::size_t, std::size_t>, bool>> runs(const std::vector<std::uint8_t>& flags,
-                                                                       std::size_t begin, std::size_t end) {
-  std::vector<std::pair<std::pair<std::size_t, std::size_t>, bool>> out;
-  auto flag = [&](std::size_t i) { return i < flags.size() && flags[i] != 0; };
-  std::size_t i = begin;
-  while (i < end) {
-    std::size_t j = i;
-    while (j < end && flag(j) == flag(i)) ++j;
-    out.push_back({{i, j}, flag(i)});
-    i = j;
-  }
-  return out;
-}
-
-std::vector<std::pair<std::size_t, std::size_t>> set_ranges(const std::vector<std::uint8_t>& flags) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
-  for (const auto& [range, on] : runs(flags, 0, flags.size()))
-    if (on) out.push_back(range);
-  return out;
-}
 
 engine::OpAnnotation annotate(const char* name) { return {name, Phase::Backward, -1, -1, {}, true}; }
 
@@ -52,12 +31,11 @@ GpuOptimizer<T>::GpuOptimizer(const engine::RankModel&, const ParallelConfig& co
   const std::size_t padded = w_.padded();
   shard_ = c_.distributed_optimizer ? padded / static_cast<std::size_t>(c_.dp) : padded;
   shard_begin_ = c_.distributed_optimizer ? shard_ * static_cast<std::size_t>(ctx_.groups().me.dp) : 0;
-  sp_partial_ = set_ranges(layout.sp_partial);
+  sp_partial_ = engine::flagged_ranges(layout.sp_partial, 0, layout.size);
   embedding_ = layout.embedding;
-  for (const auto& [range, on] : runs(layout.counted, shard_begin_, shard_begin_ + shard_))
-    if (on) counted_.push_back(range);
-  for (const auto& [range, on] : runs(layout.decay, shard_begin_, shard_begin_ + shard_))
-    decay_runs_.push_back({{range.first - shard_begin_, range.second - shard_begin_}, on});
+  counted_ = engine::flagged_ranges(layout.counted, shard_begin_, shard_begin_ + shard_);
+  for (const engine::FlagRun& r : engine::flag_runs(layout.decay, shard_begin_, shard_begin_ + shard_))
+    decay_runs_.push_back({{r.begin - shard_begin_, r.end - shard_begin_}, r.flag});
   m_ = DeviceBuffer<float>(shard_);
   v_ = DeviceBuffer<float>(shard_);
   m_.upload(std::vector<float>(shard_, 0.0f));

@@ -2,8 +2,10 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 
+#include "engine/pipeline_links.h"
 #include "sim/pipeline_schedule.h"
 
 namespace cc {
@@ -103,6 +105,34 @@ TEST(PipelineSchedule, EveryLinkReceivesInTheOrderItSends) {
             if (to >= 0 && to < p * v) sent[{s, fwd}].emplace_back(fwd, to, pass.microbatch);
           }
         EXPECT_EQ(sent, received) << "p=" << p << " v=" << v << " m=" << m;
+      }
+}
+
+
+// Every transfer of every schedule: sender and receiver pick the same link, that link joins
+// exactly their two stages, the sender is its sending end for the direction, and the link
+// is one the backend creates.
+TEST(PipelineSchedule, SenderAndReceiverAgreeOnEveryTransfersLink) {
+  using engine::pipeline_link;
+  for (int p : {2, 3, 4, 8})
+    for (int v : {1, 2, 3})
+      for (int m : {1, 4, 8}) {
+        if (v > 1 && m % p != 0) continue;
+        const auto lists = pipeline_schedule(p, m, v);
+        for (int s = 0; s < p; ++s)
+          for (const PipelinePass& pass : lists[static_cast<std::size_t>(s)]) {
+            const bool fwd = pass.kind == PassKind::Forward;
+            const int vs = pass.chunk * p + s, to = fwd ? vs + 1 : vs - 1;
+            if (to < 0 || to >= p * v) continue;
+            const int peer = to % p;
+            const int link = pipeline_link(s, p, fwd, true);
+            SCOPED_TRACE("p=" + std::to_string(p) + " v=" + std::to_string(v) + " stage " + std::to_string(s));
+            EXPECT_EQ(pipeline_link(peer, p, fwd, false), link);
+            EXPECT_EQ(std::set<int>({link, (link + 1) % p}), std::set<int>({s, peer}));
+            EXPECT_TRUE(engine::sends_on_link(s, link, fwd));
+            EXPECT_FALSE(engine::sends_on_link(peer, link, fwd));
+            EXPECT_LT(link, engine::pipeline_links_used(p, v > 1));
+          }
       }
 }
 
