@@ -6,22 +6,10 @@
 
 #include "engine/flag_runs.h"
 #include "engine/optimizer.h"
+#include "micro_model.h"
 
 namespace cc::engine {
 namespace {
-
-ModelSpec two_layer_model() {
-  ModelSpec m;
-  m.name = "runs";
-  m.num_layers = 2;
-  m.hidden_size = 8;
-  m.num_attention_heads = 2;
-  m.num_query_groups = 2;
-  m.ffn_hidden_size = 16;
-  m.vocab_size = 16;
-  m.seq_length = 4;
-  return m;
-}
 
 void expect_tiling(const std::vector<std::uint8_t>& flags, std::size_t begin, std::size_t end) {
   const std::vector<FlagRun> runs = flag_runs(flags, begin, end);
@@ -44,7 +32,7 @@ void expect_tiling(const std::vector<std::uint8_t>& flags, std::size_t begin, st
 }
 
 TEST(FlagRuns, TileEveryFlagOfARanksLayoutAndEveryShard) {
-  const ModelSpec spec = two_layer_model();
+  const ModelSpec spec = micro_model(2);
   for (int tp_rank : {0, 1}) {
     const RankModel m = make_rank_model(spec, 2, tp_rank, 1, 0, 1);
     ModelWeights<float> w = allocate_weights<float>(m);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "engine/model_chunk.h"
+#include "micro_model.h"
 
 namespace cc::engine {
 namespace {
@@ -21,19 +22,6 @@ void ensure_mpi() {
     MPI_Init(nullptr, nullptr);
     std::atexit([] { MPI_Finalize(); });
   }
-}
-
-ModelSpec micro_model() {
-  ModelSpec m;
-  m.name = "micro";
-  m.num_layers = 3;
-  m.hidden_size = 8;
-  m.num_attention_heads = 2;
-  m.num_query_groups = 2;
-  m.ffn_hidden_size = 16;
-  m.vocab_size = 16;
-  m.seq_length = 4;
-  return m;
 }
 
 class WholeModel : public ::testing::TestWithParam<RecomputeGranularity> {
