@@ -3,6 +3,8 @@
 // the final norm, tied output layer and vocab-parallel loss on the last.
 #include <cuda_bf16.h>
 
+#include <type_traits>
+
 #include "engine/cuda/gemm.h"
 #include "engine/cuda/gpu_model.h"
 #include "engine/cuda/training_kernels.h"
@@ -97,10 +99,13 @@ Tensor<T> GpuModel<T>::chunk_forward(const GpuPass& pass, int chunk, Tensor<T> x
   }
   Tensor<T> gathered_holder;
   const T* gathered = enter_tp_region(pass, saved.final_out, gathered_holder, env.op("sp_all_gather", F, -1));
-  Tensor<T> logits(rows, V, stream_);
+  // The logits leave the GEMM in fp32 whatever T is: the loss and its softmax are computed
+  // and kept in fp32, as Megatron-LM's vocab-parallel cross-entropy casts them (bf16 logits
+  // of size ~10 would carry errors of ~0.04 into the loss).
+  Tensor<float> logits(rows, V, stream_);
   {
     ScopedOp op(env.op("logits", F, -1, rows, V, h));
-    gemm<T>(ctx_.blas(), {rows, V, h, false, true}, gathered, w_.w(slots.wte), logits.data());  // x · wteᵀ
+    gemm_f32_out<T>(ctx_.blas(), {rows, V, h, false, true}, gathered, w_.w(slots.wte), logits.data());  // x · wteᵀ
   }
   ScopedOp op(env.op("cross_entropy", F, -1, logits.size()));
   const int r = static_cast<int>(rows), v = static_cast<int>(V);
@@ -129,14 +134,22 @@ Tensor<T> GpuModel<T>::chunk_backward(const GpuPass& pass, int chunk, GpuChunkSa
   const std::int64_t h = env.hidden, R = env.region_rows(), rows = env.full_rows(), V = local_vocab();
   Tensor<T> d;
   if (last_virtual_stage(chunk)) {
+    Tensor<T> dlogits;
     {
       ScopedOp op(env.op("cross_entropy.backward", B, -1, saved.softmax.size()));
       Tensor<float> dlosses(rows, 1, stream_);
       fill(dlosses.data(), rows, static_cast<float>(loss_scale), stream_);
       cross_entropy_backward(saved.softmax.data(), pass.targets.data(), vocab_start(), dlosses.data(),
                              static_cast<int>(rows), static_cast<int>(V), saved.softmax.data(), stream_);
+      // The GEMMs take T operands: one rounding of the fp32 loss gradient (Megatron's too).
+      if constexpr (std::is_same_v<T, float>) {
+        dlogits = std::move(saved.softmax);
+      } else {
+        dlogits = Tensor<T>(rows, V, stream_);
+        cast_from_f32(saved.softmax.data(), dlogits.data(), dlogits.size(), stream_);
+        saved.softmax = Tensor<float>();
+      }
     }
-    const Tensor<T> dlogits = std::move(saved.softmax);
     Tensor<T> gathered_holder;
     const T* gathered =
         enter_tp_region(pass, saved.final_out, gathered_holder, env.op("sp_all_gather.wgrad_input", B, -1));

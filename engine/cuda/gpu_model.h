@@ -62,7 +62,7 @@ struct GpuChunkSaved {
   Tensor<std::uint8_t> embedding_mask;
   Tensor<T> final_in, final_out;
   Tensor<float> final_mean, final_rstd;
-  Tensor<T> softmax;  // vocab slice, full rows
+  Tensor<float> softmax;  // vocab slice, full rows; fp32 whatever T is
 
   std::size_t bytes() const;
   std::size_t scores_bytes() const;
