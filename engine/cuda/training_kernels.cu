@@ -50,17 +50,31 @@ __global__ void add_kernel(const T* a, const T* b, T* out, std::int64_t n) {
   });
 }
 
-// Review: thread per column; each step of the row loop has the warp read 32 consecutive
-// elements of one row (coalesced), and each thread adds its column's rows in order (the
-// CPU's order, deterministic). Bias widths are hidden or ffn/TP sized, so the grid
-// (ceil(cols/256)) is wide enough for the shapes that matter; no cross-thread reduction.
+constexpr int kColTile = 32;    // columns per block of the column-sum kernel
+constexpr int kRowSlices = 32;  // rows walked in parallel per column
+
+// Review: as kernels.cu's LayerNorm parameter gradient — block (32 columns × 32 row slices),
+// grid = ceil(cols/32). Thread (c, s) sums rows s, s+32, ... of column c, so each warp
+// (fixed s) reads 32 consecutive columns of one row (coalesced). The 32 slice partials meet
+// in shared memory ([slice][column], conflict-free) and slice 0 adds them in slice order: a
+// fixed summation order (bitwise reproducible), no atomics (one block owns each column), and
+// 32x the parallelism of a thread-per-column walk over the rows.
 template <typename T>
-__global__ void column_sums_kernel(const T* x, int rows, int cols, float* sums) {
-  const int c = static_cast<int>(blockIdx.x) * blockDim.x + static_cast<int>(threadIdx.x);
-  if (c >= cols) return;
+__global__ void __launch_bounds__(kColTile * kRowSlices) column_sums_kernel(const T* x, int rows, int cols,
+                                                                           float* sums) {
+  __shared__ float part[kRowSlices][kColTile];
+  const int col = static_cast<int>(blockIdx.x) * kColTile + static_cast<int>(threadIdx.x);
   float s = 0.0f;
-  for (int r = 0; r < rows; ++r) s += to_float(x[static_cast<std::int64_t>(r) * cols + c]);
-  sums[c] += s;
+  if (col < cols)
+    for (int r = static_cast<int>(threadIdx.y); r < rows; r += kRowSlices)
+      s += to_float(x[static_cast<std::int64_t>(r) * cols + col]);
+  part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < cols) {
+    float total = 0.0f;
+    for (int k = 0; k < kRowSlices; ++k) total += part[k][threadIdx.x];
+    sums[col] += total;
+  }
 }
 
 // Review: flat over x as add_bias; the table row is the element's position, so a pack reads
@@ -191,7 +205,8 @@ void add(const T* a, const T* b, T* out, std::int64_t n, cudaStream_t stream) {
 template <typename T>
 void column_sums_add(const T* x, int rows, int cols, float* sums, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  column_sums_kernel<T><<<column_blocks(cols), kThreads, 0, stream>>>(x, rows, cols, sums);
+  const unsigned tiles = static_cast<unsigned>((cols + kColTile - 1) / kColTile);
+  column_sums_kernel<T><<<tiles, dim3(kColTile, kRowSlices), 0, stream>>>(x, rows, cols, sums);
   CC_CUDA_LAUNCHED();
 }
 

@@ -3,8 +3,8 @@
 // residual adds, bias and position-embedding gradients, and the squared sum behind the
 // global gradient norm. Same conventions as kernels.h (device row-major arrays, fp32
 // arithmetic, launch on `stream`, no host synchronisation, empty inputs enqueue nothing).
-// Every sum runs in a fixed order, so a run repeats bit for bit; the bias and position
-// gradients add rows in the CPU engine's order (row 0 first).
+// Every sum runs in a fixed order, so a run repeats bit for bit; the position gradients add
+// rows in the CPU engine's order (row 0 first).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -26,7 +26,7 @@ void add_bias(T* y, const float* bias, int rows, int cols, cudaStream_t stream);
 template <typename T>
 void add(const T* a, const T* b, T* out, std::int64_t n, cudaStream_t stream);
 
-// sums[c] += Σ_r x[r, c], r ascending (bias gradients).
+// sums[c] += Σ_r x[r, c] (bias gradients), in a fixed order: 32 strided row slices, then the slices in order.
 template <typename T>
 void column_sums_add(const T* x, int rows, int cols, float* sums, cudaStream_t stream);
 
