@@ -2,6 +2,8 @@
 
 #include <cuda_bf16.h>
 
+#include <cstdlib>
+
 #include "engine/pipeline_links.h"
 
 namespace cc::cuda {
@@ -44,6 +46,10 @@ GpuContext::GpuContext(const engine::ProcessGroups& groups, bool interleaved) : 
   std::uint64_t keep = UINT64_MAX;
   CC_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 
+  // NCCL (2.22+) by default connects only the algorithm a collective first picks, so a small
+  // start-up probe would leave the large-message paths to connect inside a step; connect
+  // them all at init instead (a user's own setting wins).
+  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   // Every rank creates the communicators in the same order (NCCL init is collective).
   tp_ = GpuGroup(groups.tp);
   dp_ = GpuGroup(groups.dp);
@@ -53,9 +59,8 @@ GpuContext::GpuContext(const engine::ProcessGroups& groups, bool interleaved) : 
 
   const int p = groups.layout.pp(), s = groups.me.pp;
   links_.resize(static_cast<std::size_t>(2 * p));
-  const int last_link = interleaved ? p : p - 1;  // the wrap link p-1 -> 0 carries interleaved chunks only
   connect_groups();
-  for (int l = 0; p > 1 && l < last_link; ++l) {
+  for (int l = 0; l < engine::pipeline_links_used(p, interleaved); ++l) {
     const bool member = s == l || s == (l + 1) % p;
     const int color = groups.me.dp * groups.layout.tp() + groups.me.tp;
     MPI_Comm comm = MPI_COMM_NULL;
@@ -169,6 +174,7 @@ PipeLink& GpuContext::link(bool forward, bool sending) {
 
 template <typename T>
 void GpuContext::send(Tensor<T> data, bool forward) {
+  release_finished_sends();
   PipeLink& l = link(forward, true);
   engine::ScopedOp scope(with_bytes({"p2p.send", Phase::Forward, -1, -1, {}, true}, data.bytes()));
   Event ready;
@@ -176,7 +182,6 @@ void GpuContext::send(Tensor<T> data, bool forward) {
   ready.make_wait(l.stream.get());
   CC_NCCL(ncclSend(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),
                    l.stream.get()));
-  release_finished_sends();
   PendingSend pending{std::make_unique<Event>(), {}, {}};
   pending.done->record(l.stream.get());
   if constexpr (std::is_same_v<T, float>)
@@ -187,12 +192,15 @@ void GpuContext::send(Tensor<T> data, bool forward) {
 }
 
 void GpuContext::release_finished_sends() {
-  // Freed on the compute stream, which must not reuse the memory before the send read it:
-  // the event has completed, so the wait costs nothing but orders the free after it.
-  while (!pending_.empty() && pending_.front().done->done()) {
-    pending_.front().done->make_wait(compute());
-    pending_.pop_front();
-  }
+  // Any finished send, not only the oldest (a gradient send waiting for a slow receiver must
+  // not hold back the activation sends behind it). Freed on the compute stream, which must
+  // not reuse the memory before the send read it: the event has completed, so the wait costs
+  // nothing but orders the free after it.
+  std::erase_if(pending_, [&](const PendingSend& p) {
+    if (!p.done->done()) return false;
+    p.done->make_wait(compute());
+    return true;
+  });
 }
 
 template <typename T>

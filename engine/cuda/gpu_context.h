@@ -100,7 +100,7 @@ class GpuContext {
   template <typename Launch>
   void on_comm_stream(Launch&& launch);
   PipeLink& link(bool forward, bool sending);
-  // Frees the buffers of sends that have finished, oldest first (never waits).
+  // Frees the buffers of sends that have finished (never waits).
   void release_finished_sends();
   // NCCL connects peers at a communicator's first use, blocking the host and allocating
   // while other NCCL kernels may be spinning; one tiny operation on every communicator at
@@ -116,7 +116,7 @@ class GpuContext {
   std::vector<MPI_Comm> link_comms_;
   // [link][0: activations, 1: gradients]; the rank is on links s-1 and s (mod p) only.
   std::vector<std::unique_ptr<PipeLink>> links_;
-  // Sends in flight, oldest first: the event after the send and the buffer it reads.
+  // Sends in flight: the event after the send and the buffer it reads.
   struct PendingSend {
     std::unique_ptr<Event> done;
     Tensor<float> f32;
