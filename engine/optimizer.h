@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/comm.h"
+#include "engine/flag_runs.h"
 #include "engine/gpt_weights.h"
 #include "engine/ops/adamw.h"
 #include "sim/parallel_config.h"
@@ -23,6 +24,20 @@ struct FlatLayout {
 
 template <typename T>
 FlatLayout flat_layout(ModelWeights<T>& w, const RankModel& m);
+
+// The part of a rank's flat vector of `size` elements its optimizer updates: all of it, or
+// with the distributed optimizer shard `dp_rank` of the size padded to a multiple of DP.
+struct OptimizerShard {
+  std::size_t padded = 0;  // length of the (padded) flat vectors
+  std::size_t size = 0;    // elements of the shard
+  std::size_t begin = 0;   // its first element
+};
+inline OptimizerShard optimizer_shard(std::size_t size, const ParallelConfig& c, int dp_rank) {
+  if (!c.distributed_optimizer) return {size, size, 0};
+  const auto dp = static_cast<std::size_t>(c.dp);
+  const std::size_t padded = (size + dp - 1) / dp * dp;
+  return {padded, padded / dp, padded / dp * static_cast<std::size_t>(dp_rank)};
+}
 
 template <typename T>
 class Optimizer {

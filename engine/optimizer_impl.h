@@ -26,10 +26,10 @@ template <typename T>
 Optimizer<T>::Optimizer(const RankModel& model, const ParallelConfig& config, const ProcessGroups& groups,
                         ModelWeights<T>& w, AdamWConfig adam, double clip)
     : model_(model), c_(config), g_(groups), layout_(flat_layout(w, model)), adam_(adam), clip_(clip) {
-  const std::size_t dp = static_cast<std::size_t>(c_.dp);
-  padded_ = c_.distributed_optimizer ? (layout_.size + dp - 1) / dp * dp : layout_.size;
-  shard_ = c_.distributed_optimizer ? padded_ / dp : layout_.size;
-  shard_begin_ = c_.distributed_optimizer ? shard_ * static_cast<std::size_t>(g_.me.dp) : 0;
+  const OptimizerShard shard = optimizer_shard(layout_.size, c_, g_.me.dp);
+  padded_ = shard.padded;
+  shard_ = shard.size;
+  shard_begin_ = shard.begin;
   m_.assign(shard_, T(0));
   v_.assign(shard_, T(0));
 }
@@ -93,16 +93,10 @@ double Optimizer<T>::step(ModelWeights<T>& w, ModelWeights<T>& g, long step, dou
   // 5. AdamW on this rank's part, in a fixed order; decay only matrices and embeddings.
   AdamWConfig a = adam_;
   a.lr = lr;
-  {
-    std::size_t i = 0;
-    while (i < shard_) {
-      const std::size_t at = shard_begin_ + i;
-      const bool decay = at < layout_.size && layout_.decay[at];
-      std::size_t j = i;
-      while (j < shard_ && (shard_begin_ + j < layout_.size && layout_.decay[shard_begin_ + j]) == decay) ++j;
-      adamw_update(params.data() + at, local.data() + i, m_.data() + i, v_.data() + i, j - i, a, step, decay);
-      i = j;
-    }
+  for (const FlagRun& r : flag_runs(layout_.decay, shard_begin_, shard_begin_ + shard_)) {
+    const std::size_t i = r.begin - shard_begin_;
+    adamw_update(params.data() + r.begin, local.data() + i, m_.data() + i, v_.data() + i, r.end - r.begin, a, step,
+                 r.flag);
   }
   // 6. Distributed optimizer: every DP rank gathers the others' updated shards.
   if (c_.distributed_optimizer) {

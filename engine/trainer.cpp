@@ -123,15 +123,8 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   TrainReport report;
   const auto t0 = std::chrono::steady_clock::now();
   for (long step = start + 1; step <= o.steps; ++step) {
-    // Replica d trains on samples [d·B/dp, (d+1)·B/dp) of this step's global batch.
-    const std::uint64_t first = static_cast<std::uint64_t>(step - 1) * static_cast<std::uint64_t>(B) +
-                                static_cast<std::uint64_t>(groups.me.dp * (B / c.dp));
-    auto tokens = [&](int j) { return gather_tokens(sampler, first + static_cast<std::uint64_t>(j * mb), mb, S); };
-    auto env = [&](int j) {
-      std::vector<std::uint64_t> ids;
-      for (int b = 0; b < mb; ++b) ids.push_back(first + static_cast<std::uint64_t>(j * mb + b));
-      return pass_env(model, c, o, groups, step, ids, j);
-    };
+    auto tokens = [&](int j) { return step_tokens(sampler, c, groups, S, step, j); };
+    auto env = [&](int j) { return step_pass_env(model, c, o, groups, step, j); };
     // One iteration as a profiler sees it: every op inside is annotated; what is left
     // (data loading, the loss reduction) is the step's own time.
     const auto ts = std::chrono::steady_clock::now();
@@ -146,11 +139,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     report.losses.push_back(loss);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
     report.step_seconds.push_back(seconds);
-    if (root && (step % std::max(1, o.log_every) == 0 || step == o.steps)) {
-      fmt::print(log, "step {} loss {:.4f} lr {:.3e} grad_norm {:.4f} tokens/s {:.0f}\n", step, loss,
-                 learning_rate(o, step), norm, B * S / seconds);
-      log.flush();  // progress shows as it happens, also when piped
-    }
+    print_step(log, o, groups, step, loss, norm, B * S / seconds);
     if (!o.save_dir.empty() && ((o.save_every > 0 && step % o.save_every == 0) || step == o.steps)) {
       save(step);
       if (root) fmt::print(log, "saved checkpoint {}/step-{}\n", o.save_dir, step);
@@ -164,11 +153,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     const std::vector<MicrobatchTokens> windows = validation_microbatches(corpus, model, c, o, groups);
     if (!windows.empty()) {
       auto tokens = [&](int j) { return windows[static_cast<std::size_t>(j)]; };
-      auto env = [&](int j) {
-        PassEnv e = pass_env(model, c, o, groups, 0, std::vector<std::uint64_t>(static_cast<std::size_t>(mb), 0), j);
-        e.dropout = 0;  // evaluation
-        return e;
-      };
+      auto env = [&](int j) { return validation_pass_env(model, c, o, groups, j); };
       const double sum = runner.evaluate(w, static_cast<int>(windows.size()), tokens, env);
       const int count = static_cast<int>(windows.size()) * mb * c.dp;
       report.validation_loss = global_mean(sum, static_cast<double>(count) * S);
@@ -177,10 +162,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   }
 
   report_stage_activations(report, c, groups, log);
-  std::tie(report.update_fingerprint, report.update_norm) = update_signature(w, initial, m, groups);
-  if (root)
-    fmt::print(log, "update_fingerprint {:.9e} update_norm {:.9e} tokens/s {:.0f}\n", report.update_fingerprint,
-               report.update_norm, report.tokens_per_s);
+  report_update(report, w, initial, m, groups, log);
   return report;
 }
 

@@ -1,8 +1,10 @@
 #include "engine/training_loop.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -95,6 +97,54 @@ PassEnv pass_env(const ModelSpec& model, const ParallelConfig& c, const TrainOpt
   e.dropout = o.dropout;
   e.sample_ids = sample_ids;
   return e;
+}
+
+namespace {
+
+// Global sample id of microbatch j's first sample in step `step` on this replica.
+std::uint64_t first_sample(const ParallelConfig& c, const ProcessGroups& groups, long step, int microbatch) {
+  return static_cast<std::uint64_t>(step - 1) * static_cast<std::uint64_t>(c.global_batch) +
+         static_cast<std::uint64_t>(groups.me.dp * (c.global_batch / c.dp)) +
+         static_cast<std::uint64_t>(microbatch * c.micro_batch);
+}
+
+}  // namespace
+
+MicrobatchTokens step_tokens(const WindowSampler& sampler, const ParallelConfig& c, const ProcessGroups& groups,
+                             int seq, long step, int microbatch) {
+  return gather_tokens(sampler, first_sample(c, groups, step, microbatch), c.micro_batch, seq);
+}
+
+PassEnv step_pass_env(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o,
+                      const ProcessGroups& groups, long step, int microbatch) {
+  std::vector<std::uint64_t> ids;
+  for (int b = 0; b < c.micro_batch; ++b)
+    ids.push_back(first_sample(c, groups, step, microbatch) + static_cast<std::uint64_t>(b));
+  return pass_env(model, c, o, groups, step, ids, microbatch);
+}
+
+PassEnv validation_pass_env(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o,
+                            const ProcessGroups& groups, int microbatch) {
+  PassEnv e = pass_env(model, c, o, groups, 0, std::vector<std::uint64_t>(static_cast<std::size_t>(c.micro_batch), 0),
+                       microbatch);
+  e.dropout = 0;  // evaluation
+  return e;
+}
+
+void print_step(std::ostream& log, const TrainOptions& o, const ProcessGroups& groups, long step, double loss,
+                double grad_norm, double tokens_per_s) {
+  if (groups.world_rank != 0 || (step % std::max(1, o.log_every) != 0 && step != o.steps)) return;
+  fmt::print(log, "step {} loss {:.4f} lr {:.3e} grad_norm {:.4f} tokens/s {:.0f}\n", step, loss,
+             learning_rate(o, step), grad_norm, tokens_per_s);
+  log.flush();  // progress shows as it happens, also when piped
+}
+
+void report_update(TrainReport& report, ModelWeights<float>& after, ModelWeights<float>& before, const RankModel& m,
+                   const ProcessGroups& groups, std::ostream& log) {
+  std::tie(report.update_fingerprint, report.update_norm) = update_signature(after, before, m, groups);
+  if (groups.world_rank == 0)
+    fmt::print(log, "update_fingerprint {:.9e} update_norm {:.9e} tokens/s {:.0f}\n", report.update_fingerprint,
+               report.update_norm, report.tokens_per_s);
 }
 
 std::vector<MicrobatchTokens> validation_microbatches(const Corpus& corpus, const ModelSpec& model,

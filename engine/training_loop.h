@@ -35,6 +35,20 @@ MicrobatchTokens gather_tokens(const WindowSampler& sampler, std::uint64_t first
 PassEnv pass_env(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o, const ProcessGroups& groups,
                  long step, const std::vector<std::uint64_t>& sample_ids, int microbatch);
 
+// Step `step` (1-based): replica d trains on samples [d·B/dp, (d+1)·B/dp) of the step's
+// global batch of B; microbatch j is the next micro_batch of them. Its tokens and its pass.
+MicrobatchTokens step_tokens(const WindowSampler& sampler, const ParallelConfig& c, const ProcessGroups& groups,
+                             int seq, long step, int microbatch);
+PassEnv step_pass_env(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o,
+                      const ProcessGroups& groups, long step, int microbatch);
+// A validation microbatch's pass: no dropout.
+PassEnv validation_pass_env(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o,
+                            const ProcessGroups& groups, int microbatch);
+
+// The per-step progress line, on rank 0, every --log-every steps and at the last.
+void print_step(std::ostream& log, const TrainOptions& o, const ProcessGroups& groups, long step, double loss,
+                double grad_norm, double tokens_per_s);
+
 // Validation: this replica's share of the first `eval_windows` windows of the held-out
 // tail, as microbatch token sets (empty when the share is less than one microbatch).
 std::vector<MicrobatchTokens> validation_microbatches(const Corpus& corpus, const ModelSpec& model,
@@ -47,6 +61,11 @@ std::vector<MicrobatchTokens> validation_microbatches(const Corpus& corpus, cons
 // update's norm.
 std::pair<double, double> update_signature(ModelWeights<float>& after, ModelWeights<float>& before,
                                            const RankModel& m, const ProcessGroups& g);
+
+// Fills report.update_fingerprint / update_norm from the weights before and after training
+// and prints them with the throughput on rank 0.
+void report_update(TrainReport& report, ModelWeights<float>& after, ModelWeights<float>& before, const RankModel& m,
+                   const ProcessGroups& groups, std::ostream& log);
 
 // Gathers every stage's activation peak (TP rank 0 of replica 0 reports its stage) into
 // report.stage_activations and prints them on rank 0.

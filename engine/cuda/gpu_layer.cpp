@@ -23,19 +23,13 @@ GpuPass make_gpu_pass(const engine::PassEnv& env, const engine::MicrobatchTokens
   }
   if (env.dropout > 0) {
     p.hidden_rows = Tensor<std::uint64_t>::from_host(env.hidden_mask_index().row_ids, env.region_rows(), 1, stream);
-    // Row (b·heads + h)·seq + i of the probabilities is row i of head h of sample b, whose
-    // global id is ((sample · global_heads) + head_offset + h)·seq + i (engine/ops/attention.h).
+    // Row (b·heads + h)·seq + i of the probabilities is query i of head h of sample b.
     const engine::AttentionIndex where = env.attention_index();
     std::vector<std::uint64_t> ids;
     ids.reserve(static_cast<std::size_t>(env.batch) * env.heads * env.seq);
     for (int b = 0; b < env.batch; ++b)
-      for (int h = 0; h < env.heads; ++h) {
-        const std::uint64_t head = where.sample_ids[static_cast<std::size_t>(b)] *
-                                       static_cast<std::uint64_t>(where.global_heads) +
-                                   static_cast<std::uint64_t>(where.head_offset + h);
-        for (int i = 0; i < env.seq; ++i)
-          ids.push_back(head * static_cast<std::uint64_t>(env.seq) + static_cast<std::uint64_t>(i));
-      }
+      for (int h = 0; h < env.heads; ++h)
+        for (int i = 0; i < env.seq; ++i) ids.push_back(where.row_id(b, h, i, env.seq));
     p.attention_rows =
         Tensor<std::uint64_t>::from_host(ids, static_cast<std::int64_t>(ids.size()), 1, stream);
   }

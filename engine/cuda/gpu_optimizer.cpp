@@ -7,7 +7,6 @@
 
 #include "engine/cuda/kernels.h"
 #include "engine/cuda/training_kernels.h"
-#include "engine/flag_runs.h"
 
 namespace cc::cuda {
 
@@ -18,19 +17,13 @@ engine::OpAnnotation annotate(const char* name) { return {name, Phase::Backward,
 }  // namespace
 
 template <typename T>
-std::size_t GpuOptimizer<T>::padded_size(std::size_t size, const ParallelConfig& c) {
-  const auto dp = static_cast<std::size_t>(c.dp);
-  return c.distributed_optimizer ? (size + dp - 1) / dp * dp : size;
-}
-
-template <typename T>
 GpuOptimizer<T>::GpuOptimizer(const engine::RankModel&, const ParallelConfig& config, GpuContext& ctx,
                               GpuWeights<T>& weights, const engine::FlatLayout& layout, engine::AdamWConfig adam,
                               double clip)
     : c_(config), ctx_(ctx), w_(weights), adam_(adam), clip_(clip) {
-  const std::size_t padded = w_.padded();
-  shard_ = c_.distributed_optimizer ? padded / static_cast<std::size_t>(c_.dp) : padded;
-  shard_begin_ = c_.distributed_optimizer ? shard_ * static_cast<std::size_t>(ctx_.groups().me.dp) : 0;
+  const engine::OptimizerShard shard = engine::optimizer_shard(layout.size, c_, ctx_.groups().me.dp);
+  shard_ = shard.size;
+  shard_begin_ = shard.begin;
   sp_partial_ = engine::flagged_ranges(layout.sp_partial, 0, layout.size);
   embedding_ = layout.embedding;
   counted_ = engine::flagged_ranges(layout.counted, shard_begin_, shard_begin_ + shard_);

@@ -20,8 +20,6 @@ class GpuOptimizer {
  public:
   GpuOptimizer(const engine::RankModel& model, const ParallelConfig& config, GpuContext& ctx, GpuWeights<T>& weights,
                const engine::FlatLayout& layout, engine::AdamWConfig adam, double clip);
-  // The flat arrays' length: padded to a multiple of DP with the distributed optimizer.
-  static std::size_t padded_size(std::size_t size, const ParallelConfig& config);
   // Returns the global gradient norm before clipping.
   double step(long step, double lr);
 

@@ -16,7 +16,6 @@
 namespace cc::cuda {
 
 using engine::MicrobatchTokens;
-using engine::PassEnv;
 
 namespace {
 
@@ -28,7 +27,7 @@ void run(const ModelSpec& model, const ParallelConfig& c, const engine::TrainOpt
   const int S = model.seq_length, B = c.global_batch, mb = c.micro_batch;
   const engine::WindowSampler sampler(corpus.train, S, o.seed);
   const engine::FlatLayout layout = engine::flat_layout(host, m);
-  GpuWeights<T> w(host, m, GpuOptimizer<T>::padded_size(layout.size, c), ctx.compute());
+  GpuWeights<T> w(host, m, engine::optimizer_shard(layout.size, c, groups.me.dp).padded, ctx.compute());
   GpuOptimizer<T> optimizer(m, c, ctx, w, layout, engine::AdamWConfig{o.lr, 0.9, 0.95, 1e-8, o.weight_decay},
                             o.clip_grad);
   GpuModel<T> chunks(m, c, ctx, w);
@@ -48,17 +47,8 @@ void run(const ModelSpec& model, const ParallelConfig& c, const engine::TrainOpt
 
   const auto t0 = std::chrono::steady_clock::now();
   for (long step = 1; step <= o.steps; ++step) {
-    // Replica d trains on samples [d·B/dp, (d+1)·B/dp) of this step's global batch.
-    const std::uint64_t first = static_cast<std::uint64_t>(step - 1) * static_cast<std::uint64_t>(B) +
-                                static_cast<std::uint64_t>(groups.me.dp * (B / c.dp));
-    const TokensFn tokens = [&](int j) {
-      return engine::gather_tokens(sampler, first + static_cast<std::uint64_t>(j * mb), mb, S);
-    };
-    const EnvFn env = [&](int j) {
-      std::vector<std::uint64_t> ids;
-      for (int b = 0; b < mb; ++b) ids.push_back(first + static_cast<std::uint64_t>(j * mb + b));
-      return engine::pass_env(model, c, o, groups, step, ids, j);
-    };
+    const TokensFn tokens = [&](int j) { return engine::step_tokens(sampler, c, groups, S, step, j); };
+    const EnvFn env = [&](int j) { return engine::step_pass_env(model, c, o, groups, step, j); };
     const auto ts = std::chrono::steady_clock::now();
     double norm = 0, loss = 0;
     {
@@ -71,11 +61,7 @@ void run(const ModelSpec& model, const ParallelConfig& c, const engine::TrainOpt
     report.losses.push_back(loss);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
     report.step_seconds.push_back(seconds);
-    if (root && (step % std::max(1, o.log_every) == 0 || step == o.steps)) {
-      fmt::print(log, "step {} loss {:.4f} lr {:.3e} grad_norm {:.4f} tokens/s {:.0f}\n", step, loss,
-                 engine::learning_rate(o, step), norm, B * S / seconds);
-      log.flush();
-    }
+    engine::print_step(log, o, groups, step, loss, norm, B * S / seconds);
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.tokens_per_s = static_cast<double>(o.steps) * B * S / elapsed;
@@ -85,11 +71,7 @@ void run(const ModelSpec& model, const ParallelConfig& c, const engine::TrainOpt
     if (!windows.empty()) {
       CC_CUDA(cudaMemsetAsync(loss_sum.data(), 0, sizeof(double), ctx.compute()));
       const TokensFn tokens = [&](int j) { return windows[static_cast<std::size_t>(j)]; };
-      const EnvFn env = [&](int j) {
-        PassEnv e = engine::pass_env(model, c, o, groups, 0, std::vector<std::uint64_t>(static_cast<std::size_t>(mb), 0), j);
-        e.dropout = 0;  // evaluation
-        return e;
-      };
+      const EnvFn env = [&](int j) { return engine::validation_pass_env(model, c, o, groups, j); };
       pipeline.evaluate(static_cast<int>(windows.size()), tokens, env, loss_sum.data());
       const int count = static_cast<int>(windows.size()) * mb * c.dp;
       report.validation_loss = global_mean(static_cast<double>(count) * S);
@@ -146,10 +128,7 @@ engine::TrainReport train_on_gpu(const ModelSpec& model, const ParallelConfig& c
       run<float>(model, c, o, groups, m, ctx, corpus, weights, report, log);
   }
   engine::report_stage_activations(report, c, groups, log);
-  std::tie(report.update_fingerprint, report.update_norm) = engine::update_signature(weights, initial, m, groups);
-  if (groups.world_rank == 0)
-    fmt::print(log, "update_fingerprint {:.9e} update_norm {:.9e} tokens/s {:.0f}\n", report.update_fingerprint,
-               report.update_norm, report.tokens_per_s);
+  engine::report_update(report, weights, initial, m, groups, log);
   return report;
 }
 

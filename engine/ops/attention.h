@@ -46,6 +46,14 @@ struct AttentionIndex {
   std::vector<std::uint64_t> sample_ids;  // global id of each local sample b
   std::int64_t head_offset = 0;           // global index of local head 0
   std::int64_t global_heads = 0;
+
+  // Global row of query position i of local head h of local sample b in the
+  // [samples·heads·seq × seq] probability matrix (its columns are the keys).
+  std::uint64_t row_id(int b, int h, int i, int seq) const {
+    const std::uint64_t head = sample_ids[static_cast<std::size_t>(b)] * static_cast<std::uint64_t>(global_heads) +
+                               static_cast<std::uint64_t>(head_offset + h);
+    return head * static_cast<std::uint64_t>(seq) + static_cast<std::uint64_t>(i);
+  }
 };
 
 template <typename T>
@@ -158,12 +166,7 @@ void attention_forward(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const 
     mask_index.row_ids.resize(static_cast<std::size_t>(S));
     mask_index.global_cols = S;
     for_each_block(s, [&](int b, int h, std::size_t blk) {
-      const std::uint64_t global_head =
-          where.sample_ids[static_cast<std::size_t>(b)] * static_cast<std::uint64_t>(where.global_heads) +
-          static_cast<std::uint64_t>(where.head_offset + h);
-      for (Eigen::Index i = 0; i < S; ++i)
-        mask_index.row_ids[static_cast<std::size_t>(i)] =
-            global_head * static_cast<std::uint64_t>(S) + static_cast<std::uint64_t>(i);
+      for (int i = 0; i < s.seq; ++i) mask_index.row_ids[static_cast<std::size_t>(i)] = where.row_id(b, h, i, s.seq);
       dropout_forward(saved.probs[blk], dropout_p, seed, stream, mask_index, saved.dropped[blk], saved.masks[blk]);
     });
   }
