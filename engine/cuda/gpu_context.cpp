@@ -114,12 +114,12 @@ GpuContext::~GpuContext() {
 
 template <typename Launch>
 void GpuContext::on_comm_stream(Launch&& launch) {
-  Event ready, done;
-  ready.record(compute_.get());
-  ready.make_wait(comm_.get());
+  // One pair of events serves every call: a wait takes the record current when it is enqueued.
+  ready_.record(compute_.get());
+  ready_.make_wait(comm_.get());
   launch(comm_.get());
-  done.record(comm_.get());
-  done.make_wait(compute_.get());
+  done_.record(comm_.get());
+  done_.make_wait(compute_.get());
 }
 
 template <typename T>
@@ -177,9 +177,8 @@ void GpuContext::send(Tensor<T> data, bool forward) {
   release_finished_sends();
   PipeLink& l = link(forward, true);
   engine::ScopedOp scope(with_bytes({"p2p.send", Phase::Forward, -1, -1, {}, true}, data.bytes()));
-  Event ready;
-  ready.record(compute());
-  ready.make_wait(l.stream.get());
+  ready_.record(compute());
+  ready_.make_wait(l.stream.get());
   CC_NCCL(ncclSend(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),
                    l.stream.get()));
   PendingSend pending{std::make_unique<Event>(), {}, {}};
@@ -208,13 +207,12 @@ Tensor<T> GpuContext::receive(std::int64_t rows, std::int64_t cols, bool forward
   PipeLink& l = link(forward, false);
   Tensor<T> data(rows, cols, compute());
   engine::ScopedOp scope(with_bytes({"p2p.recv", Phase::Forward, -1, -1, {}, true}, data.bytes()));
-  Event ready, done;
-  ready.record(compute());  // after the allocation
-  ready.make_wait(l.stream.get());
+  ready_.record(compute());  // after the allocation
+  ready_.make_wait(l.stream.get());
   CC_NCCL(ncclRecv(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),
                    l.stream.get()));
-  done.record(l.stream.get());
-  done.make_wait(compute());
+  done_.record(l.stream.get());
+  done_.make_wait(compute());
   return data;
 }
 

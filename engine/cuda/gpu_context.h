@@ -110,6 +110,7 @@ class GpuContext {
 
   const engine::ProcessGroups& groups_;
   Stream compute_, comm_;
+  Event ready_, done_;  // compute -> other stream, and back (re-recorded for every transfer)
   Tensor<std::uint8_t> blas_workspace_;  // outlives the handle that uses it
   CublasHandle blas_;
   GpuGroup tp_, dp_, embedding_, model_parallel_, world_;
