@@ -1,0 +1,52 @@
+"""Shared schema for the measured-run corpus (tests/reference/measured/*.csv)."""
+import csv
+
+COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query_groups,"
+           "ffn_hidden_size,swiglu,normalization,seq_length,vocab_size,cluster,gpus,framework,"
+           "attention,precision,tp,pp,dp,virtual_stages,first_stage_layers,last_stage_layers,"
+           "sequence_parallel,recompute_granularity,recompute_method,recompute_num_layers,"
+           "micro_batch,global_batch,distributed_optimizer,iteration_time_s,peak_memory_gib,"
+           "assumed,note").split(",")
+
+CLUSTERS = {"dgx-a100-40gb", "dgx-a100-80gb", "azure-nd-a100-v4", "dgx-h100", "h200"}
+FRAMEWORKS = {"megatron-2021", "megatron-core", "nemo", "megatron-deepspeed"}
+
+
+def check(row):
+    missing = [c for c in COLUMNS if c not in row]
+    assert not missing, missing
+    assert row["cluster"] in CLUSTERS, row["cluster"]
+    assert row["framework"] in FRAMEWORKS, row["framework"]
+    assert row["attention"] in ("unfused", "flash")
+    assert row["precision"] in ("bf16", "fp16", "fp8", "fp32")
+    assert row["normalization"] in ("layernorm", "rmsnorm")
+    assert row["recompute_granularity"] in ("none", "selective", "full")
+    assert row["recompute_method"] in ("", "uniform", "block")
+    tp, pp, dp = int(row["tp"]), int(row["pp"]), int(row["dp"])
+    assert tp * pp * dp == int(row["gpus"]), (row["id"], tp, pp, dp, row["gpus"])
+    mb, gb = int(row["micro_batch"]), int(row["global_batch"])
+    assert gb % (mb * dp) == 0, (row["id"], mb, gb, dp)
+    assert float(row["iteration_time_s"]) > 0
+    for c in row["assumed"].split(";"):
+        assert c == "" or c in COLUMNS, c
+
+
+def write(path, rows):
+    ids = set()
+    for r in rows:
+        check(r)
+        assert r["id"] not in ids, r["id"]
+        ids.add(r["id"])
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r[c] for c in COLUMNS})
+    print(f"wrote {len(rows)} rows to {path}")
+
+
+def gpt_flops_per_iter(B, s, l, h, V, recompute_full):
+    """Narayanan et al. 2021 eq. 3 (with recompute, 96) or the model-FLOPs form (72)."""
+    if recompute_full:
+        return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+    return 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))

@@ -1,0 +1,34 @@
+"""Print the totals table of the corpus (rows per source, GPU generations, GPU range, DP>1)."""
+import csv, glob, os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = {"dgx-a100-40gb": "A100", "dgx-a100-80gb": "A100", "azure-nd-a100-v4": "A100",
+       "dgx-h100": "H100", "h200": "H200"}
+
+
+def main():
+    allrows = []
+    print("| file | source | rows | GPUs | GPU range | frameworks | DP>1 | fully stated |")
+    print("|---|---|---|---|---|---|---|---|")
+    for f in sorted(glob.glob(os.path.join(HERE, "..", "*.csv"))):
+        rows = list(csv.DictReader(open(f)))
+        allrows += rows
+        g = [int(r["gpus"]) for r in rows]
+        gens = sorted({GEN[r["cluster"]] for r in rows})
+        fw = sorted({r["framework"] for r in rows})
+        dp = sum(int(r["dp"]) > 1 for r in rows)
+        full = sum(r["assumed"] == "" for r in rows)
+        print(f"| {os.path.basename(f)} | {rows[0]['source']} | {len(rows)} | {'/'.join(gens)} | "
+              f"{min(g)}-{max(g)} | {', '.join(fw)} | {dp} ({100*dp/len(rows):.0f}%) | {full} |")
+    g = [int(r["gpus"]) for r in allrows]
+    dp = sum(int(r["dp"]) > 1 for r in allrows)
+    ids = [r["id"] for r in allrows]
+    assert len(ids) == len(set(ids)), "duplicate ids across files"
+    print(f"| **total** | {len({r['source'] for r in allrows})} sources | {len(allrows)} | "
+          f"{'/'.join(sorted({GEN[r['cluster']] for r in allrows}))} | {min(g)}-{max(g)} | "
+          f"{', '.join(sorted({r['framework'] for r in allrows}))} | {dp} ({100*dp/len(allrows):.0f}%) | "
+          f"{sum(r['assumed'] == '' for r in allrows)} |")
+
+
+if __name__ == "__main__":
+    main()
