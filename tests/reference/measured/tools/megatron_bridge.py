@@ -1,0 +1,105 @@
+"""Megatron-Bridge performance summary -> megatron_bridge_perf.csv
+
+Reads NVIDIA-NeMo/Megatron-Bridge at commit 067f987df03b8355b03192d88d70f1709fedf51a:
+  docs/performance-summary.md and docs/performance-summary-archive.md
+Keeps pre-training rows on DGX-H100 (and DGX-A100 if any) of dense models with CP = 1 and no
+FSDP; converts Tokens/sec/GPU to seconds per iteration: T = GBS * seq / (tokens_s_gpu * GPUs).
+Skips MoE models, SFT/LoRA tables, Blackwell systems (no preset), CP > 1 and FSDP > 0 rows.
+Usage: python3 megatron_bridge.py [/path/to/Megatron-Bridge.git]
+"""
+import os, re, subprocess, sys
+sys.path.insert(0, os.path.dirname(__file__))
+import schema
+
+COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
+FILES = ["docs/performance-summary.md", "docs/performance-summary-archive.md"]
+# public architectures (Meta Llama 3 model cards / HF config.json)
+DENSE = {
+    "LLAMA3_8B": dict(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8,
+                      ffn_hidden_size=14336, vocab_size=128256),
+    "LLAMA3_70B": dict(num_layers=80, hidden_size=8192, num_attention_heads=64, num_query_groups=8,
+                       ffn_hidden_size=28672, vocab_size=128256),
+    "LLAMA3.1_405B": dict(num_layers=126, hidden_size=16384, num_attention_heads=128,
+                          num_query_groups=8, ffn_hidden_size=53248, vocab_size=128256),
+}
+SYSTEMS = {"DGX-H100": "dgx-h100", "DGX-A100": "dgx-a100-80gb"}
+PREC = {"FP8": "fp8", "FP8-CS": "fp8", "BF16": "bf16"}
+
+
+def main(repo, out):
+    rows, seen = [], set()
+    for path in FILES:
+        text = subprocess.run(["git", "-C", repo, "show", f"{COMMIT}:{path}"], check=True,
+                              capture_output=True, text=True).stdout
+        release = system = model = kind = None
+        header = None
+        for line in text.splitlines():
+            m = re.match(r"^## (.+?) NeMo Container", line)
+            if m:
+                release, kind = m.group(1), None
+                continue
+            m = re.match(r"^### (.+)", line)
+            if m:
+                kind, system, model = m.group(1).strip(), None, None
+                continue
+            m = re.match(r"^#### (System|Model): (.+)", line)
+            if m:
+                if m.group(1) == "System":
+                    system, model = m.group(2).strip(), None
+                else:
+                    model, system = m.group(2).strip(), None
+                continue
+            if not line.startswith("|"):
+                header = None if not line.strip() else header
+                continue
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells[0] in ("System", "Model"):
+                header = cells
+                continue
+            if set(cells[0]) <= set("-: ") or header is None:
+                continue
+            r = dict(zip(header, cells))
+            sysname = r.get("System", system)
+            mname = r.get("Model", model)
+            if kind != "Pre-Training Performance" or sysname not in SYSTEMS or mname not in DENSE:
+                continue
+            if r.get("CP", "1") != "1" or r.get("FSDP", "0") != "0" or r.get("EP", "n/a") not in ("n/a", "1"):
+                continue
+            gpus, gbs, mbs = int(r["#-GPUs"]), int(r["GBS"]), int(r["MBS"])
+            seq = int(r["Sequence Length"])
+            tp, pp = int(r["TP"]), int(r["PP"])
+            vp = 1 if r["VP"] in ("n/a", "1") else int(r["VP"])
+            tok = float(re.sub(r"\s*\(.*\)", "", r["Tokens / sec / GPU"]))
+            tflops = re.sub(r"\s*\(.*\)", "", r["Model TFLOP / sec / GPU"])
+            assumed = ["attention", "recompute_granularity", "distributed_optimizer",
+                       "sequence_parallel", "first_stage_layers", "last_stage_layers"]
+            if "Precision" in r:
+                prec = PREC[r["Precision"]]
+                pnote = r["Precision"]
+            else:
+                prec, pnote = "fp8", "not stated in the 25.09 table"
+                assumed.append("precision")
+            key = (release, sysname, mname, tuple(cells))
+            if key in seen:
+                continue
+            seen.add(key)
+            T = gbs * seq / (tok * gpus)
+            rows.append(dict(
+                id=f"mbridge-{release}-{mname.lower()}-{sysname.lower()}-{gpus}g-gbs{gbs}",
+                source="megatron-bridge-perf", model=mname.lower(), **DENSE[mname],
+                swiglu=1, normalization="rmsnorm", seq_length=seq, cluster=SYSTEMS[sysname],
+                gpus=gpus, framework="nemo", attention="flash", precision=prec, tp=tp, pp=pp,
+                dp=gpus // (tp * pp), virtual_stages=vp, first_stage_layers="",
+                last_stage_layers="", sequence_parallel=1 if tp > 1 else 0,
+                recompute_granularity="none", recompute_method="", recompute_num_layers="",
+                micro_batch=mbs, global_batch=gbs, distributed_optimizer=1,
+                iteration_time_s=f"{T:.4f}", peak_memory_gib="", assumed=";".join(assumed),
+                note=(f"{path} {release} container; {tok:g} tokens/s/GPU ({tflops} model "
+                      f"TFLOP/s/GPU; precision {pnote}) -> GBS*seq/(tok*GPUs)")))
+    schema.write(out, rows)
+
+
+if __name__ == "__main__":
+    repo = sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
+    here = os.path.dirname(os.path.abspath(__file__))
+    main(repo, os.path.join(here, "..", "megatron_bridge_perf.csv"))
