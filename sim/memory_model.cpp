@@ -90,14 +90,36 @@ std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int s
   return params;
 }
 
-MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve) {
-  MemoryReport report;
+StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, int s) {
   const double t = c.tp;
   const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
   const double h = m.hidden_size;
   const double region_split = c.sequence_parallel ? t : 1.0;
   const double kept = layer_activation_bytes(m, c);
   const double full = layer_activation_bytes_without_recompute(m, c);
+
+  const int chunk_layers = c.layers_in_chunk(m.num_layers, s, 0);
+  StageActivations a;
+  a.per_in_flight = chunk_layers * kept;  // one (microbatch, chunk) of stored activations
+  if (c.recompute == RecomputeGranularity::Full) {
+    const int n = std::min(c.recompute_num_layers, chunk_layers);
+    if (c.recompute_method == RecomputeMethod::Uniform) {
+      a.per_in_flight = (chunk_layers / n) * 2.0 * sb * h / region_split;  // one input per group of n layers
+      a.working = n * full;
+    } else {  // block: the first n layers recompute, the rest keep everything
+      a.per_in_flight = n * kept + (chunk_layers - n) * full;
+      a.working = full;
+    }
+  }
+  // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
+  // in flight; the final norm, output-layer input and fp32 logits on the last stage.
+  if (s == 0 && m.dropout) a.per_in_flight += sb * h / region_split / c.virtual_stages;
+  if (s == c.pp - 1) a.fixed = 2.0 * sb * h / region_split + 2.0 * sb * h / t + 4.0 * sb * m.vocab_size / t;
+  return a;
+}
+
+MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve) {
+  MemoryReport report;
   const double shard = c.distributed_optimizer ? c.dp : 1.0;
 
   for (int s = 0; s < c.pp; ++s) {
@@ -109,24 +131,8 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     stage.bytes.optimizer = params * optimizer_bytes_per_param(c.precision) / shard;
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages);
-    const int chunk_layers = c.layers_in_chunk(m.num_layers, s, 0);
-    double per_chunk = chunk_layers * kept;  // one (microbatch, chunk) of stored activations
-    double working = 0;                      // transient while one chunk's backward runs
-    if (c.recompute == RecomputeGranularity::Full) {
-      const int n = std::min(c.recompute_num_layers, chunk_layers);
-      if (c.recompute_method == RecomputeMethod::Uniform) {
-        per_chunk = (chunk_layers / n) * 2.0 * sb * h / region_split;  // one input per group of n layers
-        working = n * full;
-      } else {  // block: the first n layers recompute, the rest keep everything
-        per_chunk = n * kept + (chunk_layers - n) * full;
-        working = full;
-      }
-    }
-    double activations = stage.in_flight * per_chunk + working;
-    // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
-    // in flight; the final norm, output-layer input and fp32 logits on the last stage.
-    if (s == 0 && m.dropout) activations += stage.in_flight * sb * h / region_split / c.virtual_stages;
-    if (s == c.pp - 1) activations += 2.0 * sb * h / region_split + 2.0 * sb * h / t + 4.0 * sb * m.vocab_size / t;
+    const StageActivations a = stage_activations(m, c, s);
+    const double activations = stage.in_flight * a.per_in_flight + a.working + a.fixed;
     stage.bytes.activations = activations;
     stage.bytes.other = (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB +
                         reserve.fragmentation_fraction * activations;

@@ -43,6 +43,18 @@ double layer_activation_bytes(const ModelSpec& model, const ParallelConfig& conf
 // The same layer with nothing recomputed: the working set while a recomputed layer runs.
 double layer_activation_bytes_without_recompute(const ModelSpec& model, const ParallelConfig& config);
 
+// Activation bytes of pipeline stage `stage`, split by how they vary over the iteration:
+// `per_in_flight` for each (microbatch, chunk) whose forward has run and backward has not,
+// `working` while a backward pass recomputes (full recomputation), `fixed` held throughout
+// (the last stage's output layer and logits). memory_model() takes them at the peak in
+// flight; memory_timeline() follows them pass by pass.
+struct StageActivations {
+  double per_in_flight = 0;
+  double working = 0;
+  double fixed = 0;
+};
+StageActivations stage_activations(const ModelSpec& model, const ParallelConfig& config, int stage);
+
 struct StageMemory {
   MemoryBreakdown bytes;
   std::int64_t parameters = 0;  // parameters held by one GPU of this stage

@@ -1,0 +1,106 @@
+#include "sim/memory_timeline.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+#include "sim/pipeline_schedule.h"
+
+namespace cc {
+
+namespace {
+
+struct Pass {
+  PipelinePass pass;
+  SimTime start = 0, end = 0;
+};
+
+// The simulator names each pass task "F<mb> c<chunk>" / "B<mb> c<chunk>" (a backward may
+// run as several pieces when gradient reduction overlaps it). Walks the stage's compute
+// tasks in time order against its schedule, so every pass gets its real start and end.
+std::vector<Pass> timed_passes(const std::vector<const TimelineEvent*>& compute,
+                               const std::vector<PipelinePass>& schedule, int stage) {
+  std::vector<Pass> out;
+  std::size_t e = 0;
+  for (const PipelinePass& p : schedule) {
+    const std::string name = fmt::format("{}{} c{}", p.kind == PassKind::Forward ? 'F' : 'B', p.microbatch, p.chunk);
+    while (e < compute.size() && compute[e]->name != name) ++e;  // optimizer, norms: not passes
+    if (e == compute.size())
+      throw std::logic_error(fmt::format("memory_timeline: stage {} has no task for pass {}", stage, name));
+    Pass t{p, compute[e]->start, compute[e]->start + compute[e]->duration};
+    while (e < compute.size() && compute[e]->name == name) {
+      t.end = compute[e]->start + compute[e]->duration;
+      ++e;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryReserve& reserve) {
+  if (r.timeline.empty()) fail("memory_timeline needs a result simulated with keep_timeline");
+  const ParallelConfig& c = r.config;
+  int processes = 0;
+  for (const TimelineEvent& e : r.timeline) processes = std::max(processes, e.process + 1);
+  const int replicas = std::max(1, processes / c.pp);  // every-rank mode: stage·replicas + replica
+  const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages);
+  const SimTime end = to_sim_time(r.iteration_time_s);
+
+  std::vector<StageMemoryCurve> curves;
+  for (int s = 0; s < c.pp; ++s) {
+    std::vector<const TimelineEvent*> compute;
+    for (const TimelineEvent& e : r.timeline)
+      if (e.process == s * replicas && e.lane == "compute") compute.push_back(&e);
+    std::stable_sort(compute.begin(), compute.end(),
+                     [](const TimelineEvent* a, const TimelineEvent* b) { return a->start < b->start; });
+
+    const MemoryBreakdown& held = r.memory.stages[static_cast<std::size_t>(s)].bytes;
+    const StageActivations a = stage_activations(r.model, c, s);
+    // Fragmentation is charged in proportion to the activations, as memory_model() does.
+    const double scale = 1.0 + reserve.fragmentation_fraction;
+    const double base = held.weights + held.gradients + held.optimizer +
+                        (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB + scale * a.fixed;
+
+    // (time, change in bytes): a forward's activations are held from its start until its
+    // backward ends; full recomputation's working set only while that backward runs.
+    std::vector<std::pair<SimTime, double>> steps;
+    for (const Pass& p : timed_passes(compute, schedule[static_cast<std::size_t>(s)], s)) {
+      if (p.pass.kind == PassKind::Forward) {
+        steps.emplace_back(p.start, scale * a.per_in_flight);
+      } else {
+        steps.emplace_back(p.start, scale * a.working);
+        steps.emplace_back(p.end, -scale * (a.working + a.per_in_flight));
+      }
+    }
+    // Releases before allocations at equal times: the curve never overstates the peak.
+    std::stable_sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : x.second < y.second;
+    });
+
+    StageMemoryCurve curve;
+    curve.stage = s;
+    curve.points.push_back({0, base});
+    double level = base;
+    for (const auto& [t, delta] : steps) {
+      if (delta == 0) continue;  // a backward without recomputation's working set
+      level += delta;
+      if (curve.points.back().time == t) curve.points.back().bytes = level;
+      else curve.points.push_back({t, level});
+    }
+    curve.points.push_back({std::max(end, curve.points.back().time), base});
+    curve.peak_bytes = base;
+    for (const MemoryPoint& p : curve.points)
+      if (p.bytes > curve.peak_bytes) {
+        curve.peak_bytes = p.bytes;
+        curve.peak_time = p.time;
+      }
+    curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
+}  // namespace cc
