@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/layout_files.h"
+#include "interop/layout_files.h"
 #include "sim/cluster_spec.h"
 #include "sim/cost_source.h"
 #include "sim/memory_model.h"

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/common_options.h"
-#include "cli/layout_files.h"
+#include "interop/layout_files.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/value_lists.h"

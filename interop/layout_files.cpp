@@ -1,4 +1,4 @@
-#include "cli/layout_files.h"
+#include "interop/layout_files.h"
 
 #include <fstream>
 #include <map>
@@ -12,7 +12,7 @@
 #include "sim/presets.h"
 #include "sim/result_json.h"
 
-namespace cc::cli {
+namespace cc {
 
 namespace {
 
@@ -406,4 +406,4 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   return out;
 }
 
-}  // namespace cc::cli
+}  // namespace cc

@@ -1,4 +1,4 @@
-// layout_files.h — the layout files `search` exports and `simulate --config` reads back:
+// layout_files.h — the layout files `search` (and the GUI) export and `simulate --config` reads back:
 // our JSON (config, model, cluster and the full prediction), a Megatron-LM argument file,
 // and a NeMo Megatron YAML. The Megatron and NeMo files carry one comment line,
 // "# clustercast: --cluster NAME --gpus N ...", with what their own formats cannot say.
@@ -12,7 +12,7 @@
 #include "sim/parallel_config.h"
 #include "sim/simulator.h"
 
-namespace cc::cli {
+namespace cc {
 
 struct LayoutFile {
   ParallelConfig config;
@@ -28,4 +28,4 @@ std::string layout_json(const SimResult& result, const MemoryReserve& reserve);
 std::string megatron_arguments(const SimResult& result, const MemoryReserve& reserve);
 std::string nemo_yaml(const SimResult& result, const MemoryReserve& reserve);
 
-}  // namespace cc::cli
+}  // namespace cc
