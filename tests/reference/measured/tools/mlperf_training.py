@@ -1,4 +1,7 @@
-"""MLPerf Training GPT-3 175B results (closed division, GPU submissions) -> mlperf_gpt3.csv
+"""MLPerf Training results, GPU submissions on A100/H100/H200 -> mlperf_training.csv
+
+Part 1, GPT-3 175B (benchmark `gpt3`, rounds v3.0-v4.1); part 2 (function llama8b), Llama 3.1 8B
+(benchmark `llama31_8b`, round v5.1, commit in ROUNDS8B), CP = 1 configurations only.
 
 Reads the mlcommons/training_results_v3.0, v3.1, v4.0 and v4.1 repositories at the commits in
 ROUNDS.  For every <submitter>/results/<system>/gpt3/result_*.txt log:
@@ -106,11 +109,11 @@ def log_stats(text):
         if k == "global_batch_size":
             gbs = int(v)
         elif k == "gradient_accumulation_steps":
-            ga = int(v)
+            ga = int(float(v))
         elif k == "submission_platform":
             nodes = int(str(v).split("x")[0])
         elif k == "tracked_stats" and isinstance(v, dict):
-            for tk in ("train_step_timing", "train_step_timing in s"):
+            for tk in ("train_step_timing", "train_step_timing in s", "train_step_time"):
                 if tk in v:
                     times.append(float(v[tk]))
     return nodes, gbs, ga, times
@@ -199,7 +202,7 @@ def main(root, out):
         nsteps = sum(n for _, n in c["files"])
         rows.append(dict(
             id=f"mlperf-{rnd}-{sub.lower().replace('+', '-')}-{system.lower()}",
-            source="mlperf-training-gpt3", model="gpt3-175b", num_layers=L, hidden_size=H,
+            source="mlperf-training", model="gpt3-175b", num_layers=L, hidden_size=H,
             num_attention_heads=A, num_query_groups=A, ffn_hidden_size=4 * H, swiglu=0,
             normalization="layernorm", seq_length=S, vocab_size=50257, cluster=cluster,
             gpus=gpus, framework="nemo", attention="flash", precision=prec, tp=tp, pp=pp, dp=dp,
@@ -211,9 +214,79 @@ def main(root, out):
                   f"{len(c['runs'])} runs / {nsteps} steps (first {SKIP} per run dropped); "
                   f"run medians {min(c['runs']):.3f}-{max(c['runs']):.3f} s; TP comm overlap "
                   f"{tpo}; CUDA graphs {'yes' if cg else 'no'}; layernorm1p")))
+    rows += llama8b(root)
     schema.write(out, rows)
+
+
+ROUNDS8B = {"v5.1": "441d65f4445cd59687466533fd9f55399136e7a4"}
+# Llama 3.1 8B (public architecture; the MLPerf benchmark trains it at seq 8192)
+L8 = dict(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8,
+          ffn_hidden_size=14336, swiglu=1, normalization="rmsnorm", vocab_size=128256)
+GPU_OK = ("H100", "H200", "A100")
+
+
+def llama8b(root):
+    rows = []
+    for rnd, commit in ROUNDS8B.items():
+        repo = f"{root}/mlcommons+training_results_{rnd}/repo"
+        files = set(git(repo, commit, "ls-tree", "-r", "--name-only", commit).splitlines())
+        groups = {}
+        for f in sorted(files):
+            m = re.match(r"^([^/]+)/results/([^/]+)/llama31_8b/result_\d+\.txt$", f)
+            if not m:
+                continue
+            sub, system = m.groups()
+            sj = f"{sub}/systems/{system}.json"
+            if sj not in files:
+                continue
+            acc = json.loads(git(repo, commit, "show", f"{commit}:{sj}")).get("accelerator_model_name", "")
+            if not any(g in acc for g in GPU_OK):
+                continue
+            nodes, gbs, ga, times = log_stats(git(repo, commit, "show", f"{commit}:{f}"))
+            times = times[SKIP:]
+            if times:
+                g = groups.setdefault((sub, system, acc), {"runs": [], "gbs": set(), "nodes": set(), "n": 0})
+                g["runs"].append(statistics.median(times))
+                g["gbs"].add(gbs); g["nodes"].add(nodes); g["n"] += len(times)
+        for (sub, system, acc), g in sorted(groups.items()):
+            (gbs,), (nodes,) = g["gbs"], g["nodes"]
+            cands = []
+            for c in files:
+                cm = re.match(rf"^{re.escape(sub)}/benchmarks/llama3(?:1)?_8b/.*/config_\w+?_(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)[^/]*\.sh$", c)
+                if cm and int(cm.group(1)) == nodes:
+                    cands.append((c, *(int(x) for x in cm.groups())))
+            if len(cands) != 1:
+                print("llama31_8b config not unique:", sub, system, [c[0] for c in cands])
+                continue
+            cfg, n, gpn, mini, tp, pp, cp = cands[0]
+            env = config_env(repo, commit, cfg, files)
+            if cp != 1:
+                continue
+            gpus = n * gpn
+            dp = gpus // (tp * pp * cp)
+            mbs = int(env["MICRO_BATCH_SIZE"])
+            assert dp * mini == gbs, (cfg, dp, mini, gbs)
+            vp = int(env.get("INTERLEAVED_PIPELINE", "1") or 1)
+            it = statistics.median(g["runs"])
+            rows.append(dict(
+                id=f"mlperf-{rnd}-{sub.lower()}-{system.lower()}-llama31-8b",
+                source="mlperf-training", model="llama3.1-8b", **L8, seq_length=8192,
+                cluster="dgx-h100" if "H100" in acc else ("h200" if "H200" in acc else "dgx-a100-80gb"),
+                gpus=gpus, framework="nemo", attention="flash",
+                precision="fp8" if truth(env.get("FP8", "False")) else "bf16",
+                tp=tp, pp=pp, dp=dp, virtual_stages=vp, first_stage_layers="", last_stage_layers="",
+                sequence_parallel=int(tp > 1), recompute_granularity="none", recompute_method="",
+                recompute_num_layers="", micro_batch=mbs, global_batch=gbs,
+                distributed_optimizer=int(truth(env.get("USE_DIST_OPTIMIZER", "True"))),
+                iteration_time_s=f"{it:.4f}", peak_memory_gib="",
+                assumed="cluster;attention;sequence_parallel;recompute_granularity",
+                note=(f"training_results_{rnd} {sub}/results/{system} ({acc}); {os.path.basename(cfg)}; "
+                      f"{len(g['runs'])} runs / {g['n']} steps (first {SKIP} per run dropped); run medians "
+                      f"{min(g['runs']):.3f}-{max(g['runs']):.3f} s; FP8 params; TP comm overlap "
+                      f"{env.get('TP_COMM_OVERLAP')}; overlap grad-reduce/param-gather")))
+    return rows
 
 
 if __name__ == "__main__":
     root = sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror"
-    main(root, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mlperf_gpt3.csv"))
+    main(root, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mlperf_training.csv"))
