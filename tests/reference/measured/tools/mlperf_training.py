@@ -16,7 +16,7 @@ ROUNDS.  For every <submitter>/results/<system>/gpt3/result_*.txt log:
     plus the `export` lines of the files it sources and the defaults in run_and_time.sh
     (': "${VAR:=default}"') and conf/custom.yaml ('${oc.env:VAR,default}').
 Byte-identical logs re-published in a later round are counted once.
-Usage: python3 mlperf_gpt3.py [mirror-root]   (mirror-root holds mlcommons+training_results_vX/repo)
+Usage: python3 mlperf_training.py [mirror-root]   (mirror-root holds mlcommons+training_results_vX/repo)
 """
 import hashlib, json, os, re, statistics, subprocess, sys
 sys.path.insert(0, os.path.dirname(__file__))

@@ -1,5 +1,8 @@
 """Print the totals table of the corpus (rows per source, GPU generations, GPU range, DP>1)."""
-import csv, glob, os
+import csv, glob, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = {"dgx-a100-40gb": "A100", "dgx-a100-80gb": "A100", "azure-nd-a100-v4": "A100",
@@ -11,7 +14,13 @@ def main():
     print("| file | source | rows | GPUs | GPU range | frameworks | DP>1 | fully stated |")
     print("|---|---|---|---|---|---|---|---|")
     for f in sorted(glob.glob(os.path.join(HERE, "..", "*.csv"))):
+        with open(f) as fh:
+            header = fh.readline().strip().split(",")
+        assert header == schema.COLUMNS, f"{f}: header differs from the schema"
         rows = list(csv.DictReader(open(f)))
+        for r in rows:
+            schema.check(r)
+        assert len({r["source"] for r in rows}) == 1, f"{f}: more than one source key"
         allrows += rows
         g = [int(r["gpus"]) for r in rows]
         gens = sorted({GEN[r["cluster"]] for r in rows})
