@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_code.h"
+#include "cli/gui_command.h"
 #include "cli/profile_command.h"
 #include "cli/search_command.h"
 #include "cli/simulate_command.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   cc::cli::add_search_command(app);
   cc::cli::add_profile_command(app, argc, argv);
   cc::cli::add_train_command(app);
+  cc::cli::add_gui_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,77 @@
+#include "gui/breakdown_chart.h"
+
+#include "gui/axis_ticks.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QHorizontalStackedBarSeries>
+#include <QValueAxis>
+
+namespace cc::gui {
+
+namespace {
+
+struct Part {
+  const char* name;
+  double TimeBreakdown::*field;
+  QColor color;
+};
+
+const Part kParts[] = {
+    {"compute", &TimeBreakdown::compute, QColor(0x4e, 0x79, 0xa7)},
+    {"recompute", &TimeBreakdown::recompute, QColor(0xa0, 0xcb, 0xe8)},
+    {"TP comm (exposed)", &TimeBreakdown::tp_comm, QColor(0xb0, 0x7a, 0xa1)},
+    {"PP comm (exposed)", &TimeBreakdown::pp_comm, QColor(0x59, 0xa1, 0x4f)},
+    {"DP comm (exposed)", &TimeBreakdown::dp_comm, QColor(0xe1, 0x57, 0x59)},
+    {"optimizer", &TimeBreakdown::optimizer, QColor(0x76, 0xb7, 0xb2)},
+    {"bubble", &TimeBreakdown::bubble, QColor(0xba, 0xb0, 0xac)},
+};
+
+}  // namespace
+
+BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(parent) {
+  setRenderHint(QPainter::Antialiasing);
+  chart()->setTitle(tr("Where the iteration time goes (reported stage)"));
+  chart()->legend()->setAlignment(Qt::AlignBottom);
+  setMinimumHeight(220);
+  setMaximumHeight(300);
+}
+
+void BreakdownChart::set_breakdown(const TimeBreakdown& b) {
+  QChart* c = chart();
+  c->removeAllSeries();
+  for (QAbstractAxis* axis : c->axes()) {
+    c->removeAxis(axis);
+    delete axis;
+  }
+  auto* series = new QHorizontalStackedBarSeries;
+  for (const Part& part : kParts) {
+    const double s = b.*part.field;
+    auto* set = new QBarSet(QStringLiteral("%1 %2 s").arg(QString::fromLatin1(part.name)).arg(s, 0, 'f', 3));
+    set->setColor(part.color);
+    set->append(s);
+    series->append(set);
+  }
+  series->setBarWidth(0.6);
+  c->addSeries(series);
+  auto* x = new QValueAxis;
+  x->setTitleText(tr("seconds"));
+  set_round_ticks(x, std::max(1e-9, b.total()));
+  x->setLabelFormat("%.3g");
+  auto* y = new QBarCategoryAxis;
+  y->append(tr("iteration"));
+  c->addAxis(x, Qt::AlignBottom);
+  c->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+}
+
+std::vector<double> BreakdownChart::drawn_seconds() const {
+  std::vector<double> out;
+  for (QAbstractSeries* s : chart()->series())
+    if (auto* bars = qobject_cast<QHorizontalStackedBarSeries*>(s))
+      for (QBarSet* set : bars->barSets()) out.push_back(set->at(0));
+  return out;
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,110 @@
+// clustercast-gui — set up a model, a cluster and a layout; see the simulated iteration's
+// time, timeline and memory. Options mirror `clustercast simulate` so a launch line can be
+// opened as it is; --screenshots saves each tab as PNG and quits (docs, CI).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QTabWidget>
+#include <QTimer>
+
+#include <iostream>
+
+#include "gui/chart_export.h"
+#include "gui/main_window.h"
+#include "gui/project.h"
+#include "gui/setup_panel.h"
+#include "sim/error.h"
+#include "sim/presets.h"
+
+namespace {
+
+using cc::gui::Project;
+
+Project project_from_options(const QCommandLineParser& o) {
+  if (o.isSet("project")) return cc::gui::load_project(o.value("project").toStdString());
+  const int gpus = o.value("gpus").toInt();
+  Project p = cc::gui::project_from_presets(o.value("model").toStdString(), o.value("cluster").toStdString(), gpus);
+  auto& c = p.config;
+  c.tp = o.value("tp").toInt();
+  c.pp = o.value("pp").toInt();
+  c.micro_batch = o.value("micro-batch-size").toInt();
+  c.global_batch = o.isSet("global-batch-size") ? o.value("global-batch-size").toInt() : gpus / (c.tp * c.pp) * c.micro_batch;
+  c.sequence_parallel = o.isSet("sequence-parallel");
+  c.distributed_optimizer = o.isSet("use-distributed-optimizer");
+  c.recompute = cc::recompute_granularity_from(o.value("recompute-granularity").toStdString(), "--recompute-granularity");
+  p.train_tokens = o.value("train-tokens-b").toDouble() * 1e9;
+  p.costs_file = o.value("costs").toStdString();
+  p.every_rank = o.isSet("every-rank");
+  return p;
+}
+
+// Shows each tab in turn and saves the whole window, once the first result is on screen.
+void save_screenshots(cc::gui::MainWindow& w, const QString& dir) {
+  QDir().mkpath(dir);
+  const char* names[] = {"summary", "timeline", "memory"};
+  for (int i = 0; i < w.tabs()->count() && i < 3; ++i) {
+    w.tabs()->setCurrentIndex(i);
+    QApplication::processEvents();
+    cc::gui::save_widget_png(w, QDir(dir).filePath(QStringLiteral("%1.png").arg(names[i])));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("clustercast");
+  QApplication::setApplicationName("clustercast-gui");
+
+  QCommandLineParser o;
+  o.setApplicationDescription("clustercast-gui: simulate LLM training layouts on a cluster");
+  o.addHelpOption();
+  o.addOptions({
+      {"model", "Model preset.", "NAME", "gpt3-175b"},
+      {"cluster", "Cluster preset.", "NAME", "dgx-a100-80gb"},
+      {"gpus", "Total GPUs.", "N", "1024"},
+      {{"tp", "tensor-model-parallel-size"}, "Tensor-parallel size.", "N", "8"},
+      {{"pp", "pipeline-model-parallel-size"}, "Pipeline-parallel size.", "N", "16"},
+      {"micro-batch-size", "Micro batch size.", "N", "1"},
+      {"global-batch-size", "Global batch size.", "N"},
+      {"sequence-parallel", "Sequence parallelism."},
+      {"use-distributed-optimizer", "Shard optimizer state over DP."},
+      {"recompute-granularity", "none, selective or full.", "G", "selective"},
+      {"train-tokens-b", "Token budget in billions.", "B", "300"},
+      {"costs", "Cost database file (default: analytic).", "FILE"},
+      {"every-rank", "Simulate every DP replica."},
+      {"project", "Open a project file.", "FILE"},
+      {"screenshots", "Save a PNG of each tab to DIR and quit.", "DIR"},
+  });
+  o.process(app);
+
+  cc::gui::MainWindow w;
+  Project p;
+  try {
+    p = project_from_options(o);
+  } catch (const cc::SpecError& e) {
+    std::cerr << "clustercast-gui: " << e.what() << "\n";
+    return 2;
+  }
+  if (o.isSet("screenshots")) {
+    w.resize(1700, 1050);
+    const QString dir = o.value("screenshots");
+    QObject::connect(&w, &cc::gui::MainWindow::result_shown, &app, [&] {
+      if (!w.result()) {
+        std::cerr << "clustercast-gui: the setup is invalid: " << w.setup()->error_text().toStdString() << "\n";
+        QApplication::exit(2);
+        return;
+      }
+      try {
+        save_screenshots(w, dir);
+        QApplication::exit(0);
+      } catch (const cc::SpecError& e) {
+        std::cerr << "clustercast-gui: " << e.what() << "\n";
+        QApplication::exit(1);
+      }
+    });
+  }
+  w.show();
+  w.set_project(p);
+  return QApplication::exec();
+}

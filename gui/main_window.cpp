@@ -1,0 +1,240 @@
+#include "gui/main_window.h"
+
+#include <QApplication>
+#include <QChartView>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "gui/breakdown_chart.h"
+#include "gui/chart_export.h"
+#include "gui/memory_page.h"
+#include "gui/setup_panel.h"
+#include "gui/summary_page.h"
+#include "gui/timeline_view.h"
+#include "interop/layout_files.h"
+#include "sim/atomic_file.h"
+#include "sim/error.h"
+#include "sim/result_json.h"
+
+namespace cc::gui {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+QString details_text(const TimelineModel& m, int i) {
+  if (i < 0) return QObject::tr("Click a task for its details. Wheel: zoom · drag: pan · W/S zoom · A/D pan · F fit");
+  const TimelineEvent& e = m.event(i);
+  QString text = QStringLiteral("%1 — %2 · process %3, %4 stream · start %5 · duration %6")
+                     .arg(QString::fromStdString(e.name), kind_label(e.kind))
+                     .arg(e.process)
+                     .arg(QString::fromStdString(e.lane), format_time_ns(static_cast<double>(e.start)),
+                          format_time_ns(static_cast<double>(e.duration)));
+  if (const int layers = m.layers_of(e)) text += QObject::tr(" · %1 layers").arg(layers);
+  return text;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      setup_(new SetupPanel),
+      runner_(this),
+      timeline_(this),
+      memory_(this),
+      summary_(new SummaryPage),
+      timeline_view_(new TimelineView(&timeline_)),
+      details_(new QLabel),
+      memory_page_(new MemoryPage(&memory_)),
+      tabs_(new QTabWidget),
+      status_(new QLabel) {
+  setWindowTitle(tr("clustercast"));
+  auto* dock = new QDockWidget(tr("Setup"), this);
+  dock->setObjectName("setup_dock");
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(setup_);
+  scroll->setWidgetResizable(true);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setMinimumWidth(setup_->sizeHint().width() + 24);
+  dock->setWidget(scroll);
+  dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+  auto* timeline_page = new QWidget;
+  auto* tl = new QVBoxLayout(timeline_page);
+  tl->setContentsMargins(0, 0, 0, 0);
+  tl->addWidget(timeline_view_, 1);
+  details_->setWordWrap(true);
+  details_->setText(details_text(timeline_, -1));
+  tl->addWidget(details_);
+  connect(timeline_view_, &TimelineView::selection_changed, this,
+          [this](int i) { details_->setText(details_text(timeline_, i)); });
+
+  tabs_->addTab(summary_, tr("Summary"));
+  tabs_->addTab(timeline_page, tr("Timeline"));
+  tabs_->addTab(memory_page_, tr("Memory"));
+  setCentralWidget(tabs_);
+  statusBar()->addWidget(status_, 1);
+
+  connect(setup_, &SetupPanel::edited, this, [this] { runner_.request(setup_->project()); });
+  connect(&runner_, &SimulationRunner::started, this, [this] { status_->setText(tr("simulating…")); });
+  connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_finished);
+  build_menus();
+
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  rebuild_recent_menu();
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open project…"), QKeySequence::Open, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open project"), {}, tr("clustercast project (*.ccproj *.json)"));
+    if (!path.isEmpty()) guarded([&] { open_project(path); });
+  });
+  file->addAction(tr("&Save project"), QKeySequence::Save, this, [this] {
+    QString path = project_path_;
+    if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
+    if (!path.isEmpty()) guarded([&] { save_project(path); });
+  });
+  file->addAction(tr("Save project &as…"), QKeySequence::SaveAs, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
+    if (!path.isEmpty()) guarded([&] { save_project(path); });
+  });
+  recent_menu_ = file->addMenu(tr("Recent projects"));
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* ex = menuBar()->addMenu(tr("&Export"));
+  auto add = [&](const QString& label, const QString& filter, auto action) {
+    ex->addAction(label, this, [this, label, filter, action] {
+      const QString path = QFileDialog::getSaveFileName(this, label, {}, filter);
+      if (!path.isEmpty()) guarded([&] { action(path); });
+    });
+  };
+  add(tr("Layout as JSON…"), tr("JSON (*.json)"), [this](const QString& p) { export_layout(p, "json"); });
+  add(tr("Megatron-LM arguments…"), tr("Text (*.txt *.sh)"), [this](const QString& p) { export_layout(p, "megatron"); });
+  add(tr("NeMo YAML…"), tr("YAML (*.yaml)"), [this](const QString& p) { export_layout(p, "nemo"); });
+  add(tr("Timeline as Chrome trace…"), tr("JSON (*.json)"), [this](const QString& p) { export_chrome_trace(p); });
+  add(tr("Current chart as PNG…"), tr("PNG (*.png)"), [this](const QString& p) { export_chart(p); });
+  add(tr("Current chart as SVG…"), tr("SVG (*.svg)"), [this](const QString& p) { export_chart(p); });
+}
+
+template <typename F>
+void MainWindow::guarded(F&& action) {
+  try {
+    action();
+  } catch (const SpecError& e) {
+    report(QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::report(const QString& message) { status_->setText(message); }
+
+void MainWindow::set_project(const Project& p) {
+  setup_->set_project(p);
+  runner_.run_now(setup_->project());
+}
+
+void MainWindow::on_finished(const SimulationOutcome& outcome) {
+  if (!outcome.ok()) {
+    setup_->show_error(outcome.error_field, QString::fromStdString(outcome.error));
+    stale_ = last_.has_value();
+    summary_->set_stale(stale_, tr("The current setup is invalid: %1").arg(QString::fromStdString(outcome.error)));
+    report(tr("invalid setup: %1").arg(QString::fromStdString(outcome.error)));
+    emit result_shown();
+    return;
+  }
+  setup_->show_error({}, {});
+  last_ = outcome;
+  stale_ = false;
+  summary_->set_stale(false);
+  summary_->set_result(*outcome.result);
+  timeline_.set_result(outcome.result);
+  memory_.set_result(outcome.result);
+  memory_page_->set_curves(outcome.memory_curves, outcome.result->usable_gib);
+  setup_->set_coverage(outcome.result->cost_coverage.empty()
+                           ? QString()
+                           : tr("Coverage: %1 (measured share %2 %)")
+                                 .arg(QString::fromStdString(outcome.result->cost_coverage))
+                                 .arg(outcome.result->measured_fraction * 100, 0, 'f', 0));
+  report(tr("simulated %1 tasks in %2 ms").arg(outcome.result->tasks).arg(outcome.wall_seconds * 1e3, 0, 'f', 0));
+  emit result_shown();
+}
+
+void MainWindow::open_project(const QString& path) {
+  set_project(load_project(path.toStdString()));
+  project_path_ = path;
+  add_recent(path);
+}
+
+void MainWindow::save_project(const QString& path) {
+  cc::gui::save_project(path.toStdString(), setup_->project());
+  project_path_ = path;
+  add_recent(path);
+  report(tr("saved %1").arg(path));
+}
+
+void MainWindow::export_layout(const QString& path, const QString& format) {
+  if (!last_ || stale_) fail("nothing to export: the current setup has no valid result");
+  const SimResult& r = *last_->result;
+  const MemoryReserve reserve = setup_->project().reserve;
+  const std::string text = format == "json"       ? layout_json(r, reserve)
+                           : format == "megatron" ? megatron_arguments(r, reserve)
+                                                  : nemo_yaml(r, reserve);
+  write_file_atomically(path.toStdString(), text);
+  report(tr("exported %1").arg(path));
+}
+
+void MainWindow::export_chrome_trace(const QString& path) {
+  if (!last_) fail("nothing to export: no result yet");
+  write_file_atomically(path.toStdString(), timeline_to_chrome_trace(*last_->result).dump() + "\n");
+  report(tr("exported %1").arg(path));
+}
+
+void MainWindow::export_chart(const QString& path) {
+  QWidget* chart = tabs_->currentWidget() == summary_ ? static_cast<QWidget*>(summary_->breakdown())
+                   : tabs_->currentWidget() == memory_page_ ? static_cast<QWidget*>(memory_page_)
+                                                            : static_cast<QWidget*>(timeline_view_);
+  if (path.endsWith(".svg", Qt::CaseInsensitive)) save_widget_svg(*chart, path, tabs_->tabText(tabs_->currentIndex()));
+  else save_widget_png(*chart, path);
+  report(tr("exported %1").arg(path));
+}
+
+void MainWindow::add_recent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value("recent").toStringList();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue("recent", recent);
+  rebuild_recent_menu();
+}
+
+void MainWindow::rebuild_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value("recent").toStringList();
+  for (const QString& path : recent)
+    recent_menu_->addAction(path, this, [this, path] { guarded([&] { open_project(path); }); });
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+  e->accept();
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,80 @@
+// main_window.h — clustercast-gui's window: the Setup dock, the Summary / Timeline /
+// Memory tabs, File (projects, recent files) and Export menus. Every edit re-simulates on
+// the worker thread; a failed setup keeps the last valid result on screen, marked stale.
+#pragma once
+
+#include <optional>
+
+#include <QMainWindow>
+
+#include "gui/memory_table.h"
+#include "gui/simulation.h"
+#include "gui/simulation_runner.h"
+#include "gui/timeline_model.h"
+
+class QLabel;
+class QMenu;
+class QTabWidget;
+
+namespace cc::gui {
+
+class MemoryPage;
+class SetupPanel;
+class SummaryPage;
+class TimelineView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+
+  SetupPanel* setup() const { return setup_; }
+  SimulationRunner* runner() { return &runner_; }
+  TimelineModel* timeline_model() { return &timeline_; }
+  MemoryTable* memory_table() { return &memory_; }
+  SummaryPage* summary() const { return summary_; }
+  TimelineView* timeline_view() const { return timeline_view_; }
+  MemoryPage* memory_page() const { return memory_page_; }
+  QTabWidget* tabs() const { return tabs_; }
+  const SimResult* result() const { return last_ ? last_->result.get() : nullptr; }
+  bool stale() const { return stale_; }
+
+  void set_project(const Project& p);  // and simulate it now
+  void open_project(const QString& path);  // throw SpecError
+  void save_project(const QString& path);
+  void export_layout(const QString& path, const QString& format);  // "json", "megatron", "nemo"
+  void export_chrome_trace(const QString& path);
+  void export_chart(const QString& path);  // the current tab's chart; PNG or SVG by suffix
+
+ signals:
+  void result_shown();  // a new valid result or a new error is on screen
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+
+ private:
+  void build_menus();
+  void on_finished(const SimulationOutcome& outcome);
+  void add_recent(const QString& path);
+  void rebuild_recent_menu();
+  void report(const QString& message);  // in the status bar, never a modal box
+  template <typename F>
+  void guarded(F&& action);
+
+  SetupPanel* setup_;
+  SimulationRunner runner_;
+  TimelineModel timeline_;
+  MemoryTable memory_;
+  SummaryPage* summary_;
+  TimelineView* timeline_view_;
+  QLabel* details_;
+  MemoryPage* memory_page_;
+  QTabWidget* tabs_;
+  QLabel* status_;
+  QMenu* recent_menu_ = nullptr;
+  std::optional<SimulationOutcome> last_;
+  bool stale_ = false;
+  QString project_path_;
+};
+
+}  // namespace cc::gui

@@ -1,0 +1,46 @@
+#include "gui/memory_table.h"
+
+#include "sim/units.h"
+
+namespace cc::gui {
+
+void MemoryTable::set_result(std::shared_ptr<const SimResult> result) {
+  beginResetModel();
+  result_ = std::move(result);
+  endResetModel();
+}
+
+double MemoryTable::gib(int stage, int column) const {
+  const MemoryBreakdown& b = result_->memory.stages[static_cast<std::size_t>(stage)].bytes;
+  switch (column) {
+    case Weights: return b.weights / kGiB;
+    case Gradients: return b.gradients / kGiB;
+    case Optimizer: return b.optimizer / kGiB;
+    case Activations: return b.activations / kGiB;
+    case Other: return b.other / kGiB;
+    case Total: return b.total() / kGiB;
+    default: return 0;
+  }
+}
+
+int MemoryTable::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() || !result_ ? 0 : static_cast<int>(result_->memory.stages.size());
+}
+
+int MemoryTable::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant MemoryTable::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
+  if (role == Qt::DisplayRole) return QString::number(gib(index.row(), index.column()), 'f', 2);
+  if (role == Qt::UserRole) return gib(index.row(), index.column());
+  return {};
+}
+
+QVariant MemoryTable::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role != Qt::DisplayRole) return {};
+  if (orientation == Qt::Vertical) return QStringLiteral("stage %1").arg(section);
+  static const char* names[] = {"weights", "gradients", "optimizer", "activations", "other", "total"};
+  return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,35 @@
+// memory_table.h — per-stage GPU memory of a result (SimResult::memory, the library's
+// memory model) as a table model in GiB: one row per pipeline stage, one column per part.
+// The memory chart is built from this model, so what the chart shows is what it holds.
+#pragma once
+
+#include <memory>
+
+#include <QAbstractTableModel>
+
+#include "sim/simulator.h"
+
+namespace cc::gui {
+
+class MemoryTable : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Weights, Gradients, Optimizer, Activations, Other, Total, ColumnCount };
+  static constexpr int kParts = 5;  // Weights..Other stack up to Total
+  using QAbstractTableModel::QAbstractTableModel;
+
+  void set_result(std::shared_ptr<const SimResult> result);
+  double gib(int stage, int column) const;
+  double usable_gib() const { return result_ ? result_->usable_gib : 0; }
+  int peak_stage() const { return result_ ? result_->memory.peak_stage : 0; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::shared_ptr<const SimResult> result_;
+};
+
+}  // namespace cc::gui

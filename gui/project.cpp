@@ -1,0 +1,97 @@
+#include "gui/project.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/atomic_file.h"
+#include "sim/error.h"
+#include "sim/presets.h"
+
+namespace cc::gui {
+
+ParallelConfig Project::resolved_config() const {
+  ParallelConfig c = config;
+  // A GPU count that does not divide is left for validate() to explain (DP 0 would not).
+  if (auto_dp) c.dp = std::max(1, gpus / std::max(1, c.tp * c.pp));
+  return c;
+}
+
+bool Project::operator==(const Project& o) const { return project_to_json(*this) == project_to_json(o); }
+
+Project project_from_presets(const std::string& model, const std::string& cluster, int gpus) {
+  Project p;
+  p.model_preset = model;
+  p.model = load_model(model);
+  p.cluster_preset = cluster;
+  p.cluster = load_cluster(cluster);
+  p.gpus = gpus;
+  p.config.global_batch = gpus;
+  return p;
+}
+
+nlohmann::json project_to_json(const Project& p) {
+  return {
+      {"format", "clustercast-project"},
+      {"version", kProjectVersion},
+      {"model_preset", p.model_preset},
+      {"model", model_to_json(p.model)},
+      {"cluster_preset", p.cluster_preset},
+      {"cluster", cluster_to_json(p.cluster)},
+      {"gpus", p.gpus},
+      {"auto_dp", p.auto_dp},
+      {"costs_file", p.costs_file},
+      {"config", config_to_json(p.config)},
+      {"train_tokens", p.train_tokens},
+      {"every_rank", p.every_rank},
+      {"reserve",
+       {{"cuda_context_gib", p.reserve.cuda_context_gib},
+        {"comm_buffers_gib", p.reserve.comm_buffers_gib},
+        {"fragmentation_fraction", p.reserve.fragmentation_fraction},
+        {"headroom_fraction", p.reserve.headroom_fraction}}},
+  };
+}
+
+Project project_from_json(const nlohmann::json& doc, const std::string& where) {
+  if (!doc.is_object() || doc.value("format", "") != "clustercast-project")
+    fail("{} is not a clustercast project file (no \"format\": \"clustercast-project\")", where);
+  const int version = doc.value("version", 0);
+  if (version != kProjectVersion)
+    fail("{}: project version {} is not supported; this build reads version {}", where, version, kProjectVersion);
+  try {
+    Project p;
+    p.model_preset = doc.at("model_preset").get<std::string>();
+    p.model = model_from_json(doc.at("model"), where + " model");
+    p.cluster_preset = doc.at("cluster_preset").get<std::string>();
+    p.cluster = cluster_from_json(doc.at("cluster"), where + " cluster");
+    p.gpus = doc.at("gpus").get<int>();
+    p.auto_dp = doc.at("auto_dp").get<bool>();
+    p.costs_file = doc.at("costs_file").get<std::string>();
+    p.config = config_from_json(doc.at("config"), where + " config");
+    p.train_tokens = doc.at("train_tokens").get<double>();
+    p.every_rank = doc.at("every_rank").get<bool>();
+    const auto& r = doc.at("reserve");
+    p.reserve.cuda_context_gib = r.at("cuda_context_gib").get<double>();
+    p.reserve.comm_buffers_gib = r.at("comm_buffers_gib").get<double>();
+    p.reserve.fragmentation_fraction = r.at("fragmentation_fraction").get<double>();
+    p.reserve.headroom_fraction = r.at("headroom_fraction").get<double>();
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: {}", where, e.what());
+  }
+}
+
+void save_project(const std::string& path, const Project& p) {
+  write_file_atomically(path, project_to_json(p).dump(2) + "\n");
+}
+
+Project load_project(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("project file '{}' cannot be opened", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) fail("project file '{}' is not valid JSON", path);
+  return project_from_json(doc, "project file '" + path + "'");
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,431 @@
+#include "gui/setup_panel.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "sim/cost_database.h"
+#include "sim/error.h"
+#include "sim/presets.h"
+
+namespace cc::gui {
+
+namespace {
+
+QFormLayout* group(QVBoxLayout* parent, const QString& title) {
+  auto* box = new QGroupBox(title);
+  auto* form = new QFormLayout(box);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setLabelAlignment(Qt::AlignRight);
+  parent->addWidget(box);
+  return form;
+}
+
+QString bundled_traces_dir() {
+#ifdef CLUSTERCAST_TRACES_DIR
+  return QStringLiteral(CLUSTERCAST_TRACES_DIR);
+#else
+  return {};
+#endif
+}
+
+}  // namespace
+
+SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  error_->setWordWrap(true);
+  error_->setStyleSheet("QLabel { color: #b00020; background: #fdecea; padding: 4px; }");
+  error_->setObjectName("inline_error");
+  error_->hide();
+
+  // Model.
+  QFormLayout* m = group(layout, tr("Model"));
+  model_preset_ = new QComboBox;
+  for (const auto& n : model_preset_names()) model_preset_->addItem(QString::fromStdString(n));
+  model_preset_->addItem(tr("custom"));
+  m->addRow(tr("Preset"), model_preset_);
+  fields_["model"] = model_preset_;
+  forms_[model_preset_] = m;
+  layers_ = spin(m, tr("Layers"), 1, 100000);
+  hidden_ = spin(m, tr("Hidden size"), 1, 1 << 20);
+  heads_ = spin(m, tr("Attention heads"), 1, 65536);
+  groups_ = spin(m, tr("Query groups (KV heads)"), 1, 65536);
+  ffn_ = spin(m, tr("FFN hidden size"), 1, 1 << 22);
+  seq_ = spin(m, tr("Sequence length"), 1, 1 << 22);
+  vocab_ = spin(m, tr("Vocabulary size"), 1, 1 << 24);
+  swiglu_ = check(m, tr("SwiGLU MLP"));
+  auto* import = new QPushButton(tr("Import HuggingFace config.json…"));
+  m->addRow(import);
+  connect(import, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("HuggingFace config.json"), {}, tr("JSON (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+      import_hf_config(path);
+    } catch (const SpecError& e) {
+      show_error("model", QString::fromStdString(e.what()));
+    }
+  });
+  connect(model_preset_, &QComboBox::currentTextChanged, this, [this](const QString& name) {
+    if (loading_ || name == tr("custom")) return;
+    load_model_preset(name);
+    changed();
+  });
+
+  // Cluster.
+  QFormLayout* c = group(layout, tr("Cluster"));
+  cluster_preset_ = new QComboBox;
+  for (const auto& n : cluster_preset_names()) cluster_preset_->addItem(QString::fromStdString(n));
+  c->addRow(tr("Preset"), cluster_preset_);
+  fields_["cluster"] = cluster_preset_;
+  forms_[cluster_preset_] = c;
+  gpu_name_ = new QLabel;
+  c->addRow(tr("GPU"), gpu_name_);
+  hbm_ = dspin(c, tr("HBM per GPU (GiB)"), 1, 4096, 0);
+  gpus_per_node_ = spin(c, tr("GPUs per node"), 1, 1024);
+  nodes_ = spin(c, tr("Nodes"), 1, 1 << 20, "gpus");
+  gpu_count_ = new QLabel;
+  c->addRow(tr("GPUs"), gpu_count_);
+  nvlink_ = dspin(c, tr("NVLink GB/s per GPU"), 0.1, 1e5, 0);
+  nic_ = dspin(c, tr("NIC GB/s"), 0.1, 1e5, 1);
+  nics_ = spin(c, tr("NICs per node"), 1, 1024);
+  connect(cluster_preset_, &QComboBox::currentTextChanged, this, [this](const QString& name) {
+    if (loading_) return;
+    load_cluster_preset(name);
+    changed();
+  });
+
+  // Cost source.
+  QFormLayout* k = group(layout, tr("Cost source"));
+  costs_ = new QComboBox;
+  costs_->addItem(tr("analytic model"), QString());
+  const QDir traces(bundled_traces_dir());
+  for (const QString& f : traces.entryList({"*.json"}, QDir::Files, QDir::Name))
+    costs_->addItem(f, traces.filePath(f));
+  k->addRow(tr("Costs"), costs_);
+  fields_["costs"] = costs_;
+  forms_[costs_] = k;
+  auto* open_costs = new QPushButton(tr("Cost database file…"));
+  k->addRow(open_costs);
+  costs_info_ = new QLabel;
+  costs_info_->setWordWrap(true);
+  k->addRow(costs_info_);
+  coverage_ = new QLabel;
+  coverage_->setWordWrap(true);
+  k->addRow(coverage_);
+  connect(open_costs, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Cost database"), bundled_traces_dir(), tr("JSON (*.json)"));
+    if (path.isEmpty()) return;
+    try {
+      set_costs_file(path);
+      changed();
+    } catch (const SpecError& e) {
+      show_error("costs", QString::fromStdString(e.what()));
+    }
+  });
+  connect(costs_, &QComboBox::currentIndexChanged, this, [this] {
+    if (loading_) return;
+    try {
+      set_costs_file(costs_->currentData().toString());
+    } catch (const SpecError& e) {
+      costs_info_->setText(QString::fromStdString(e.what()));
+    }
+    changed();
+  });
+
+  // Layout, named as Megatron-LM names the options.
+  QFormLayout* l = group(layout, tr("Layout"));
+  tp_ = spin(l, tr("TP (tensor parallel)"), 1, 1024, "tp");
+  pp_ = spin(l, tr("PP (pipeline parallel)"), 1, 1024, "pp");
+  dp_ = spin(l, tr("DP (data parallel)"), 0, 1 << 20, "dp");
+  dp_->setSpecialValueText(tr("auto: GPUs / (TP × PP)"));
+  sp_ = check(l, tr("Sequence parallel"), "sequence_parallel");
+  micro_ = spin(l, tr("Micro batch"), 1, 1 << 16, "micro_batch");
+  global_ = spin(l, tr("Global batch"), 1, 1 << 24, "global_batch");
+  virtual_ = spin(l, tr("Virtual stages per rank"), 1, 1024, "virtual_stages");
+  first_ = spin(l, tr("First stage layers (0 = even)"), 0, 100000, "uneven");
+  last_ = spin(l, tr("Last stage layers (0 = even)"), 0, 100000);
+  recompute_ = new QComboBox;
+  recompute_->addItems({"none", "selective", "full"});
+  l->addRow(tr("Recompute"), recompute_);
+  fields_["recompute"] = recompute_;
+  forms_[recompute_] = l;
+  method_ = new QComboBox;
+  method_->addItems({"uniform", "block"});
+  l->addRow(tr("Recompute method"), method_);
+  recompute_layers_ = spin(l, tr("Recompute layers"), 1, 100000);
+  distopt_ = check(l, tr("Distributed optimizer"), "distributed_optimizer");
+  overlap_grad_ = check(l, tr("Overlap grad reduce"));
+  overlap_param_ = check(l, tr("Overlap param gather"));
+  flash_ = check(l, tr("Flash attention"));
+  precision_ = new QComboBox;
+  precision_->addItems({"bf16", "fp16", "fp8", "fp32"});
+  l->addRow(tr("Precision"), precision_);
+  fields_["precision"] = precision_;
+  forms_[precision_] = l;
+  fields_["layout"] = tp_;
+  for (QComboBox* box : {recompute_, method_, precision_})
+    connect(box, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
+
+  // Run.
+  QFormLayout* r = group(layout, tr("Run"));
+  tokens_b_ = dspin(r, tr("Token budget (billions, 0 = none)"), 0, 1e6, 1);
+  every_rank_ = check(r, tr("Every rank (each DP replica)"));
+  layout->addStretch(1);
+
+  set_project(project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024));
+}
+
+QSpinBox* SetupPanel::spin(QFormLayout* form, const QString& label, int min, int max, const std::string& field) {
+  auto* s = new QSpinBox;
+  s->setRange(min, max);
+  s->setKeyboardTracking(false);  // typing "128" is one edit, not three
+  form->addRow(label, s);
+  forms_[s] = form;
+  if (!field.empty()) fields_[field] = s;
+  connect(s, &QSpinBox::valueChanged, this, &SetupPanel::changed);
+  return s;
+}
+
+QDoubleSpinBox* SetupPanel::dspin(QFormLayout* form, const QString& label, double min, double max, int decimals) {
+  auto* s = new QDoubleSpinBox;
+  s->setRange(min, max);
+  s->setDecimals(decimals);
+  s->setKeyboardTracking(false);
+  form->addRow(label, s);
+  forms_[s] = form;
+  connect(s, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+  return s;
+}
+
+QCheckBox* SetupPanel::check(QFormLayout* form, const QString& label, const std::string& field) {
+  auto* b = new QCheckBox(label);
+  form->addRow(b);
+  forms_[b] = form;
+  if (!field.empty()) fields_[field] = b;
+  connect(b, &QCheckBox::toggled, this, &SetupPanel::changed);
+  return b;
+}
+
+QWidget* SetupPanel::field(const std::string& name) const {
+  const auto it = fields_.find(name);
+  return it == fields_.end() ? nullptr : it->second;
+}
+
+void SetupPanel::changed() {
+  if (loading_) return;
+  update_gpu_count();
+  emit edited();
+}
+
+void SetupPanel::update_gpu_count() {
+  gpu_count_->setText(QString::number(nodes_->value() * gpus_per_node_->value()));
+}
+
+void SetupPanel::load_model_preset(const QString& name) {
+  Project p = project();
+  p.model_preset = name.toStdString();
+  p.model = load_model(p.model_preset);
+  set_project(p);
+}
+
+void SetupPanel::load_cluster_preset(const QString& name) {
+  Project p = project();
+  p.cluster_preset = name.toStdString();
+  p.cluster = load_cluster(p.cluster_preset);
+  set_project(p);
+}
+
+void SetupPanel::import_hf_config(const QString& path) {
+  std::ifstream in(path.toStdString(), std::ios::binary);
+  if (!in) fail("'{}' cannot be opened", path.toStdString());
+  std::ostringstream text;
+  text << in.rdbuf();
+  const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) fail("'{}' is not valid JSON", path.toStdString());
+  Project p = project();
+  p.model = model_from_hf_config(doc, path.toStdString());
+  p.model_preset.clear();
+  set_project(p);
+  emit edited();
+}
+
+void SetupPanel::set_costs_file(const QString& path) {
+  coverage_->clear();
+  if (path.isEmpty()) {
+    costs_info_->setText(tr("The analytic model of the cluster's GPU and fabrics."));
+    return;
+  }
+  const CostDatabase db = read_cost_database(path.toStdString());
+  const auto& fp = db.machine;
+  const QString machine = fp.backend == "cuda"
+                              ? QStringLiteral("%1 (%2 SMs), CUDA %3, NCCL %4")
+                                    .arg(QString::fromStdString(fp.gpu_name))
+                                    .arg(fp.gpu_sms)
+                                    .arg(QString::fromStdString(fp.cuda_version), QString::fromStdString(fp.nccl_version))
+                              : QStringLiteral("%1, %2 cores, %3 GiB")
+                                    .arg(QString::fromStdString(fp.cpu_model))
+                                    .arg(fp.cpu_cores)
+                                    .arg(fp.memory_gib, 0, 'f', 0);
+  costs_info_->setText(tr("Measured %1 on %2 (%3 backend, %4): %5 ops, %6 collective curves.")
+                           .arg(QString::fromStdString(db.created), machine, QString::fromStdString(fp.backend),
+                                QString::fromStdString(db.dtype))
+                           .arg(db.ops.size())
+                           .arg(db.collectives.size()));
+  const int index = costs_->findData(path);
+  loading_ = true;
+  if (index >= 0) {
+    costs_->setCurrentIndex(index);
+  } else {
+    costs_->addItem(QFileInfo(path).fileName(), path);
+    costs_->setCurrentIndex(costs_->count() - 1);
+  }
+  loading_ = false;
+}
+
+void SetupPanel::set_coverage(const QString& text) { coverage_->setText(text); }
+
+Project SetupPanel::project() const {
+  Project p;
+  p.model = model_base_;
+  p.model_preset = model_preset_->currentText() == tr("custom") ? std::string() : model_preset_->currentText().toStdString();
+  p.model.num_layers = layers_->value();
+  p.model.hidden_size = hidden_->value();
+  p.model.num_attention_heads = heads_->value();
+  p.model.num_query_groups = groups_->value();
+  p.model.ffn_hidden_size = ffn_->value();
+  p.model.seq_length = seq_->value();
+  p.model.vocab_size = vocab_->value();
+  p.model.activation = swiglu_->isChecked() ? Activation::SwiGLU : Activation::GeLU;
+
+  p.cluster = cluster_base_;
+  p.cluster_preset = cluster_preset_->currentText().toStdString();
+  p.cluster.gpu.hbm_gib = hbm_->value();
+  p.cluster.gpus_per_node = gpus_per_node_->value();
+  p.cluster.intra_node.bandwidth_gbs = nvlink_->value();
+  p.cluster.inter_node.bandwidth_gbs = nic_->value();
+  p.cluster.nics_per_node = nics_->value();
+  p.gpus = nodes_->value() * gpus_per_node_->value();
+  p.costs_file = costs_->currentData().toString().toStdString();
+
+  ParallelConfig& c = p.config;
+  c.tp = tp_->value();
+  c.pp = pp_->value();
+  p.auto_dp = dp_->value() == 0;
+  c.dp = p.auto_dp ? 1 : dp_->value();
+  c.sequence_parallel = sp_->isChecked();
+  c.micro_batch = micro_->value();
+  c.global_batch = global_->value();
+  c.virtual_stages = virtual_->value();
+  c.first_stage_layers = first_->value();
+  c.last_stage_layers = last_->value();
+  c.recompute = recompute_granularity_from(recompute_->currentText().toStdString(), "recompute");
+  c.recompute_method = recompute_method_from(method_->currentText().toStdString(), "recompute method");
+  c.recompute_num_layers = recompute_layers_->value();
+  c.distributed_optimizer = distopt_->isChecked();
+  c.overlap_grad_reduce = overlap_grad_->isChecked();
+  c.overlap_param_gather = overlap_param_->isChecked();
+  c.attention = flash_->isChecked() ? AttentionKernel::Flash : AttentionKernel::Unfused;
+  c.precision = precision_from(precision_->currentText().toStdString(), "precision");
+  p.train_tokens = tokens_b_->value() * 1e9;
+  p.every_rank = every_rank_->isChecked();
+  p.reserve = reserve_;
+  return p;
+}
+
+void SetupPanel::set_project(const Project& p) {
+  loading_ = true;
+  model_base_ = p.model;
+  cluster_base_ = p.cluster;
+  reserve_ = p.reserve;
+  model_preset_->setCurrentText(p.model_preset.empty() ? tr("custom") : QString::fromStdString(p.model_preset));
+  layers_->setValue(p.model.num_layers);
+  hidden_->setValue(p.model.hidden_size);
+  heads_->setValue(p.model.num_attention_heads);
+  groups_->setValue(p.model.num_query_groups);
+  ffn_->setValue(p.model.ffn_hidden_size);
+  seq_->setValue(p.model.seq_length);
+  vocab_->setValue(p.model.vocab_size);
+  swiglu_->setChecked(p.model.activation == Activation::SwiGLU);
+
+  cluster_preset_->setCurrentText(QString::fromStdString(p.cluster_preset));
+  gpu_name_->setText(QString::fromStdString(p.cluster.gpu.name));
+  hbm_->setValue(p.cluster.gpu.hbm_gib);
+  gpus_per_node_->setValue(p.cluster.gpus_per_node);
+  nodes_->setValue(std::max(1, (p.gpus + p.cluster.gpus_per_node - 1) / p.cluster.gpus_per_node));
+  nvlink_->setValue(p.cluster.intra_node.bandwidth_gbs);
+  nic_->setValue(p.cluster.inter_node.bandwidth_gbs);
+  nics_->setValue(p.cluster.nics_per_node);
+  update_gpu_count();
+
+  const int costs_index = costs_->findData(QString::fromStdString(p.costs_file));
+  if (costs_index >= 0) costs_->setCurrentIndex(costs_index);
+  loading_ = false;
+  try {
+    set_costs_file(QString::fromStdString(p.costs_file));
+  } catch (const SpecError& e) {
+    costs_info_->setText(QString::fromStdString(e.what()));
+  }
+  loading_ = true;
+
+  const ParallelConfig& c = p.config;
+  tp_->setValue(c.tp);
+  pp_->setValue(c.pp);
+  dp_->setValue(p.auto_dp ? 0 : c.dp);
+  sp_->setChecked(c.sequence_parallel);
+  micro_->setValue(c.micro_batch);
+  global_->setValue(c.global_batch);
+  virtual_->setValue(c.virtual_stages);
+  first_->setValue(c.first_stage_layers);
+  last_->setValue(c.last_stage_layers);
+  recompute_->setCurrentText(to_string(c.recompute));
+  method_->setCurrentText(to_string(c.recompute_method));
+  recompute_layers_->setValue(c.recompute_num_layers);
+  distopt_->setChecked(c.distributed_optimizer);
+  overlap_grad_->setChecked(c.overlap_grad_reduce);
+  overlap_param_->setChecked(c.overlap_param_gather);
+  flash_->setChecked(c.attention == AttentionKernel::Flash);
+  precision_->setCurrentText(to_string(c.precision));
+  tokens_b_->setValue(p.train_tokens / 1e9);
+  every_rank_->setChecked(p.every_rank);
+  loading_ = false;
+}
+
+void SetupPanel::show_error(const std::string& field_name, const QString& message) {
+  if (error_widget_) {
+    error_widget_->setStyleSheet({});
+    if (QFormLayout* form = forms_[error_widget_]) form->takeRow(error_);
+    error_widget_ = nullptr;
+  }
+  if (message.isEmpty()) {
+    error_->hide();
+    return;
+  }
+  QWidget* w = field(field_name);
+  if (!w) w = tp_;
+  QFormLayout* form = forms_[w];
+  int row = -1;
+  QFormLayout::ItemRole role;
+  form->getWidgetPosition(w, &row, &role);
+  form->insertRow(row + 1, error_);
+  error_->setText(message);
+  error_->show();
+  w->setStyleSheet("border: 1px solid #b00020;");
+  error_widget_ = w;
+}
+
+QString SetupPanel::error_text() const { return error_->isVisible() || error_widget_ ? error_->text() : QString(); }
+
+}  // namespace cc::gui

@@ -1,0 +1,78 @@
+// setup_panel.h — the Setup dock: model (preset, every shape field, HuggingFace import),
+// cluster (preset, GPU, node figures), cost source (analytic or a cost database), layout
+// (Megatron-LM's options) and token budget. It edits a Project and says when it changed;
+// a bad combination is explained next to the field it names, in the library's words.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <QWidget>
+
+#include "gui/project.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QSpinBox;
+
+namespace cc::gui {
+
+class SetupPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SetupPanel(QWidget* parent = nullptr);
+
+  Project project() const;
+  void set_project(const Project& p);  // emits nothing
+  // Shows `message` under the widget of `field` (see field_of_error); empty clears it.
+  void show_error(const std::string& field, const QString& message);
+  QString error_text() const;
+  QWidget* error_field_widget() const { return error_widget_; }
+  QWidget* field(const std::string& name) const;  // for tests: the editor of a field
+  void set_coverage(const QString& text);
+  void import_hf_config(const QString& path);     // throws SpecError
+  void set_costs_file(const QString& path);       // "" = analytic; throws SpecError
+
+ signals:
+  void edited();
+
+ private:
+  QSpinBox* spin(QFormLayout* form, const QString& label, int min, int max, const std::string& field = {});
+  QDoubleSpinBox* dspin(QFormLayout* form, const QString& label, double min, double max, int decimals);
+  QCheckBox* check(QFormLayout* form, const QString& label, const std::string& field = {});
+  void load_model_preset(const QString& name);
+  void load_cluster_preset(const QString& name);
+  void update_gpu_count();
+  void changed();
+
+  bool loading_ = false;
+  std::string model_name_, cluster_name_;
+  ModelSpec model_base_;      // fields the panel does not show (norm, positions, ...)
+  ClusterSpec cluster_base_;
+  std::map<std::string, QWidget*> fields_;
+  std::map<QWidget*, QFormLayout*> forms_;
+
+  QComboBox* model_preset_;
+  QSpinBox *layers_, *hidden_, *heads_, *groups_, *ffn_, *seq_, *vocab_;
+  QCheckBox* swiglu_;
+  QComboBox* cluster_preset_;
+  QLabel* gpu_name_;
+  QDoubleSpinBox *hbm_, *nvlink_, *nic_;
+  QSpinBox *gpus_per_node_, *nodes_, *nics_;
+  QLabel* gpu_count_;
+  QComboBox* costs_;
+  QLabel* costs_info_;
+  QLabel* coverage_;
+  QSpinBox *tp_, *pp_, *dp_, *micro_, *global_, *virtual_, *first_, *last_, *recompute_layers_;
+  QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *flash_, *every_rank_;
+  QComboBox *recompute_, *method_, *precision_;
+  QDoubleSpinBox* tokens_b_;
+  QLabel* error_;
+  QWidget* error_widget_ = nullptr;
+  MemoryReserve reserve_;  // not edited here yet: kept from the project
+};
+
+}  // namespace cc::gui

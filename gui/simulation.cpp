@@ -1,0 +1,72 @@
+#include "gui/simulation.h"
+
+#include <chrono>
+#include <utility>
+
+#include "sim/analytic_costs.h"
+#include "sim/error.h"
+#include "sim/measured_costs.h"
+
+namespace cc::gui {
+
+std::string field_of_error(const std::string& message) {
+  // Most specific first: the messages name Megatron-LM flags, or the spec they come from.
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"--overlap-param-gather", "distributed_optimizer"},
+      {"--sequence-parallel", "sequence_parallel"},
+      {"--tensor-model-parallel-size", "tp"},
+      {"--pipeline-model-parallel-size", "pp"},
+      {"--data-parallel-size", "dp"},
+      {"--gpus", "gpus"},
+      {"--global-batch-size", "global_batch"},
+      {"--micro-batch-size", "micro_batch"},
+      {"microbatch", "global_batch"},
+      {"interleaved", "virtual_stages"},
+      {"virtual stages", "virtual_stages"},
+      {"first/last stage", "uneven"},
+      {"--recompute", "recompute"},
+      {"precision", "precision"},
+      {"cost database", "costs"},
+      {"model '", "model"},
+      {"model:", "model"},
+      {"cluster", "cluster"},
+  };
+  for (const auto& [needle, field] : kNames)
+    if (message.find(needle) != std::string::npos) return field;
+  return "layout";
+}
+
+SimulationOutcome run_simulation(const Project& project) {
+  const auto start = std::chrono::steady_clock::now();
+  SimulationOutcome out;
+  try {
+    project.model.validate("model '" + project.model.name + "'");
+    project.cluster.validate("cluster '" + project.cluster.name + "'");
+    const ParallelConfig config = project.resolved_config();
+    validate(config, project.model, project.cluster, project.gpus);
+
+    std::unique_ptr<CostSource> costs;
+    if (project.costs_file.empty()) {
+      costs = std::make_unique<AnalyticCosts>(project.cluster, config.precision);
+    } else {
+      auto db = std::make_shared<CostDatabase>(read_cost_database(project.costs_file));
+      out.costs = db;
+      costs = std::make_unique<MeasuredCosts>(*db, project.costs_file, project.cluster, config.precision);
+    }
+    SimOptions options;
+    options.keep_timeline = true;  // the timeline and memory tabs need it
+    options.every_rank = project.every_rank;
+    options.train_tokens = project.train_tokens;
+    options.reserve = project.reserve;
+    auto result = std::make_shared<SimResult>(simulate(project.model, project.cluster, config, *costs, options));
+    out.memory_curves = memory_timeline(*result, project.reserve);
+    out.result = std::move(result);
+  } catch (const SpecError& e) {
+    out.error = e.what();
+    out.error_field = field_of_error(out.error);
+  }
+  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,34 @@
+// simulation.h — one simulation of a Project, as the worker thread runs it: the cost
+// source, validation and simulate() from the library, the memory curve from the library,
+// and, on bad input, the library's own message with the setup field it names.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gui/project.h"
+#include "sim/cost_database.h"
+#include "sim/memory_timeline.h"
+#include "sim/simulator.h"
+
+namespace cc::gui {
+
+struct SimulationOutcome {
+  std::shared_ptr<const SimResult> result;      // null on error
+  std::vector<StageMemoryCurve> memory_curves;  // one per pipeline stage
+  std::shared_ptr<const CostDatabase> costs;    // the database used, when not analytic
+  std::string error;        // SpecError message, empty on success
+  std::string error_field;  // setup field the message is about (see field_of_error)
+  double wall_seconds = 0;
+  bool ok() const { return result != nullptr; }
+};
+
+SimulationOutcome run_simulation(const Project& project);
+
+// The setup field a SpecError message names: "tp", "pp", "dp", "gpus", "micro_batch",
+// "global_batch", "virtual_stages", "uneven", "recompute", "sequence_parallel",
+// "distributed_optimizer", "precision", "model", "cluster", "costs"; "layout" otherwise.
+std::string field_of_error(const std::string& message);
+
+}  // namespace cc::gui

@@ -1,0 +1,129 @@
+#include "gui/timeline_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace cc::gui {
+
+QColor kind_color(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::Forward: return QColor(0x4e, 0x79, 0xa7);
+    case TaskKind::Backward: return QColor(0xf2, 0x8e, 0x2b);
+    case TaskKind::Send: return QColor(0x59, 0xa1, 0x4f);
+    case TaskKind::GradReduce: return QColor(0xe1, 0x57, 0x59);
+    case TaskKind::EmbeddingSync: return QColor(0xb0, 0x7a, 0xa1);
+    case TaskKind::GradNorm: return QColor(0x9c, 0x75, 0x5f);
+    case TaskKind::Optimizer: return QColor(0x76, 0xb7, 0xb2);
+    case TaskKind::ParamGather: return QColor(0xed, 0xc9, 0x48);
+  }
+  return Qt::gray;
+}
+
+QString kind_label(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::Forward: return QStringLiteral("forward");
+    case TaskKind::Backward: return QStringLiteral("backward (+recompute)");
+    case TaskKind::Send: return QStringLiteral("PP transfer");
+    case TaskKind::GradReduce: return QStringLiteral("DP gradient comm");
+    case TaskKind::EmbeddingSync: return QStringLiteral("embedding sync");
+    case TaskKind::GradNorm: return QStringLiteral("grad norm");
+    case TaskKind::Optimizer: return QStringLiteral("optimizer");
+    case TaskKind::ParamGather: return QStringLiteral("DP param gather");
+  }
+  return QStringLiteral("?");
+}
+
+QColor bubble_color() { return QColor(0xe8, 0xe8, 0xe8); }
+
+QString format_time_ns(double ns) {
+  const double a = std::abs(ns);
+  if (a == 0) return QStringLiteral("0");
+  if (a >= 1e9) return QStringLiteral("%1 s").arg(ns / 1e9, 0, 'f', a >= 1e10 ? 1 : 2);
+  if (a >= 1e6) return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'f', a >= 1e8 ? 0 : a >= 1e7 ? 1 : 2);
+  if (a >= 1e3) return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'f', a >= 1e5 ? 0 : a >= 1e4 ? 1 : 2);
+  return QStringLiteral("%1 ns").arg(ns, 0, 'f', 0);
+}
+
+void TimelineModel::set_result(std::shared_ptr<const SimResult> result) {
+  beginResetModel();
+  result_ = std::move(result);
+  lanes_.clear();
+  end_ = 0;
+  replicas_ = 1;
+  if (result_) {
+    const auto& tl = result_->timeline;
+    int processes = 0;
+    for (const auto& e : tl) processes = std::max(processes, e.process + 1);
+    replicas_ = std::max(1, processes / std::max(1, result_->config.pp));
+    const int replicas = replicas_;
+    std::map<std::pair<int, std::string>, int> index;  // (process, lane) -> lane; map keeps stage order
+    for (const auto& e : tl) index.emplace(std::make_pair(e.process, e.lane), 0);
+    // Compute first, then p2p, then dp within a process, as the simulator creates them.
+    auto lane_rank = [](const std::string& l) { return l == "compute" ? 0 : l == "p2p" ? 1 : 2; };
+    std::vector<std::pair<int, std::string>> keys;
+    for (const auto& [k, v] : index) keys.push_back(k);
+    std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : lane_rank(a.second) < lane_rank(b.second);
+    });
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      index[keys[i]] = static_cast<int>(i);
+      TimelineLane lane;
+      lane.process = keys[i].first;
+      lane.compute = keys[i].second == "compute";
+      lane.label = replicas > 1 ? QStringLiteral("st%1 r%2 %3")
+                                      .arg(keys[i].first / replicas)
+                                      .arg(keys[i].first % replicas)
+                                      .arg(QString::fromStdString(keys[i].second))
+                                : QStringLiteral("stage %1 %2").arg(keys[i].first).arg(QString::fromStdString(keys[i].second));
+      lanes_.push_back(lane);
+    }
+    for (std::size_t i = 0; i < tl.size(); ++i) {
+      lanes_[static_cast<std::size_t>(index[{tl[i].process, tl[i].lane}])].events.push_back(static_cast<int>(i));
+      end_ = std::max(end_, tl[i].start + tl[i].duration);
+    }
+    for (auto& lane : lanes_)
+      std::stable_sort(lane.events.begin(), lane.events.end(),
+                       [&](int a, int b) { return tl[static_cast<std::size_t>(a)].start < tl[static_cast<std::size_t>(b)].start; });
+  }
+  endResetModel();
+}
+
+int TimelineModel::layers_of(const TimelineEvent& e) const {
+  if (!result_ || (e.kind != TaskKind::Forward && e.kind != TaskKind::Backward)) return 0;
+  const auto chunk_at = e.name.find(" c");
+  const int chunk = chunk_at == std::string::npos ? 0 : std::atoi(e.name.c_str() + chunk_at + 2);
+  return result_->config.layers_in_chunk(result_->model.num_layers, e.process / replicas_, chunk);
+}
+
+int TimelineModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() || !result_ ? 0 : static_cast<int>(result_->timeline.size());
+}
+
+int TimelineModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant TimelineModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || !result_ || index.row() >= rowCount()) return {};
+  const TimelineEvent& e = event(index.row());
+  if (role == Qt::DisplayRole) {
+    switch (index.column()) {
+      case Process: return e.process;
+      case Lane: return QString::fromStdString(e.lane);
+      case Name: return QString::fromStdString(e.name);
+      case Kind: return kind_label(e.kind);
+      case StartUs: return static_cast<double>(e.start) / 1e3;
+      case DurationUs: return static_cast<double>(e.duration) / 1e3;
+      default: return {};
+    }
+  }
+  if (role == Qt::DecorationRole && index.column() == Kind) return kind_color(e.kind);
+  return {};
+}
+
+QVariant TimelineModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role != Qt::DisplayRole || orientation != Qt::Horizontal) return {};
+  static const char* names[] = {"Process", "Stream", "Pass", "Kind", "Start (µs)", "Duration (µs)"};
+  return section >= 0 && section < ColumnCount ? QVariant(QString::fromUtf8(names[section])) : QVariant();
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,71 @@
+// timeline_view.h — the Gantt chart of one simulated iteration: a row per pipeline stage
+// (or TP group) and stream, bars coloured by task kind, idle compute time shown as bubble.
+// Wheel zooms around the cursor, drag pans, W/S zoom, A/D pan, F fits (as in Perfetto);
+// hovering shows a tooltip, a click selects a task. Drawing is level-of-detail: only
+// visible tasks are visited (binary search per lane) and tasks narrower than a pixel merge
+// into the pixel column they fall in, so a frame costs O(visible tasks + pixels).
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+
+#include "gui/time_scale.h"
+
+class QScrollBar;
+
+namespace cc::gui {
+
+class TimelineModel;
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelineView(TimelineModel* model, QWidget* parent = nullptr);
+
+  const TimeScale& scale() const { return scale_; }
+  void fit();  // the whole iteration across the plot
+  int selected() const { return selected_; }
+  void select(int event);
+  int event_at(QPoint pos) const;  // -1 when no task is under pos
+  QSize sizeHint() const override { return {900, 500}; }
+
+  static constexpr int kLabelWidth = 118;
+  static constexpr int kRulerHeight = 24;
+  static constexpr int kLegendHeight = 26;
+
+ signals:
+  void selection_changed(int event);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void resizeEvent(QResizeEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void keyPressEvent(QKeyEvent*) override;
+  bool event(QEvent*) override;
+
+ private:
+  void model_reset();
+  void update_rows();
+  QRect plot_rect() const;
+  int lane_at(int y) const;  // -1 outside the lanes
+  double row_height() const { return row_height_; }
+  void zoom(double px, double factor);
+  void draw_bars(QPainter& p, const QRect& plot);
+  void draw_ruler(QPainter& p, const QRect& plot);
+  void draw_legend(QPainter& p);
+
+  TimelineModel* model_;
+  QScrollBar* vbar_;
+  TimeScale scale_;
+  double row_height_ = 18;
+  int selected_ = -1;
+  QPoint press_pos_;
+  bool dragging_ = false;
+  bool fitted_ = true;  // showing the whole iteration (kept on resize)
+  QImage buffer_;  // the bars, written pixel by pixel
+};
+
+}  // namespace cc::gui

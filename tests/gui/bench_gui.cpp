@@ -1,0 +1,90 @@
+// GUI speed targets (issue 13), as Google Benchmark programs under the offscreen platform:
+//   BM_EditToRedrawnSummaryAndTimeline — an edit of the layout to the summary and timeline
+//     redrawn, GPT-3 175B on 1,024 GPUs, symmetric (target <= 100 ms);
+//   BM_TimelineFrameEveryRank — one timeline frame at full zoom-out of the every-rank
+//     iteration (~100k tasks) (target <= 16 ms).
+#include <benchmark/benchmark.h>
+
+#include <QApplication>
+#include <QImage>
+#include <QPainter>
+
+#include "gui/main_window.h"
+#include "gui/project.h"
+#include "gui/simulation.h"
+#include "gui/summary_page.h"
+#include "gui/timeline_model.h"
+#include "gui/timeline_view.h"
+
+namespace {
+
+cc::gui::Project paper_project(bool every_rank) {
+  auto p = cc::gui::project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024);
+  p.config.tp = 8;
+  p.config.pp = 16;
+  p.config.sequence_parallel = true;
+  p.config.recompute = cc::RecomputeGranularity::Selective;
+  p.config.global_batch = 1536;
+  p.train_tokens = 300e9;
+  p.every_rank = every_rank;
+  return p;
+}
+
+void render(QWidget& w) {
+  QImage image(w.size(), QImage::Format_RGB32);
+  QPainter painter(&image);
+  w.render(&painter);
+}
+
+// What happens after the debounce: simulate (the worker's part), then show the result and
+// paint the summary and timeline.
+void BM_EditToRedrawnSummaryAndTimeline(benchmark::State& state) {
+  cc::gui::MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  cc::gui::Project p = paper_project(false);
+  int micro = 1;
+  for (auto _ : state) {
+    micro = micro == 1 ? 2 : 1;  // the edit: micro batch 1 <-> 2
+    p.config.micro_batch = micro;
+    const cc::gui::SimulationOutcome outcome = cc::gui::run_simulation(p);
+    if (!outcome.ok()) state.SkipWithError(outcome.error.c_str());
+    w.timeline_model()->set_result(outcome.result);
+    w.summary()->set_result(*outcome.result);
+    render(*w.summary());
+    render(*w.timeline_view());
+  }
+}
+BENCHMARK(BM_EditToRedrawnSummaryAndTimeline)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_TimelineFrameEveryRank(benchmark::State& state) {
+  const cc::gui::SimulationOutcome outcome = cc::gui::run_simulation(paper_project(true));
+  if (!outcome.ok()) {
+    state.SkipWithError(outcome.error.c_str());
+    return;
+  }
+  cc::gui::TimelineModel model;
+  model.set_result(outcome.result);
+  cc::gui::TimelineView view(&model);
+  view.resize(1600, 900);
+  view.show();
+  view.fit();
+  QImage image(view.size(), QImage::Format_RGB32);
+  for (auto _ : state) {
+    QPainter painter(&image);
+    view.render(&painter);
+  }
+  state.counters["tasks"] = static_cast<double>(outcome.result->timeline.size());
+}
+BENCHMARK(BM_TimelineFrameEveryRank)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
+  QApplication app(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
