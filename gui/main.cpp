@@ -8,10 +8,12 @@
 #include <QTimer>
 
 #include <iostream>
+#include <utility>
 
 #include "gui/chart_export.h"
 #include "gui/main_window.h"
 #include "gui/project.h"
+#include "gui/search_page.h"
 #include "gui/setup_panel.h"
 #include "sim/error.h"
 #include "sim/presets.h"
@@ -38,15 +40,12 @@ Project project_from_options(const QCommandLineParser& o) {
   return p;
 }
 
-// Shows each tab in turn and saves the whole window, once the first result is on screen.
-void save_screenshots(cc::gui::MainWindow& w, const QString& dir) {
-  QDir().mkpath(dir);
-  const char* names[] = {"summary", "timeline", "memory"};
-  for (int i = 0; i < w.tabs()->count() && i < 3; ++i) {
-    w.tabs()->setCurrentIndex(i);
-    QApplication::processEvents();
-    cc::gui::save_widget_png(w, QDir(dir).filePath(QStringLiteral("%1.png").arg(names[i])));
-  }
+// Shows each tab in turn and saves the whole window: Summary, Timeline and Memory once the
+// first result is on screen, then Search once the search it starts has finished.
+void save_tab(cc::gui::MainWindow& w, int tab, const QString& dir, const char* name) {
+  w.tabs()->setCurrentIndex(tab);
+  QApplication::processEvents();
+  cc::gui::save_widget_png(w, QDir(dir).filePath(QStringLiteral("%1.png").arg(name)));
 }
 
 }  // namespace
@@ -86,21 +85,33 @@ int main(int argc, char** argv) {
     std::cerr << "clustercast-gui: " << e.what() << "\n";
     return 2;
   }
-  if (o.isSet("screenshots")) {
-    w.resize(1700, 1050);
-    const QString dir = o.value("screenshots");
-    QObject::connect(&w, &cc::gui::MainWindow::result_shown, &app, [&] {
-      if (!w.result()) {
-        std::cerr << "clustercast-gui: the setup is invalid: " << w.setup()->error_text().toStdString() << "\n";
-        QApplication::exit(2);
-        return;
-      }
+  const QString dir = o.value("screenshots");  // outlives the handlers below
+  if (!dir.isEmpty()) {
+    w.resize(1900, 1080);
+    QDir().mkpath(dir);
+    auto fail_with = [](const std::string& message, int code) {
+      std::cerr << "clustercast-gui: " << message << "\n";
+      QApplication::exit(code);
+    };
+    QObject::connect(&w, &cc::gui::MainWindow::result_shown, &app, [&, fail_with] {
+      static bool first = true;
+      if (!std::exchange(first, false)) return;  // a later result: the search loading a row
+      if (!w.result()) return fail_with("the setup is invalid: " + w.setup()->error_text().toStdString(), 2);
       try {
-        save_screenshots(w, dir);
+        save_tab(w, 0, dir, "summary");
+        save_tab(w, 1, dir, "timeline");
+        save_tab(w, 2, dir, "memory");
+      } catch (const cc::SpecError& e) {
+        return fail_with(e.what(), 1);
+      }
+      w.search_page()->start(w.setup()->project());
+    });
+    QObject::connect(w.search_page(), &cc::gui::SearchPage::finished, &app, [&, fail_with] {
+      try {
+        save_tab(w, 3, dir, "search");
         QApplication::exit(0);
       } catch (const cc::SpecError& e) {
-        std::cerr << "clustercast-gui: " << e.what() << "\n";
-        QApplication::exit(1);
+        fail_with(e.what(), 1);
       }
     });
   }

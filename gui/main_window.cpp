@@ -17,6 +17,8 @@
 #include "gui/breakdown_chart.h"
 #include "gui/chart_export.h"
 #include "gui/memory_page.h"
+#include "gui/search_page.h"
+#include "gui/search_table.h"
 #include "gui/setup_panel.h"
 #include "gui/summary_page.h"
 #include "gui/timeline_view.h"
@@ -55,6 +57,7 @@ MainWindow::MainWindow(QWidget* parent)
       timeline_view_(new TimelineView(&timeline_)),
       details_(new QLabel),
       memory_page_(new MemoryPage(&memory_)),
+      search_page_(new SearchPage),
       tabs_(new QTabWidget),
       status_(new QLabel) {
   setWindowTitle(tr("clustercast"));
@@ -82,6 +85,9 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(summary_, tr("Summary"));
   tabs_->addTab(timeline_page, tr("Timeline"));
   tabs_->addTab(memory_page_, tr("Memory"));
+  tabs_->addTab(search_page_, tr("Search"));
+  connect(search_page_, &SearchPage::run_requested, this, [this] { search_page_->start(setup_->project()); });
+  connect(search_page_, &SearchPage::layout_chosen, this, &MainWindow::load_layout);
   setCentralWidget(tabs_);
   statusBar()->addWidget(status_, 1);
 
@@ -128,6 +134,7 @@ void MainWindow::build_menus() {
   add(tr("Timeline as Chrome trace…"), tr("JSON (*.json)"), [this](const QString& p) { export_chrome_trace(p); });
   add(tr("Current chart as PNG…"), tr("PNG (*.png)"), [this](const QString& p) { export_chart(p); });
   add(tr("Current chart as SVG…"), tr("SVG (*.svg)"), [this](const QString& p) { export_chart(p); });
+  add(tr("Search results as CSV…"), tr("CSV (*.csv)"), [this](const QString& p) { export_search_csv(p); });
 }
 
 template <typename F>
@@ -203,12 +210,28 @@ void MainWindow::export_chrome_trace(const QString& path) {
 }
 
 void MainWindow::export_chart(const QString& path) {
-  QWidget* chart = tabs_->currentWidget() == summary_ ? static_cast<QWidget*>(summary_->breakdown())
-                   : tabs_->currentWidget() == memory_page_ ? static_cast<QWidget*>(memory_page_)
-                                                            : static_cast<QWidget*>(timeline_view_);
+  QWidget* current = tabs_->currentWidget();
+  QWidget* chart = current == summary_       ? static_cast<QWidget*>(summary_->breakdown())
+                   : current == memory_page_ ? static_cast<QWidget*>(memory_page_)
+                   : current == search_page_ ? static_cast<QWidget*>(search_page_->scatter())
+                                             : static_cast<QWidget*>(timeline_view_);
   if (path.endsWith(".svg", Qt::CaseInsensitive)) save_widget_svg(*chart, path, tabs_->tabText(tabs_->currentIndex()));
   else save_widget_png(*chart, path);
   report(tr("exported %1").arg(path));
+}
+
+void MainWindow::export_search_csv(const QString& path) {
+  if (!search_page_->table()->outcome()) fail("nothing to export: no search has finished");
+  write_file_atomically(path.toStdString(), search_page_->table()->to_csv());
+  report(tr("exported %1").arg(path));
+}
+
+void MainWindow::load_layout(const ParallelConfig& config) {
+  Project p = setup_->project();
+  p.config = config;
+  p.auto_dp = config.dp * config.tp * config.pp == p.gpus;
+  setup_->set_project(p);
+  runner_.run_now(setup_->project());
 }
 
 void MainWindow::add_recent(const QString& path) {

@@ -19,6 +19,7 @@ class QTabWidget;
 namespace cc::gui {
 
 class MemoryPage;
+class SearchPage;
 class SetupPanel;
 class SummaryPage;
 class TimelineView;
@@ -35,6 +36,7 @@ class MainWindow : public QMainWindow {
   SummaryPage* summary() const { return summary_; }
   TimelineView* timeline_view() const { return timeline_view_; }
   MemoryPage* memory_page() const { return memory_page_; }
+  SearchPage* search_page() const { return search_page_; }
   QTabWidget* tabs() const { return tabs_; }
   const SimResult* result() const { return last_ ? last_->result.get() : nullptr; }
   bool stale() const { return stale_; }
@@ -45,6 +47,9 @@ class MainWindow : public QMainWindow {
   void export_layout(const QString& path, const QString& format);  // "json", "megatron", "nemo"
   void export_chrome_trace(const QString& path);
   void export_chart(const QString& path);  // the current tab's chart; PNG or SVG by suffix
+  void export_search_csv(const QString& path);
+  // Loads a layout (from the search) into the setup and simulates it.
+  void load_layout(const ParallelConfig& config);
 
  signals:
   void result_shown();  // a new valid result or a new error is on screen
@@ -69,6 +74,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline_view_;
   QLabel* details_;
   MemoryPage* memory_page_;
+  SearchPage* search_page_;
   QTabWidget* tabs_;
   QLabel* status_;
   QMenu* recent_menu_ = nullptr;

@@ -2,6 +2,7 @@
 // simulations on the worker thread. Expected values come from calling the library
 // directly with the same inputs, or are worked out by hand in the comments.
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QFile>
 #include <QLabel>
 #include <QSettings>
@@ -14,6 +15,7 @@
 
 #include "gui/breakdown_chart.h"
 #include "gui/main_window.h"
+#include "tests/gui/gui_test_support.h"
 #include "gui/memory_page.h"
 #include "gui/memory_table.h"
 #include "gui/project.h"
@@ -41,17 +43,6 @@ Project small_project() {
   return p;
 }
 
-// The paper layout of the README: GPT-3 175B on 1,024 A100s, TP 8 x PP 16 (DP 8).
-Project paper_project() {
-  Project p = project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024);
-  p.config.tp = 8;
-  p.config.pp = 16;
-  p.config.sequence_parallel = true;
-  p.config.recompute = RecomputeGranularity::Selective;
-  p.config.global_batch = 1536;
-  p.train_tokens = 300e9;
-  return p;
-}
 
 SimResult simulate_directly(const Project& p) {
   ParallelConfig c = p.config;
@@ -63,10 +54,6 @@ SimResult simulate_directly(const Project& p) {
   return simulate(p.model, p.cluster, c, AnalyticCosts(p.cluster, c.precision), o);
 }
 
-bool wait_for_result(MainWindow& w) {
-  QSignalSpy spy(&w, &MainWindow::result_shown);
-  return spy.wait(120000);
-}
 
 // Opens `p` in the window and, separately, asks the library for the same result.
 [[nodiscard]] bool show_and_simulate(MainWindow& w, const Project& p, SimResult& lib) {
@@ -81,11 +68,7 @@ bool wait_for_result(MainWindow& w) {
 class TestGui : public QObject {
   Q_OBJECT
  private slots:
-  void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("clustercast-tests");
-    QSettings().clear();
-  }
+  void initTestCase() { isolate_settings(); }
 
   void loadPresetAndSimulate() {
     MainWindow w;
@@ -249,6 +232,37 @@ class TestGui : public QObject {
     } catch (const SpecError& e) {
       QVERIFY(QString(e.what()).contains("version 99"));
     }
+  }
+
+  void importHuggingFaceConfig() {
+    MainWindow w;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("config.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    // A Llama-style config: GQA (8 KV heads), SwiGLU (silu), RMSNorm, RoPE, untied output.
+    f.write(R"({"architectures": ["LlamaForCausalLM"], "_name_or_path": "my-llama", "hidden_size": 4096,
+                "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+                "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 8192,
+                "hidden_act": "silu", "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+                "tie_word_embeddings": false})");
+    f.close();
+    QSignalSpy edited(w.setup(), &SetupPanel::edited);
+    w.setup()->import_hf_config(path);
+    QCOMPARE(edited.count(), 1);
+    const Project p = w.setup()->project();
+    QCOMPARE(p.model.num_layers, 32);
+    QCOMPARE(p.model.hidden_size, 4096);
+    QCOMPARE(p.model.num_query_groups, 8);
+    QCOMPARE(p.model.ffn_hidden_size, 14336);
+    QCOMPARE(p.model.vocab_size, 128256);
+    QCOMPARE(p.model.seq_length, 8192);
+    QVERIFY(p.model.activation == Activation::SwiGLU);
+    QVERIFY(p.model.normalization == Normalization::RMSNorm);  // kept although the panel does not show it
+    QVERIFY(p.model.position_embedding == PositionEmbedding::Rope);
+    QVERIFY(!p.model.tied_embeddings);
+    QVERIFY(p.model_preset.empty());  // no longer a preset
+    QVERIFY(qobject_cast<QComboBox*>(w.setup()->field("model"))->currentText() == "custom");
   }
 
   void itemModelsPassTheTester() {

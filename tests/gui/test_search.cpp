@@ -1,0 +1,189 @@
+// The Search tab against the library's search for the same inputs, under the offscreen
+// platform. Expected lists come from calling sim's search() directly.
+#include <QAbstractItemModelTester>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThreadPool>
+
+#include "gui/main_window.h"
+#include "tests/gui/gui_test_support.h"
+#include "gui/search_page.h"
+#include "gui/search_table.h"
+#include "gui/setup_panel.h"
+#include "gui/timeline_model.h"
+#include "sim/analytic_costs.h"
+
+using namespace cc;
+using namespace cc::gui;
+
+namespace {
+
+// The searches below are pinned to TP 8 and PP 8 or 16, so each takes a fraction of a second.
+bool run_search(MainWindow& w) {
+  QSignalSpy spy(w.search_page(), &SearchPage::finished);
+  w.search_page()->start(w.setup()->project());
+  return spy.wait(300000);
+}
+
+void pin(MainWindow& w) {
+  w.search_page()->tp_list()->setText("8");
+  w.search_page()->pp_list()->setText("8,16");
+}
+
+}  // namespace
+
+class TestSearch : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { isolate_settings(); }
+
+  void searchFillsTheTableWithTheLibrarysRankedList() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    const SearchOutcome lib = search(w.search_page()->request_for(w.setup()->project()));
+    QVERIFY(run_search(w));
+    SearchTable* t = w.search_page()->table();
+    QVERIFY(!lib.ranked.empty());
+    QCOMPARE(t->rowCount(), static_cast<int>(lib.ranked.size()));
+    for (int i = 0; i < t->rowCount(); ++i) {
+      QCOMPARE(t->layout(i).result.config.summary(), lib.ranked[static_cast<std::size_t>(i)].result.config.summary());
+      QCOMPARE(t->layout(i).result.iteration_time_s, lib.ranked[static_cast<std::size_t>(i)].result.iteration_time_s);
+      QCOMPARE(t->layout(i).tied, lib.ranked[static_cast<std::size_t>(i)].tied);
+      QCOMPARE(t->layout(i).result.config.tp, 8);  // the pin holds
+    }
+    // Every layout is TP 8 x PP 8 or 16, so DP is 16 or 8.
+    for (int i = 0; i < t->rowCount(); ++i) QVERIFY(t->layout(i).result.config.dp == 16 || t->layout(i).result.config.dp == 8);
+    QVERIFY(w.search_page()->status()->text().contains(QString("%1 layouts ranked").arg(lib.ranked.size())));
+  }
+
+  void sortingAndFilteringKeepTheModelsConsistent() {
+    MainWindow w;
+    QAbstractItemModelTester source(w.search_page()->table(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxy(w.search_page()->proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    QSortFilterProxyModel* m = w.search_page()->proxy();
+    const int all = m->rowCount();
+    QVERIFY(all > 2);
+    // Slowest first.
+    w.search_page()->view()->sortByColumn(SearchTable::IterationS, Qt::DescendingOrder);
+    for (int r = 1; r < m->rowCount(); ++r)
+      QVERIFY(m->index(r - 1, SearchTable::IterationS).data(Qt::UserRole).toDouble() >=
+              m->index(r, SearchTable::IterationS).data(Qt::UserRole).toDouble());
+    // Only selective recomputation.
+    int expected = 0;
+    for (int i = 0; i < w.search_page()->table()->rowCount(); ++i)
+      expected += w.search_page()->table()->layout(i).result.config.recompute == RecomputeGranularity::Selective;
+    w.search_page()->filter()->setText("selective");
+    QCOMPARE(m->rowCount(), expected);
+    for (int r = 0; r < m->rowCount(); ++r) QVERIFY(m->index(r, SearchTable::Layout).data().toString().contains("selective"));
+    w.search_page()->filter()->clear();
+    QCOMPARE(m->rowCount(), all);
+  }
+
+  void selectingARowLoadsIt() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    QTableView* view = w.search_page()->view();
+    const int row = std::min(2, w.search_page()->proxy()->rowCount() - 1);
+    const RankedLayout chosen = w.search_page()->table()->layout(w.search_page()->proxy()->mapToSource(
+        w.search_page()->proxy()->index(row, 0)).row());
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    view->selectionModel()->setCurrentIndex(w.search_page()->proxy()->index(row, 0),
+                                            QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    QVERIFY(shown.wait(120000));
+    const ParallelConfig loaded = w.setup()->project().resolved_config();
+    QCOMPARE(loaded.summary(), chosen.result.config.summary());
+    QCOMPARE(w.result()->iteration_time_s, chosen.result.iteration_time_s);
+    // The timeline is the direct simulation of that layout.
+    const Project p = w.setup()->project();
+    SimOptions o;
+    o.keep_timeline = true;
+    o.train_tokens = p.train_tokens;
+    const SimResult direct = simulate(p.model, p.cluster, loaded, AnalyticCosts(p.cluster, loaded.precision), o);
+    QCOMPARE(w.timeline_model()->rowCount(), static_cast<int>(direct.timeline.size()));
+    QCOMPARE(w.result()->iteration_time_s, direct.iteration_time_s);
+  }
+
+  void cancelStopsTheWorkerAndKeepsThePreviousResults() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    const SearchOutcome* before = w.search_page()->table()->outcome();
+    QVERIFY(before);
+    w.search_page()->tp_list()->clear();  // a bigger search, cancelled at once
+    w.search_page()->pp_list()->clear();
+    w.search_page()->start(w.setup()->project());
+    QVERIFY(w.search_page()->running());
+    QElapsedTimer clock;
+    clock.start();
+    w.search_page()->cancel();
+    QVERIFY(clock.elapsed() < 100);
+    QVERIFY(!w.search_page()->running());
+    // The abandoned run's answer, when it arrives, is dropped.
+    QThreadPool::globalInstance()->waitForDone();
+    QCoreApplication::processEvents();
+    QTest::qWait(50);
+    QCOMPARE(w.search_page()->table()->outcome(), before);
+    QVERIFY(w.search_page()->status()->text().contains("cancelled"));
+  }
+
+  void exportIsReadBackBySimulateConfigWithTheSamePrediction() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    w.search_page()->view()->selectRow(0);
+    QVERIFY(shown.wait(120000));
+    QTemporaryDir dir;
+    const QString path = dir.filePath("best.json");
+    w.export_layout(path, "json");
+    QProcess cli;
+    cli.start(CLUSTERCAST_BINARY, {"simulate", "--config", path, "--json"});
+    QVERIFY(cli.waitForFinished(120000));
+    QCOMPARE(cli.exitCode(), 0);
+    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+    QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
+    QCOMPARE(doc.at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
+  }
+
+  void csvHasOneLinePerLayout() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    QTemporaryDir dir;
+    w.export_search_csv(dir.filePath("r.csv"));
+    QFile f(dir.filePath("r.csv"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), w.search_page()->table()->rowCount() + 1);
+    QVERIFY(lines.front().startsWith("rank,layout,iteration (s)"));
+  }
+};
+
+QTEST_MAIN(TestSearch)
+#include "test_search.moc"
