@@ -1,37 +1,30 @@
 #include "gui/breakdown_chart.h"
 
-#include "gui/axis_ticks.h"
-
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QHorizontalStackedBarSeries>
 #include <QValueAxis>
 
+#include "gui/chart_axes.h"
+
 namespace cc::gui {
 
-namespace {
-
-struct Part {
-  const char* name;
-  double TimeBreakdown::*field;
-  QColor color;
-};
-
-const Part kParts[] = {
-    {"compute", &TimeBreakdown::compute, QColor(0x4e, 0x79, 0xa7)},
-    {"recompute", &TimeBreakdown::recompute, QColor(0xa0, 0xcb, 0xe8)},
-    {"TP comm (exposed)", &TimeBreakdown::tp_comm, QColor(0xb0, 0x7a, 0xa1)},
-    {"PP comm (exposed)", &TimeBreakdown::pp_comm, QColor(0x59, 0xa1, 0x4f)},
-    {"DP comm (exposed)", &TimeBreakdown::dp_comm, QColor(0xe1, 0x57, 0x59)},
-    {"optimizer", &TimeBreakdown::optimizer, QColor(0x76, 0xb7, 0xb2)},
-    {"bubble", &TimeBreakdown::bubble, QColor(0xba, 0xb0, 0xac)},
-};
-
-}  // namespace
+const std::vector<BreakdownPart>& breakdown_parts() {
+  static const std::vector<BreakdownPart> parts = {
+      {"compute", &TimeBreakdown::compute, QColor(0x4e, 0x79, 0xa7)},
+      {"recompute", &TimeBreakdown::recompute, QColor(0xa0, 0xcb, 0xe8)},
+      {"TP comm", &TimeBreakdown::tp_comm, QColor(0xb0, 0x7a, 0xa1)},
+      {"PP comm", &TimeBreakdown::pp_comm, QColor(0x59, 0xa1, 0x4f)},
+      {"DP comm", &TimeBreakdown::dp_comm, QColor(0xe1, 0x57, 0x59)},
+      {"optimizer", &TimeBreakdown::optimizer, QColor(0x76, 0xb7, 0xb2)},
+      {"bubble", &TimeBreakdown::bubble, QColor(0xba, 0xb0, 0xac)},
+  };
+  return parts;
+}
 
 BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(parent) {
   setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("Where the iteration time goes (reported stage)"));
+  chart()->setTitle(tr("Where the iteration time goes (reported stage; communication: the exposed part)"));
   chart()->legend()->setAlignment(Qt::AlignBottom);
   setMinimumHeight(220);
   setMaximumHeight(300);
@@ -39,13 +32,9 @@ BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(parent) {
 
 void BreakdownChart::set_breakdown(const TimeBreakdown& b) {
   QChart* c = chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* axis : c->axes()) {
-    c->removeAxis(axis);
-    delete axis;
-  }
+  clear_chart(c);
   auto* series = new QHorizontalStackedBarSeries;
-  for (const Part& part : kParts) {
+  for (const BreakdownPart& part : breakdown_parts()) {
     const double s = b.*part.field;
     auto* set = new QBarSet(QStringLiteral("%1 %2 s").arg(QString::fromLatin1(part.name)).arg(s, 0, 'f', 3));
     set->setColor(part.color);

@@ -2,11 +2,22 @@
 // DP communication, optimizer and bubble (SimResult::breakdown), as one stacked bar.
 #pragma once
 
+#include <vector>
+
 #include <QChartView>
+#include <QColor>
 
 #include "sim/simulator.h"
 
 namespace cc::gui {
+
+// The parts of TimeBreakdown in stacking order, with their legend name and colour.
+struct BreakdownPart {
+  const char* name;
+  double TimeBreakdown::*field;
+  QColor color;
+};
+const std::vector<BreakdownPart>& breakdown_parts();
 
 class BreakdownChart : public QChartView {
   Q_OBJECT

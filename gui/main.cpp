@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gui/chart_export.h"
+#include "gui/compare_page.h"
 #include "gui/main_window.h"
 #include "gui/project.h"
 #include "gui/search_page.h"
@@ -41,7 +42,8 @@ Project project_from_options(const QCommandLineParser& o) {
 }
 
 // Shows each tab in turn and saves the whole window: Summary, Timeline and Memory once the
-// first result is on screen, then Search once the search it starts has finished.
+// first result is on screen, Search once the search it starts has finished, then Compare
+// on the NeMo example.
 void save_tab(cc::gui::MainWindow& w, int tab, const QString& dir, const char* name) {
   w.tabs()->setCurrentIndex(tab);
   QApplication::processEvents();
@@ -109,6 +111,15 @@ int main(int argc, char** argv) {
     QObject::connect(w.search_page(), &cc::gui::SearchPage::finished, &app, [&, fail_with] {
       try {
         save_tab(w, 3, dir, "search");
+      } catch (const cc::SpecError& e) {
+        return fail_with(e.what(), 1);
+      }
+      w.compare_page()->pin_nemo_example();
+    });
+    QObject::connect(w.compare_page(), &cc::gui::ComparePage::changed, &app, [&, fail_with] {
+      if (w.compare_page()->busy() || w.compare_page()->pinned() < 2) return;
+      try {
+        save_tab(w, 4, dir, "compare");
         QApplication::exit(0);
       } catch (const cc::SpecError& e) {
         fail_with(e.what(), 1);

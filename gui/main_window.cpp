@@ -16,6 +16,7 @@
 
 #include "gui/breakdown_chart.h"
 #include "gui/chart_export.h"
+#include "gui/compare_page.h"
 #include "gui/memory_page.h"
 #include "gui/search_page.h"
 #include "gui/search_table.h"
@@ -58,6 +59,7 @@ MainWindow::MainWindow(QWidget* parent)
       details_(new QLabel),
       memory_page_(new MemoryPage(&memory_)),
       search_page_(new SearchPage),
+      compare_page_(new ComparePage),
       tabs_(new QTabWidget),
       status_(new QLabel) {
   setWindowTitle(tr("clustercast"));
@@ -88,6 +90,11 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(search_page_, tr("Search"));
   connect(search_page_, &SearchPage::run_requested, this, [this] { search_page_->start(setup_->project()); });
   connect(search_page_, &SearchPage::layout_chosen, this, &MainWindow::load_layout);
+  tabs_->addTab(compare_page_, tr("Compare"));
+  connect(compare_page_, &ComparePage::pin_requested, this, [this] {
+    const Project p = setup_->project();
+    compare_page_->pin(p, QString::fromStdString(p.resolved_config().summary()));
+  });
   setCentralWidget(tabs_);
   statusBar()->addWidget(status_, 1);
 
@@ -214,6 +221,7 @@ void MainWindow::export_chart(const QString& path) {
   QWidget* chart = current == summary_       ? static_cast<QWidget*>(summary_->breakdown())
                    : current == memory_page_ ? static_cast<QWidget*>(memory_page_)
                    : current == search_page_ ? static_cast<QWidget*>(search_page_->scatter())
+                   : current == compare_page_ ? static_cast<QWidget*>(compare_page_)
                                              : static_cast<QWidget*>(timeline_view_);
   if (path.endsWith(".svg", Qt::CaseInsensitive)) save_widget_svg(*chart, path, tabs_->tabText(tabs_->currentIndex()));
   else save_widget_png(*chart, path);

@@ -18,6 +18,7 @@ class QTabWidget;
 
 namespace cc::gui {
 
+class ComparePage;
 class MemoryPage;
 class SearchPage;
 class SetupPanel;
@@ -37,6 +38,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline_view() const { return timeline_view_; }
   MemoryPage* memory_page() const { return memory_page_; }
   SearchPage* search_page() const { return search_page_; }
+  ComparePage* compare_page() const { return compare_page_; }
   QTabWidget* tabs() const { return tabs_; }
   const SimResult* result() const { return last_ ? last_->result.get() : nullptr; }
   bool stale() const { return stale_; }
@@ -75,6 +77,7 @@ class MainWindow : public QMainWindow {
   QLabel* details_;
   MemoryPage* memory_page_;
   SearchPage* search_page_;
+  ComparePage* compare_page_;
   QTabWidget* tabs_;
   QLabel* status_;
   QMenu* recent_menu_ = nullptr;

@@ -15,7 +15,7 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 
-#include "gui/axis_ticks.h"
+#include "gui/chart_axes.h"
 #include "gui/memory_table.h"
 #include "sim/units.h"
 
@@ -27,13 +27,6 @@ const QColor kPartColors[MemoryTable::kParts] = {QColor(0x4e, 0x79, 0xa7), QColo
                                                  QColor(0x59, 0xa1, 0x4f), QColor(0xe1, 0x57, 0x59),
                                                  QColor(0xba, 0xb0, 0xac)};
 
-void clear(QChart* c) {
-  c->removeAllSeries();
-  for (QAbstractAxis* axis : c->axes()) {
-    c->removeAxis(axis);
-    delete axis;
-  }
-}
 
 }  // namespace
 
@@ -65,7 +58,7 @@ MemoryPage::MemoryPage(MemoryTable* table, QWidget* parent)
 
 void MemoryPage::rebuild_bars() {
   QChart* c = stages_->chart();
-  clear(c);
+  clear_chart(c);
   const int stages = table_->rowCount();
   if (stages == 0) return;
   auto* bars = new QStackedBarSeries;
@@ -124,7 +117,7 @@ std::vector<double> MemoryPage::drawn_totals_gib() const {
 
 void MemoryPage::set_curves(const std::vector<StageMemoryCurve>& curves, double usable_gib) {
   QChart* c = curves_->chart();
-  clear(c);
+  clear_chart(c);
   if (curves.empty()) return;
   auto* x = new QValueAxis;
   auto* y = new QValueAxis;

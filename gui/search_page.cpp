@@ -23,7 +23,7 @@
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "gui/axis_ticks.h"
+#include "gui/chart_axes.h"
 #include "gui/search_table.h"
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
@@ -324,11 +324,7 @@ void SearchPage::choose(int source_row) {
 
 void SearchPage::rebuild_scatter() {
   QChart* c = scatter_->chart();
-  c->removeAllSeries();
-  for (QAbstractAxis* axis : c->axes()) {
-    c->removeAxis(axis);
-    delete axis;
-  }
+  clear_chart(c);
   const SearchOutcome* o = table_->outcome();
   if (!o || o->ranked.empty()) return;
   auto* x = new QValueAxis;

@@ -78,8 +78,16 @@ void TimelineView::resizeEvent(QResizeEvent*) {
 }
 
 void TimelineView::fit() {
-  scale_.fit(0, static_cast<double>(std::max<SimTime>(model_->end_time(), 1)), plot_rect().width());
+  scale_.fit(0, static_cast<double>(std::max({model_->end_time(), fit_end_, SimTime{1}})), plot_rect().width());
   fitted_ = true;
+  update();
+  emit scale_changed();
+}
+
+void TimelineView::set_scale(const TimeScale& scale) {
+  if (scale.origin_ns == scale_.origin_ns && scale.ns_per_px == scale_.ns_per_px) return;
+  scale_ = scale;
+  fitted_ = false;
   update();
 }
 
@@ -118,6 +126,14 @@ void TimelineView::zoom(double px, double factor) {
   scale_.zoom_around(px, factor, 0.1, far);
   fitted_ = false;
   update();
+  emit scale_changed();
+}
+
+void TimelineView::pan(double dx_px) {
+  scale_.pan_px(dx_px);
+  fitted_ = false;
+  update();
+  emit scale_changed();
 }
 
 void TimelineView::wheelEvent(QWheelEvent* e) {
@@ -141,12 +157,10 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
   const QPoint d = e->pos() - press_pos_;
   if (!dragging_ && d.manhattanLength() < 4) return;
   dragging_ = true;
-  fitted_ = false;
-  scale_.pan_px(d.x());
   const int rows = static_cast<int>(std::lround(d.y() / row_height_));
   if (rows != 0) vbar_->setValue(vbar_->value() - rows);
   press_pos_ = QPoint(e->pos().x(), rows != 0 ? e->pos().y() : press_pos_.y());
-  update();
+  pan(d.x());
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
@@ -161,8 +175,8 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
   switch (e->key()) {
     case Qt::Key_W: zoom(anchor, 1.25); break;
     case Qt::Key_S: zoom(anchor, 1 / 1.25); break;
-    case Qt::Key_A: scale_.pan_px(plot.width() * 0.1); fitted_ = false; update(); break;
-    case Qt::Key_D: scale_.pan_px(-plot.width() * 0.1); fitted_ = false; update(); break;
+    case Qt::Key_A: pan(plot.width() * 0.1); break;
+    case Qt::Key_D: pan(-plot.width() * 0.1); break;
     case Qt::Key_F: fit(); break;
     default: QWidget::keyPressEvent(e); return;
   }

@@ -10,6 +10,7 @@
 #include <QWidget>
 
 #include "gui/time_scale.h"
+#include "sim/units.h"
 
 class QScrollBar;
 
@@ -23,7 +24,10 @@ class TimelineView : public QWidget {
   explicit TimelineView(TimelineModel* model, QWidget* parent = nullptr);
 
   const TimeScale& scale() const { return scale_; }
-  void fit();  // the whole iteration across the plot
+  void fit();  // the whole iteration (or fit_end, when later) across the plot
+  // Compare: several views share one time axis; the one the user moves is copied to the rest.
+  void set_scale(const TimeScale& scale);
+  void set_fit_end(SimTime end) { fit_end_ = end; }
   int selected() const { return selected_; }
   void select(int event);
   int event_at(QPoint pos) const;  // -1 when no task is under pos
@@ -35,6 +39,7 @@ class TimelineView : public QWidget {
 
  signals:
   void selection_changed(int event);
+  void scale_changed();  // zoom, pan or fit by the user (not by set_scale)
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -53,6 +58,7 @@ class TimelineView : public QWidget {
   int lane_at(int y) const;  // -1 outside the lanes
   double row_height() const { return row_height_; }
   void zoom(double px, double factor);
+  void pan(double dx_px);
   void draw_bars(QPainter& p, const QRect& plot);
   void draw_ruler(QPainter& p, const QRect& plot);
   void draw_legend(QPainter& p);
@@ -65,6 +71,7 @@ class TimelineView : public QWidget {
   QPoint press_pos_;
   bool dragging_ = false;
   bool fitted_ = true;  // showing the whole iteration (kept on resize)
+  SimTime fit_end_ = 0;
   QImage buffer_;  // the bars, written pixel by pixel
 };
 

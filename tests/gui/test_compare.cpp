@@ -1,0 +1,101 @@
+// The Compare tab: pinned setups equal their direct simulations, the NeMo example is the
+// two layouts it names, and the timelines share one time axis.
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTest>
+
+#include "gui/compare_page.h"
+#include "gui/timeline_view.h"
+#include "sim/analytic_costs.h"
+#include "tests/gui/gui_test_support.h"
+
+using namespace cc;
+using namespace cc::gui;
+
+namespace {
+
+bool wait_until_pinned(ComparePage& page, int n) {
+  QSignalSpy spy(&page, &ComparePage::changed);
+  while (page.busy() || page.pinned() < n)
+    if (!spy.wait(120000)) return false;
+  return page.pinned() == n;
+}
+
+SimResult direct(const Project& p) {
+  SimOptions o;
+  o.train_tokens = p.train_tokens;
+  o.keep_timeline = true;
+  const ParallelConfig c = p.resolved_config();
+  return simulate(p.model, p.cluster, c, AnalyticCosts(p.cluster, c.precision), o);
+}
+
+}  // namespace
+
+class TestCompare : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { isolate_settings(); }
+
+  void nemoExampleIsFullRecomputeAgainstSequenceParallelSelective() {
+    ComparePage page;
+    page.pin_nemo_example();
+    QVERIFY(wait_until_pinned(page, 2));
+    // In pin order, whichever simulation finished first.
+    const SimResult& full = page.result(0);
+    const SimResult& sp = page.result(1);
+    QVERIFY(full.config.recompute == RecomputeGranularity::Full);
+    QVERIFY(!full.config.sequence_parallel);
+    QVERIFY(sp.config.recompute == RecomputeGranularity::Selective);
+    QVERIFY(sp.config.sequence_parallel);
+    for (const SimResult* r : {&full, &sp}) {
+      QCOMPARE(r->config.gpus(), 1024);
+      QCOMPARE(r->config.tp, 8);
+      QCOMPARE(r->config.pp, 16);
+    }
+    // Each equals the library's answer for the same setup.
+    Project p = paper_project();
+    p.config.sequence_parallel = false;
+    p.config.recompute = RecomputeGranularity::Full;
+    QCOMPARE(full.iteration_time_s, direct(p).iteration_time_s);
+    QCOMPARE(sp.training_days, direct(paper_project()).training_days);
+    // Full recomputation reruns every forward: slower, so more days (Korthikanti Table 5).
+    QVERIFY(full.training_days > sp.training_days);
+    // The figures table: a column per setup, the second with its difference from the first.
+    QTableWidget* t = page.figures();
+    QCOMPARE(t->columnCount(), 2);
+    QCOMPARE(t->item(0, 0)->text(), QString::fromStdString(full.config.summary()));
+    const QString days = t->item(6, 1)->text();  // row 0 layout, then iteration, tokens, TFLOP/s, MFU, HFU, days
+    QVERIFY2(days.startsWith(QString::number(sp.training_days, 'f', 1)), qPrintable(days));
+    QVERIFY2(days.contains(QString("(%1 %)").arg((sp.training_days / full.training_days - 1) * 100, 0, 'f', 1)),
+             qPrintable(days));
+  }
+
+  void timelinesShareOneTimeAxis() {
+    ComparePage page;
+    page.resize(1400, 900);
+    page.show();
+    page.pin_nemo_example();
+    QVERIFY(wait_until_pinned(page, 2));
+    TimelineView* a = page.timeline(0);
+    TimelineView* b = page.timeline(1);
+    // Both fit the longer iteration, so equal times sit at equal pixels.
+    QCOMPARE(a->scale().ns_per_px, b->scale().ns_per_px);
+    a->setFocus();
+    QTest::keyClick(a, Qt::Key_W);  // zoom one: the other follows
+    QTest::keyClick(a, Qt::Key_D);
+    QCOMPARE(b->scale().ns_per_px, a->scale().ns_per_px);
+    QCOMPARE(b->scale().origin_ns, a->scale().origin_ns);
+  }
+
+  void clearDropsEverything() {
+    ComparePage page;
+    page.pin(paper_project(), "a");
+    page.clear();  // before the result arrives: it must not appear later
+    QTest::qWait(500);
+    QCOMPARE(page.pinned(), 0);
+    QVERIFY(!page.busy());
+  }
+};
+
+QTEST_MAIN(TestCompare)
+#include "test_compare.moc"
