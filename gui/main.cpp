@@ -43,7 +43,7 @@ Project project_from_options(const QCommandLineParser& o) {
 
 // Shows each tab in turn and saves the whole window: Summary, Timeline and Memory once the
 // first result is on screen, Search once the search it starts has finished, then Compare
-// on the NeMo example.
+// on the NeMo example and the Cluster map.
 void save_tab(cc::gui::MainWindow& w, int tab, const QString& dir, const char* name) {
   w.tabs()->setCurrentIndex(tab);
   QApplication::processEvents();
@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
       if (w.compare_page()->busy() || w.compare_page()->pinned() < 2) return;
       try {
         save_tab(w, 4, dir, "compare");
+        save_tab(w, 5, dir, "cluster-map");
         QApplication::exit(0);
       } catch (const cc::SpecError& e) {
         fail_with(e.what(), 1);

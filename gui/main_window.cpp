@@ -16,6 +16,7 @@
 
 #include "gui/breakdown_chart.h"
 #include "gui/chart_export.h"
+#include "gui/cluster_map.h"
 #include "gui/compare_page.h"
 #include "gui/memory_page.h"
 #include "gui/search_page.h"
@@ -60,6 +61,7 @@ MainWindow::MainWindow(QWidget* parent)
       memory_page_(new MemoryPage(&memory_)),
       search_page_(new SearchPage),
       compare_page_(new ComparePage),
+      cluster_page_(new ClusterMapPage),
       tabs_(new QTabWidget),
       status_(new QLabel) {
   setWindowTitle(tr("clustercast"));
@@ -91,6 +93,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(search_page_, &SearchPage::run_requested, this, [this] { search_page_->start(setup_->project()); });
   connect(search_page_, &SearchPage::layout_chosen, this, &MainWindow::load_layout);
   tabs_->addTab(compare_page_, tr("Compare"));
+  tabs_->addTab(cluster_page_, tr("Cluster map"));
   connect(compare_page_, &ComparePage::pin_requested, this, [this] {
     const Project p = setup_->project();
     compare_page_->pin(p, QString::fromStdString(p.resolved_config().summary()));
@@ -177,6 +180,7 @@ void MainWindow::on_finished(const SimulationOutcome& outcome) {
   timeline_.set_result(outcome.result);
   memory_.set_result(outcome.result);
   memory_page_->set_curves(outcome.memory_curves, outcome.result->usable_gib);
+  cluster_page_->set_result(*outcome.result);
   setup_->set_coverage(outcome.result->cost_coverage.empty()
                            ? QString()
                            : tr("Coverage: %1 (measured share %2 %)")
@@ -222,6 +226,7 @@ void MainWindow::export_chart(const QString& path) {
                    : current == memory_page_ ? static_cast<QWidget*>(memory_page_)
                    : current == search_page_ ? static_cast<QWidget*>(search_page_->scatter())
                    : current == compare_page_ ? static_cast<QWidget*>(compare_page_)
+                   : current == cluster_page_ ? static_cast<QWidget*>(cluster_page_->view())
                                              : static_cast<QWidget*>(timeline_view_);
   if (path.endsWith(".svg", Qt::CaseInsensitive)) save_widget_svg(*chart, path, tabs_->tabText(tabs_->currentIndex()));
   else save_widget_png(*chart, path);

@@ -18,6 +18,7 @@ class QTabWidget;
 
 namespace cc::gui {
 
+class ClusterMapPage;
 class ComparePage;
 class MemoryPage;
 class SearchPage;
@@ -39,6 +40,7 @@ class MainWindow : public QMainWindow {
   MemoryPage* memory_page() const { return memory_page_; }
   SearchPage* search_page() const { return search_page_; }
   ComparePage* compare_page() const { return compare_page_; }
+  ClusterMapPage* cluster_page() const { return cluster_page_; }
   QTabWidget* tabs() const { return tabs_; }
   const SimResult* result() const { return last_ ? last_->result.get() : nullptr; }
   bool stale() const { return stale_; }
@@ -78,6 +80,7 @@ class MainWindow : public QMainWindow {
   MemoryPage* memory_page_;
   SearchPage* search_page_;
   ComparePage* compare_page_;
+  ClusterMapPage* cluster_page_;
   QTabWidget* tabs_;
   QLabel* status_;
   QMenu* recent_menu_ = nullptr;

@@ -18,10 +18,10 @@ timeout 240 xvfb-run -a -s "-screen 0 1920x1200x24" env QT_QPA_PLATFORM=xcb "$gu
   --model gpt3-175b --cluster dgx-a100-80gb --gpus 1024 --tp 8 --pp 16 --sequence-parallel \
   --recompute-granularity selective --micro-batch-size 1 --global-batch-size 1536 --train-tokens-b 300 \
   --screenshots "$out"
-for tab in summary timeline memory search compare; do
+for tab in summary timeline memory search compare cluster-map; do
   f="$out/$tab.png"
   [ -s "$f" ] || { echo "gui-screenshots: $f was not written" >&2; exit 1; }
   # A real screenshot of a 1900x1080 window is tens of kB; a blank one compresses to ~2 kB.
   [ "$(stat -c %s "$f")" -gt 20000 ] || { echo "gui-screenshots: $f looks blank" >&2; exit 1; }
 done
-echo "gui-screenshots: wrote $out/{summary,timeline,memory,search,compare}.png"
+echo "gui-screenshots: wrote $out/{summary,timeline,memory,search,compare,cluster-map}.png"

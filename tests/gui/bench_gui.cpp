@@ -2,16 +2,31 @@
 //   BM_EditToRedrawnSummaryAndTimeline — an edit of the layout to the summary and timeline
 //     redrawn, GPT-3 175B on 1,024 GPUs, symmetric (target <= 100 ms);
 //   BM_TimelineFrameEveryRank — one timeline frame at full zoom-out of the every-rank
-//     iteration (~100k tasks) (target <= 16 ms).
+//     iteration (~100k tasks) (target <= 16 ms);
+//   BM_SearchFromGui — the full GPT-3 175B / 1,024-GPU search started from the Search tab:
+//     its wall time, and the event loop's latency meanwhile (a 5 ms timer's lateness,
+//     median and worst), which says whether the window stays responsive;
+//   BM_ClusterMapFrame16k — one Cluster map frame at 16,384 GPUs.
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
 #include <QImage>
 #include <QPainter>
 
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTimer>
+
+#include <algorithm>
+#include <vector>
+
+#include "gui/cluster_map.h"
 #include "gui/main_window.h"
+#include "gui/search_page.h"
+#include "gui/setup_panel.h"
 #include "gui/project.h"
 #include "gui/simulation.h"
+#include "gui/search_table.h"
 #include "gui/summary_page.h"
 #include "gui/timeline_model.h"
 #include "gui/timeline_view.h"
@@ -77,6 +92,61 @@ void BM_TimelineFrameEveryRank(benchmark::State& state) {
   state.counters["tasks"] = static_cast<double>(outcome.result->timeline.size());
 }
 BENCHMARK(BM_TimelineFrameEveryRank)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_SearchFromGui(benchmark::State& state) {
+  cc::gui::MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  const cc::gui::Project p = paper_project(false);
+  w.setup()->set_project(p);
+  std::vector<double> lateness_ms;
+  for (auto _ : state) {
+    lateness_ms.clear();
+    QEventLoop loop;
+    QObject::connect(w.search_page(), &cc::gui::SearchPage::finished, &loop, &QEventLoop::quit);
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    tick.setInterval(5);
+    QElapsedTimer since;
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+      lateness_ms.push_back(std::max(0.0, since.nsecsElapsed() / 1e6 - 5.0));
+      since.restart();
+    });
+    since.start();
+    tick.start();
+    w.search_page()->start(p);
+    loop.exec();
+    tick.stop();
+  }
+  std::sort(lateness_ms.begin(), lateness_ms.end());
+  if (!lateness_ms.empty()) {
+    state.counters["loop_latency_median_ms"] = lateness_ms[lateness_ms.size() / 2];
+    state.counters["loop_latency_worst_ms"] = lateness_ms.back();
+  }
+  state.counters["ranked"] = w.search_page()->table()->rowCount();
+}
+BENCHMARK(BM_SearchFromGui)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+void BM_ClusterMapFrame16k(benchmark::State& state) {
+  // GPT-3 175B layout TP 8 x PP 16 on 16,384 A100s: DP 128, 2,048 nodes of 8.
+  cc::gui::Project p = cc::gui::project_from_presets("gpt3-175b", "dgx-a100-80gb", 16384);
+  p.config.tp = 8;
+  p.config.pp = 16;
+  p.config.dp = 128;
+  p.config.global_batch = 1536 * 16;
+  auto traffic = std::make_shared<cc::CrossNodeTraffic>(cc::cross_node_traffic(p.model, p.cluster, p.config));
+  cc::gui::ClusterMapView view;
+  view.resize(1600, 900);
+  view.show();
+  view.set_layout(p.config, p.cluster.gpus_per_node, traffic);
+  view.set_replica(0);
+  QImage image(view.size(), QImage::Format_RGB32);
+  for (auto _ : state) {
+    QPainter painter(&image);
+    view.render(&painter);
+  }
+}
+BENCHMARK(BM_ClusterMapFrame16k)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 

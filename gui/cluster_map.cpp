@@ -1,0 +1,238 @@
+#include "gui/cluster_map.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QHBoxLayout>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QPainter>
+#include <QSpinBox>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include "sim/parallel_layout.h"
+
+namespace cc::gui {
+
+namespace {
+
+constexpr int kLegendHeight = 24;
+
+QColor stage_color(int stage, int stages) {
+  const double f = stages > 1 ? static_cast<double>(stage) / (stages - 1) : 0;
+  return QColor::fromHsvF(0.66 * (1 - f), 0.55, 0.92);
+}
+
+QString gigabytes(double bytes) { return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', bytes >= 1e10 ? 0 : 1); }
+
+}  // namespace
+
+ClusterMapView::ClusterMapView(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setMinimumSize(300, 200);
+}
+
+void ClusterMapView::set_layout(const ParallelConfig& config, int gpus_per_node, std::shared_ptr<const CrossNodeTraffic> traffic) {
+  config_ = config;
+  gpus_per_node_ = std::max(1, gpus_per_node);
+  traffic_ = std::move(traffic);
+  if (replica_ >= config_.dp) replica_ = -1;
+  update();
+}
+
+void ClusterMapView::set_replica(int dp) {
+  replica_ = dp;
+  update();
+}
+
+ClusterMapView::Grid ClusterMapView::grid() const {
+  Grid g;
+  const int nodes = std::max(1, (config_.gpus() + gpus_per_node_ - 1) / gpus_per_node_);
+  g.cells_per_row = gpus_per_node_ <= 8 ? gpus_per_node_ : (gpus_per_node_ + 1) / 2;
+  const int cell_rows = (gpus_per_node_ + g.cells_per_row - 1) / g.cells_per_row;
+  const double w = width(), h = std::max(1, height() - kLegendHeight);
+  // Node boxes are cells_per_row : cell_rows cells; pick the column count that makes cells
+  // largest while every node fits.
+  double best = 0;
+  for (int cols = 1; cols <= nodes; ++cols) {
+    const int rows = (nodes + cols - 1) / cols;
+    const double cell = std::min(w / (cols * (g.cells_per_row + 0.6)), h / (rows * (cell_rows + 0.6)));
+    if (cell > best) {
+      best = cell;
+      g.columns = cols;
+    }
+  }
+  g.cell_w = g.cell_h = best;
+  g.gap = best * 0.6;
+  g.node_w = best * g.cells_per_row + g.gap;
+  g.node_h = best * cell_rows + g.gap;
+  return g;
+}
+
+QRectF ClusterMapView::node_rect(const Grid& g, int node) const {
+  const int col = node % g.columns, row = node / g.columns;
+  return QRectF(col * g.node_w + g.gap / 2, row * g.node_h + g.gap / 2, g.node_w - g.gap, g.node_h - g.gap);
+}
+
+QRect ClusterMapView::cell_rect(int rank) const { return cell_rect(grid(), rank); }
+
+QRect ClusterMapView::cell_rect(const Grid& g, int rank) const {
+  const QRectF n = node_rect(g, rank / gpus_per_node_);
+  const int local = rank % gpus_per_node_;
+  return QRectF(n.left() + (local % g.cells_per_row) * g.cell_w, n.top() + (local / g.cells_per_row) * g.cell_h, g.cell_w,
+                g.cell_h)
+      .toAlignedRect();
+}
+
+int ClusterMapView::rank_at(QPoint pos) const {
+  const Grid g = grid();
+  if (g.node_w <= 0) return -1;
+  const int col = static_cast<int>(pos.x() / g.node_w), row = static_cast<int>(pos.y() / g.node_h);
+  if (col >= g.columns || pos.x() < 0 || pos.y() < 0) return -1;
+  const int node = row * g.columns + col;
+  const QRectF n = node_rect(g, node);
+  if (!n.contains(pos)) return -1;
+  const int local = static_cast<int>((pos.y() - n.top()) / g.cell_h) * g.cells_per_row +
+                    static_cast<int>((pos.x() - n.left()) / g.cell_w);
+  const int rank = node * gpus_per_node_ + local;
+  return local < gpus_per_node_ && rank < config_.gpus() ? rank : -1;
+}
+
+void ClusterMapView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  if (config_.gpus() == 0) return;
+  const Grid g = grid();
+  const ParallelLayout layout(config_.tp, config_.dp, config_.pp);
+  const int nodes = (config_.gpus() + gpus_per_node_ - 1) / gpus_per_node_;
+  const bool outlines = g.cell_w >= 4;
+  for (int n = 0; n < nodes; ++n) p.fillRect(node_rect(g, n).adjusted(-1, -1, 1, 1), QColor(0x55, 0x55, 0x55));
+  // Cells: one fill each, dimmed outside the highlighted replica.
+  for (int r = 0; r < config_.gpus(); ++r) {
+    const RankCoords rc = layout.coords(r);
+    QColor c = stage_color(rc.pp, config_.pp);
+    if (replica_ >= 0 && rc.dp != replica_) c = QColor::fromHsvF(c.hsvHueF(), 0.12, 0.97);
+    p.fillRect(cell_rect(g, r).adjusted(0, 0, outlines ? -1 : 0, outlines ? -1 : 0), c);
+  }
+  // TP groups: ranks of a group are consecutive (TP innermost); outline each run per node.
+  if (outlines) {
+    p.setPen(QPen(Qt::black, std::max(1.0, g.cell_w / 10)));
+    p.setBrush(Qt::NoBrush);
+    for (int first = 0; first < config_.gpus(); first += config_.tp) {
+      for (int r = first; r < first + config_.tp;) {
+        const int node = r / gpus_per_node_;
+        int last = r;
+        while (last + 1 < first + config_.tp && (last + 1) / gpus_per_node_ == node &&
+               (last + 1) % gpus_per_node_ % g.cells_per_row != 0)
+          ++last;
+        p.drawRect(QRectF(cell_rect(g, r).topLeft(), cell_rect(g, last).bottomRight()).adjusted(0.5, 0.5, -0.5, -0.5));
+        r = last + 1;
+      }
+    }
+  }
+  // The highlighted replica's pipeline hops between nodes (TP rank 0), with their bytes.
+  if (replica_ >= 0 && traffic_) {
+    p.setRenderHint(QPainter::Antialiasing);
+    const QFontMetrics fm(font());
+    for (int s = 0; s + 1 < config_.pp; ++s) {
+      const int a = layout.rank({0, replica_, s}) / gpus_per_node_, b = layout.rank({0, replica_, s + 1}) / gpus_per_node_;
+      if (a == b) continue;
+      double bytes = 0;
+      for (const NodeLink& l : traffic_->links)
+        if (l.kind == TrafficKind::Pipeline && l.node_a == std::min(a, b) && l.node_b == std::max(a, b)) bytes = l.bytes;
+      const QPointF pa = node_rect(g, a).center(), pb = node_rect(g, b).center();
+      p.setPen(QPen(QColor(0, 0, 0, 170), std::max(2.0, g.cell_w / 5)));
+      p.drawLine(pa, pb);
+      const QString label = gigabytes(bytes);
+      const QPointF mid = (pa + pb) / 2;
+      const QRectF box(mid.x() - fm.horizontalAdvance(label) / 2.0 - 3, mid.y() - fm.height() / 2.0, fm.horizontalAdvance(label) + 6,
+                       fm.height());
+      p.fillRect(box, QColor(255, 255, 255, 220));
+      p.setPen(Qt::black);
+      p.drawText(box, Qt::AlignCenter, label);
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+  }
+  // Legend: stage colours.
+  const int y = height() - kLegendHeight;
+  p.fillRect(QRect(0, y, width(), kLegendHeight), palette().window());
+  p.setPen(palette().text().color());
+  const QFontMetrics fm(font());
+  int x = 8;
+  const int every = std::max(1, config_.pp / 16);
+  for (int s = 0; s < config_.pp; s += every) {
+    const QString text = QStringLiteral("stage %1").arg(s);
+    p.fillRect(QRect(x, y + 6, 12, 12), stage_color(s, config_.pp));
+    p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
+    x += 16 + fm.horizontalAdvance(text) + 12;
+  }
+  p.drawText(QRect(x, y, width() - x, kLegendHeight), Qt::AlignVCenter, tr("black outline: a TP group"));
+}
+
+bool ClusterMapView::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(e);
+    const int r = rank_at(help->pos());
+    if (r < 0) {
+      QToolTip::hideText();
+      return true;
+    }
+    const RankCoords rc = ParallelLayout(config_.tp, config_.dp, config_.pp).coords(r);
+    QToolTip::showText(help->globalPos(), tr("rank %1 — node %2, GPU %3\nTP %4, PP %5, DP %6")
+                                              .arg(r)
+                                              .arg(r / gpus_per_node_)
+                                              .arg(r % gpus_per_node_)
+                                              .arg(rc.tp)
+                                              .arg(rc.pp)
+                                              .arg(rc.dp),
+                       this);
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+ClusterMapPage::ClusterMapPage(QWidget* parent)
+    : QWidget(parent), view_(new ClusterMapView), replica_(new QSpinBox), summary_(new QLabel) {
+  replica_->setRange(-1, 0);
+  replica_->setSpecialValueText(tr("none"));
+  replica_->setValue(-1);
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Highlight DP replica")));
+  controls->addWidget(replica_);
+  controls->addStretch(1);
+  summary_->setWordWrap(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(summary_);
+  layout->addWidget(view_, 1);
+  connect(replica_, &QSpinBox::valueChanged, view_, &ClusterMapView::set_replica);
+}
+
+void ClusterMapPage::set_result(const SimResult& r) {
+  traffic_ = std::make_shared<CrossNodeTraffic>(cross_node_traffic(r.model, r.cluster, r.config));
+  replica_->setRange(-1, r.config.dp - 1);
+  if (replica_->value() < 0 && r.config.dp > 0) replica_->setValue(0);
+  view_->set_layout(r.config, r.cluster.gpus_per_node, traffic_);
+  view_->set_replica(replica_->value());
+  const CrossNodeTraffic& t = *traffic_;
+  auto total = [&](TrafficKind k) {
+    const auto it = t.total.find(k);
+    return it == t.total.end() ? 0.0 : it->second;
+  };
+  summary_->setText(
+      tr("%1 GPUs on %2 nodes of %3. Between nodes each iteration: pipeline %4, data parallel %5, embedding sync %6. "
+         "Busiest node: %7 moves %8, %9 s at its NICs' line rate. %10")
+          .arg(r.config.gpus())
+          .arg((r.config.gpus() + r.cluster.gpus_per_node - 1) / r.cluster.gpus_per_node)
+          .arg(r.cluster.gpus_per_node)
+          .arg(gigabytes(total(TrafficKind::Pipeline)), gigabytes(total(TrafficKind::DataParallel)),
+               gigabytes(total(TrafficKind::Embedding)))
+          .arg(t.busiest_node)
+          .arg(gigabytes(t.busiest_node_bytes))
+          .arg(t.busiest_node_seconds, 0, 'f', 2)
+          .arg(t.tp_spans_nodes ? tr("TP groups span nodes (their traffic is not counted here).")
+                                : tr("TP groups stay inside nodes (NVLink).")));
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,67 @@
+// cluster_map.h — the Cluster map tab: every GPU as a cell in its node (nodes x GPUs per
+// node), coloured by pipeline stage, tensor-parallel groups outlined, one data-parallel
+// replica highlighted on request; hover a GPU for its rank and (TP, PP, DP) coordinates.
+// The traffic that crosses nodes each iteration (sim/cross_node_traffic.h) is listed, and the
+// highlighted replica's pipeline hops between nodes are drawn with their bytes.
+#pragma once
+
+#include <memory>
+
+#include <QWidget>
+
+#include "sim/cross_node_traffic.h"
+#include "sim/simulator.h"
+
+class QLabel;
+class QSpinBox;
+
+namespace cc::gui {
+
+class ClusterMapView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ClusterMapView(QWidget* parent = nullptr);
+  // `traffic` may be null (not computed): no hops are drawn.
+  void set_layout(const ParallelConfig& config, int gpus_per_node, std::shared_ptr<const CrossNodeTraffic> traffic);
+  void set_replica(int dp);  // -1: none highlighted
+  int rank_at(QPoint pos) const;  // -1 outside every GPU
+  QRect cell_rect(int rank) const;
+  QSize sizeHint() const override { return {900, 600}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  bool event(QEvent*) override;
+
+ private:
+  struct Grid {
+    int columns = 1;   // nodes per row
+    double node_w = 0, node_h = 0, cell_w = 0, cell_h = 0, gap = 0;
+    int cells_per_row = 8;  // GPU cells across a node box
+  };
+  Grid grid() const;
+  QRectF node_rect(const Grid& g, int node) const;
+  QRect cell_rect(const Grid& g, int rank) const;  // grid() once per frame, not per cell
+
+  ParallelConfig config_;
+  int gpus_per_node_ = 8;
+  int replica_ = -1;
+  std::shared_ptr<const CrossNodeTraffic> traffic_;
+};
+
+class ClusterMapPage : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ClusterMapPage(QWidget* parent = nullptr);
+  void set_result(const SimResult& result);  // computes the traffic through the library
+  ClusterMapView* view() const { return view_; }
+  QLabel* summary() const { return summary_; }
+  const CrossNodeTraffic* traffic() const { return traffic_.get(); }
+
+ private:
+  ClusterMapView* view_;
+  QSpinBox* replica_;
+  QLabel* summary_;
+  std::shared_ptr<const CrossNodeTraffic> traffic_;
+};
+
+}  // namespace cc::gui

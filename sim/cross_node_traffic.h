@@ -1,0 +1,42 @@
+// cross_node_traffic.h — bytes one training iteration sends between nodes, by kind: pipeline
+// transfers (activations forward, gradients backward, at every stage boundary that crosses a
+// node), data-parallel gradient reduction and parameter gather (as rings over each DP group
+// in DP order), and the tied-embedding gradient sync between the first and last stage. The
+// message sizes are the ones the simulator prices (they are recorded from price_iteration);
+// tensor-parallel traffic is reported only as whether a TP group spans nodes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/cluster_spec.h"
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc {
+
+enum class TrafficKind { Pipeline, DataParallel, Embedding };
+
+struct NodeLink {
+  int node_a = 0, node_b = 0;  // node_a < node_b; both directions together
+  TrafficKind kind = TrafficKind::Pipeline;
+  double bytes = 0;            // per iteration
+};
+
+struct CrossNodeTraffic {
+  std::vector<NodeLink> links;            // one per (node pair, kind) that carries traffic
+  std::map<TrafficKind, double> total;    // bytes per iteration over all links
+  double busiest_node_bytes = 0;          // sent + received by the node that moves the most
+  int busiest_node = 0;
+  double busiest_node_seconds = 0;        // that at the node's NIC line rate (all NICs, both ways)
+  bool tp_spans_nodes = false;
+};
+
+// Node of global rank r: r / gpus_per_node (ranks fill nodes in order).
+CrossNodeTraffic cross_node_traffic(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config);
+
+const char* to_string(TrafficKind k);
+
+}  // namespace cc
