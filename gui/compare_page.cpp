@@ -69,6 +69,10 @@ ComparePage::ComparePage(QWidget* parent)
   figures_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   figures_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   figures_->setMinimumHeight(120);
+  figures_->horizontalHeader()->setToolTip(tr("Click a setup's name to load it into the setup panel (and export it)"));
+  connect(figures_->horizontalHeader(), &QHeaderView::sectionClicked, this, [this](int column) {
+    if (column >= 0 && column < pinned()) emit setup_chosen(project(column));
+  });
   figures_->setMaximumHeight(240);
   for (QChartView* v : {breakdown_, memory_}) {
     v->setRenderHint(QPainter::Antialiasing);
@@ -102,11 +106,11 @@ void ComparePage::pin(const Project& p, const QString& name) {
   const int generation = generation_;
   const int order = next_order_++;  // columns keep the order of pinning, not of finishing
   auto* watcher = new QFutureWatcher<SimulationOutcome>(this);
-  connect(watcher, &QFutureWatcher<SimulationOutcome>::finished, this, [this, watcher, name, generation, order] {
+  connect(watcher, &QFutureWatcher<SimulationOutcome>::finished, this, [this, watcher, name, generation, order, p] {
     watcher->deleteLater();
     if (generation != generation_) return;
     --pending_;
-    add(name, order, watcher->result());
+    add(name, order, p, watcher->result());
   });
   watcher->setFuture(QtConcurrent::run([p] { return run_simulation(p); }));
 }
@@ -139,7 +143,7 @@ void ComparePage::clear() {
   emit changed();
 }
 
-void ComparePage::add(const QString& name, int order, const SimulationOutcome& outcome) {
+void ComparePage::add(const QString& name, int order, const Project& project, const SimulationOutcome& outcome) {
   if (!outcome.ok()) {  // said in place, never in a modal box
     status_->setText(tr("“%1” was not pinned: %2").arg(name, QString::fromStdString(outcome.error)));
     emit changed();
@@ -149,6 +153,7 @@ void ComparePage::add(const QString& name, int order, const SimulationOutcome& o
   Entry e;
   e.name = name;
   e.order = order;
+  e.project = project;
   e.outcome = outcome;
   e.model = std::make_unique<TimelineModel>();
   e.view = new TimelineView(e.model.get());

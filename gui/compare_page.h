@@ -37,6 +37,7 @@ class ComparePage : public QWidget {
   int pinned() const { return static_cast<int>(entries_.size()); }
   bool busy() const { return pending_ > 0; }
   const SimResult& result(int i) const { return *entries_[static_cast<std::size_t>(i)].outcome.result; }
+  const Project& project(int i) const { return entries_[static_cast<std::size_t>(i)].project; }
   QTableWidget* figures() const { return figures_; }
   QChartView* breakdown_chart() const { return breakdown_; }
   QChartView* memory_chart() const { return memory_; }
@@ -44,18 +45,20 @@ class ComparePage : public QWidget {
 
  signals:
   void pin_requested();  // "Pin current setup": the window answers with pin(its project)
+  void setup_chosen(const cc::gui::Project& project);  // a column header clicked: load it (to export it)
   void changed();        // a pinned result arrived, or the pins were cleared
 
  private:
   struct Entry {
     QString name;
     int order = 0;
+    Project project;
     SimulationOutcome outcome;
     std::unique_ptr<TimelineModel> model;
     TimelineView* view = nullptr;
     QWidget* box = nullptr;  // the view under its name, owned by the splitter
   };
-  void add(const QString& name, int order, const SimulationOutcome& outcome);
+  void add(const QString& name, int order, const Project& project, const SimulationOutcome& outcome);
   void rebuild();
 
   std::vector<Entry> entries_;

@@ -93,6 +93,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(search_page_, &SearchPage::run_requested, this, [this] { search_page_->start(setup_->project()); });
   connect(search_page_, &SearchPage::layout_chosen, this, &MainWindow::load_layout);
   tabs_->addTab(compare_page_, tr("Compare"));
+  connect(compare_page_, &ComparePage::setup_chosen, this, &MainWindow::set_project);
   tabs_->addTab(cluster_page_, tr("Cluster map"));
   connect(compare_page_, &ComparePage::pin_requested, this, [this] {
     const Project p = setup_->project();

@@ -1,10 +1,12 @@
 // The Compare tab: pinned setups equal their direct simulations, the NeMo example is the
 // two layouts it names, and the timelines share one time axis.
 #include <QSignalSpy>
+#include <QHeaderView>
 #include <QTableWidget>
 #include <QTest>
 
 #include "gui/compare_page.h"
+#include "gui/setup_panel.h"
 #include "gui/timeline_view.h"
 #include "sim/analytic_costs.h"
 #include "tests/gui/gui_test_support.h"
@@ -85,6 +87,19 @@ class TestCompare : public QObject {
     QTest::keyClick(a, Qt::Key_D);
     QCOMPARE(b->scale().ns_per_px, a->scale().ns_per_px);
     QCOMPARE(b->scale().origin_ns, a->scale().origin_ns);
+  }
+
+  void choosingAColumnLoadsThatSetup() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    w.compare_page()->pin_nemo_example();
+    QVERIFY(wait_until_pinned(*w.compare_page(), 2));
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    emit w.compare_page()->figures()->horizontalHeader()->sectionClicked(0);  // "full recompute"
+    QVERIFY(shown.wait(120000));
+    QVERIFY(w.setup()->project().config.recompute == RecomputeGranularity::Full);
+    QCOMPARE(w.result()->iteration_time_s, w.compare_page()->result(0).iteration_time_s);
   }
 
   void clearDropsEverything() {
