@@ -169,6 +169,7 @@ void MainWindow::on_finished(const SimulationOutcome& outcome) {
     setup_->show_error(outcome.error_field, QString::fromStdString(outcome.error));
     stale_ = last_.has_value();
     summary_->set_stale(stale_, tr("The current setup is invalid: %1").arg(QString::fromStdString(outcome.error)));
+    mark_tabs_stale(stale_);
     report(tr("invalid setup: %1").arg(QString::fromStdString(outcome.error)));
     emit result_shown();
     return;
@@ -177,6 +178,7 @@ void MainWindow::on_finished(const SimulationOutcome& outcome) {
   last_ = outcome;
   stale_ = false;
   summary_->set_stale(false);
+  mark_tabs_stale(false);
   summary_->set_result(*outcome.result);
   timeline_.set_result(outcome.result);
   memory_.set_result(outcome.result);
@@ -189,6 +191,14 @@ void MainWindow::on_finished(const SimulationOutcome& outcome) {
                                  .arg(outcome.result->measured_fraction * 100, 0, 'f', 0));
   report(tr("simulated %1 tasks in %2 ms").arg(outcome.result->tasks).arg(outcome.wall_seconds * 1e3, 0, 'f', 0));
   emit result_shown();
+}
+
+void MainWindow::mark_tabs_stale(bool stale) {
+  // The tabs that show the last result say so when the setup has moved on to an invalid one.
+  const std::pair<QWidget*, QString> shown[] = {
+      {summary_, tr("Summary")}, {timeline_view_->parentWidget(), tr("Timeline")}, {memory_page_, tr("Memory")},
+      {cluster_page_, tr("Cluster map")}};
+  for (const auto& [page, title] : shown) tabs_->setTabText(tabs_->indexOf(page), stale ? title + tr(" (stale)") : title);
 }
 
 void MainWindow::open_project(const QString& path) {

@@ -67,6 +67,7 @@ class MainWindow : public QMainWindow {
   void add_recent(const QString& path);
   void rebuild_recent_menu();
   void report(const QString& message);  // in the status bar, never a modal box
+  void mark_tabs_stale(bool stale);
   template <typename F>
   void guarded(F&& action);
 

@@ -11,6 +11,7 @@
 #include <QFormLayout>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTabWidget>
 #include <QTest>
 
 #include "gui/breakdown_chart.h"
@@ -178,10 +179,12 @@ class TestGui : public QObject {
     QVERIFY(w.stale());
     QCOMPARE(w.result(), before);
     QCOMPARE(w.summary()->value("iteration"), iteration);
+    QCOMPARE(w.tabs()->tabText(1), QString("Timeline (stale)"));
 
     global->setValue(32);
     QVERIFY(wait_for_result(w));
     QVERIFY(!w.stale());
+    QCOMPARE(w.tabs()->tabText(1), QString("Timeline"));
     QVERIFY(w.setup()->error_text().isEmpty());
     QVERIFY(!label->isVisible());
   }
