@@ -91,8 +91,25 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel) {
   c->addRow(tr("Preset"), cluster_preset_);
   fields_["cluster"] = cluster_preset_;
   forms_[cluster_preset_] = c;
-  gpu_name_ = new QLabel;
-  c->addRow(tr("GPU"), gpu_name_);
+  // GPU type: any GPU a cluster preset describes, on this cluster's nodes and fabrics.
+  gpu_ = new QComboBox;
+  for (const auto& n : cluster_preset_names()) {
+    const GpuSpec gpu = load_cluster(n).gpu;
+    if (gpu_->findText(QString::fromStdString(gpu.name)) < 0) {
+      gpu_->addItem(QString::fromStdString(gpu.name));
+      gpus_.push_back(gpu);
+    }
+  }
+  c->addRow(tr("GPU"), gpu_);
+  fields_["gpu"] = gpu_;
+  forms_[gpu_] = c;
+  connect(gpu_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (loading_ || i < 0) return;
+    Project p = project();
+    p.cluster.gpu = gpus_[static_cast<std::size_t>(i)];
+    set_project(p);
+    changed();
+  });
   hbm_ = dspin(c, tr("HBM per GPU (GiB)"), 1, 4096, 0);
   gpus_per_node_ = spin(c, tr("GPUs per node"), 1, 1024);
   nodes_ = spin(c, tr("Nodes"), 1, 1 << 20, "gpus");
@@ -361,7 +378,11 @@ void SetupPanel::set_project(const Project& p) {
   swiglu_->setChecked(p.model.activation == Activation::SwiGLU);
 
   cluster_preset_->setCurrentText(QString::fromStdString(p.cluster_preset));
-  gpu_name_->setText(QString::fromStdString(p.cluster.gpu.name));
+  if (gpu_->findText(QString::fromStdString(p.cluster.gpu.name)) < 0) {  // a GPU from a cluster file
+    gpu_->addItem(QString::fromStdString(p.cluster.gpu.name));
+    gpus_.push_back(p.cluster.gpu);
+  }
+  gpu_->setCurrentText(QString::fromStdString(p.cluster.gpu.name));
   hbm_->setValue(p.cluster.gpu.hbm_gib);
   gpus_per_node_->setValue(p.cluster.gpus_per_node);
   nodes_->setValue(std::max(1, (p.gpus + p.cluster.gpus_per_node - 1) / p.cluster.gpus_per_node));

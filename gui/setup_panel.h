@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <QWidget>
 
@@ -59,7 +60,8 @@ class SetupPanel : public QWidget {
   QSpinBox *layers_, *hidden_, *heads_, *groups_, *ffn_, *seq_, *vocab_;
   QCheckBox* swiglu_;
   QComboBox* cluster_preset_;
-  QLabel* gpu_name_;
+  QComboBox* gpu_;
+  std::vector<GpuSpec> gpus_;  // gpu_'s items
   QDoubleSpinBox *hbm_, *nvlink_, *nic_;
   QSpinBox *gpus_per_node_, *nodes_, *nics_;
   QLabel* gpu_count_;

@@ -26,6 +26,7 @@
 #include "interop/layout_files.h"
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
+#include "sim/presets.h"
 #include "sim/units.h"
 
 using namespace cc;
@@ -235,6 +236,23 @@ class TestGui : public QObject {
     } catch (const SpecError& e) {
       QVERIFY(QString(e.what()).contains("version 99"));
     }
+  }
+
+  void gpuTypeSwapsOnlyTheGpu() {
+    MainWindow w;
+    w.setup()->set_project(paper_project());
+    auto* gpu = qobject_cast<QComboBox*>(w.setup()->field("gpu"));
+    QVERIFY(gpu);
+    const ClusterSpec h100 = load_cluster("dgx-h100");
+    gpu->setCurrentText(QString::fromStdString(h100.gpu.name));
+    const Project p = w.setup()->project();
+    QCOMPARE(p.cluster.gpu.name, h100.gpu.name);
+    QCOMPARE(p.cluster.gpu.peak_tflops_bf16, h100.gpu.peak_tflops_bf16);
+    QCOMPARE(p.cluster.gpu.hbm_gib, h100.gpu.hbm_gib);
+    // The node and fabrics stay the A100 cluster's.
+    const ClusterSpec a100 = load_cluster("dgx-a100-80gb");
+    QCOMPARE(p.cluster.inter_node.bandwidth_gbs, a100.inter_node.bandwidth_gbs);
+    QCOMPARE(p.cluster.name, a100.name);
   }
 
   void importHuggingFaceConfig() {
