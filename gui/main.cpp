@@ -7,7 +7,9 @@
 #include <QTabWidget>
 #include <QTimer>
 
+#include <algorithm>
 #include <iostream>
+#include <string_view>
 #include <utility>
 
 #include "gui/chart_export.h"
@@ -53,6 +55,13 @@ void save_tab(cc::gui::MainWindow& w, int tab, const QString& dir, const char* n
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Screenshots need no screen: without a display, render offscreen rather than abort.
+  const bool wants_screenshots = std::any_of(argv, argv + argc, [](const char* a) {
+    return std::string_view(a).starts_with("--screenshots");
+  });
+  if (wants_screenshots && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+      qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   QApplication::setOrganizationName("clustercast");
   QApplication::setApplicationName("clustercast-gui");
