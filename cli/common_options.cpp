@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
@@ -122,6 +123,10 @@ void LayoutFlags::add_to(CLI::App& app) {
       ->group(g);
   app.add_flag("--use-flash-attn", flash_attention, "Flash attention instead of the unfused kernels")->group(g);
   app.add_option("--precision", precision, "bf16 (default), fp16, fp8 or fp32")->group(g);
+  app.add_option("--framework", framework,
+                 fmt::format("Software stack: {} (default {})", fmt::join(framework_preset_names(), ", "),
+                             kDefaultFramework))
+      ->group(g);
 }
 
 std::optional<LayoutFile> LayoutFlags::read_file() const {
@@ -144,6 +149,12 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   if (overlap_param_gather) c.overlap_param_gather = true;
   if (flash_attention) c.attention = AttentionKernel::Flash;
   if (precision) c.precision = precision_from(*precision, "--precision");
+  if (framework) {  // a named stack brings its overlap defaults; the flags above still add theirs
+    const FrameworkSpec& stack = load_framework(*framework);
+    c.framework = stack.name;
+    c.overlap_grad_reduce = c.overlap_grad_reduce || stack.overlap_grad_reduce;
+    c.overlap_param_gather = c.overlap_param_gather || (stack.overlap_param_gather && c.distributed_optimizer);
+  }
   if (first_stage_layers) c.first_stage_layers = *first_stage_layers;
   if (last_stage_layers) c.last_stage_layers = *last_stage_layers;
   if (c.tp < 1) fail("--tensor-model-parallel-size is {}; it must be >= 1", c.tp);
@@ -190,8 +201,8 @@ double parse_token_count(const std::string& text, const std::string& flag) {
 }
 
 std::unique_ptr<CostSource> make_cost_source(const std::string& costs_file, const ClusterSpec& cluster,
-                                             Precision precision) {
-  if (costs_file.empty()) return std::make_unique<AnalyticCosts>(cluster, precision);
+                                             Precision precision, const std::string& framework) {
+  if (costs_file.empty()) return std::make_unique<AnalyticCosts>(cluster, precision, framework);
   return std::make_unique<MeasuredCosts>(read_cost_database(costs_file), costs_file, cluster, precision);
 }
 

@@ -42,7 +42,7 @@ struct LayoutFlags {
   std::string config_file;
   std::optional<int> tp, pp, dp, micro_batch, global_batch, layers_per_virtual_stage;
   std::optional<int> first_stage_layers, last_stage_layers, recompute_num_layers;
-  std::optional<std::string> recompute_granularity, recompute_method, precision;
+  std::optional<std::string> recompute_granularity, recompute_method, precision, framework;
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false;
   bool overlap_param_gather = false, flash_attention = false;
   void add_to(CLI::App& app);
@@ -54,8 +54,9 @@ struct LayoutFlags {
 
 // The cost source for --costs: the measured database at `costs_file`, or the analytic
 // model of the cluster when it is empty.
+// `framework` picks the analytic model's fitted per-stack constants.
 std::unique_ptr<CostSource> make_cost_source(const std::string& costs_file, const ClusterSpec& cluster,
-                                             Precision precision);
+                                             Precision precision, const std::string& framework);
 
 // "300e9", "300B", "1.5T" → tokens. Throws SpecError naming the flag on anything else.
 double parse_token_count(const std::string& text, const std::string& flag);

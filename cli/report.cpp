@@ -38,7 +38,11 @@ std::string format_report(const SimResult& r) {
   line("{} on {} x {} ({}) — {}", r.model.name, c.gpus(), r.cluster.gpu.name, r.cluster.name, r.cost_source);
   line("layout      {}  ({} microbatches per pipeline)", c.summary(), c.num_microbatches());
   line("{}", "");
-  line("iteration   {:.3f} s   {} tokens/s", r.iteration_time_s, with_commas(r.tokens_per_s));
+  if (r.interval)
+    line("iteration   {:.3f} s ({:.3f}–{:.3f})   {} tokens/s", r.iteration_time_s, r.iteration_time_low_s(),
+         r.iteration_time_high_s(), with_commas(r.tokens_per_s));
+  else
+    line("iteration   {:.3f} s   {} tokens/s", r.iteration_time_s, with_commas(r.tokens_per_s));
   if (r.tflops_per_gpu >= 1)
     line("throughput  {:.1f} TFLOP/s per GPU (model FLOPs), {:.1f} with recompute", r.tflops_per_gpu,
          r.hardware_tflops_per_gpu);
@@ -49,9 +53,14 @@ std::string format_report(const SimResult& r) {
        100 * r.bubble_fraction);
   if (r.train_tokens > 0) {
     const double iterations = r.train_tokens / (static_cast<double>(c.global_batch) * r.model.seq_length);
-    line("training    {:.4g} tokens = {} iterations = {:.1f} days", r.train_tokens, with_commas(iterations),
-         r.training_days);
+    if (r.interval)
+      line("training    {:.4g} tokens = {} iterations = {:.1f} days ({:.1f}–{:.1f})", r.train_tokens,
+           with_commas(iterations), r.training_days, r.training_days_low(), r.training_days_high());
+    else
+      line("training    {:.4g} tokens = {} iterations = {:.1f} days", r.train_tokens, with_commas(iterations),
+           r.training_days);
   }
+  if (r.interval) line("            interval: {}", r.interval->basis);
   line("{}", "");
   const TimeBreakdown& b = r.breakdown;
   line("time per iteration (stage {})       seconds   share", r.reported_stage);

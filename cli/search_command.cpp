@@ -28,7 +28,7 @@ struct SearchFlags {
   std::string train_tokens;
   int top = 10;
   int threads = 0;
-  double tie_tolerance = 0.03;
+  std::optional<double> tie_tolerance;  // default: the cost source's cross-validated error
   bool json = false;
   std::string export_json, export_megatron, export_nemo;
   std::string tp, pp, micro_batch = "1..8", virtual_stages;
@@ -36,6 +36,7 @@ struct SearchFlags {
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
   bool allow_cross_node_tp = false, overlap_grad_reduce = false, flash = false;
   std::string precision = "bf16";
+  std::string framework = kDefaultFramework;
   std::string costs;
 };
 
@@ -68,6 +69,9 @@ SearchSpace space_from(const SearchFlags& f) {
   s.overlap_grad_reduce = f.overlap_grad_reduce;
   s.precision = precision_from(f.precision, "--precision");
   s.attention = f.flash ? AttentionKernel::Flash : AttentionKernel::Unfused;
+  const FrameworkSpec& stack = load_framework(f.framework);
+  s.framework = stack.name;
+  s.overlap_grad_reduce = f.overlap_grad_reduce || stack.overlap_grad_reduce;  // the stack's default
   return s;
 }
 
@@ -118,15 +122,18 @@ void run(const SearchFlags& f) {
   if (r.global_batch < 1) fail("--global-batch-size is {}; it must be >= 1", r.global_batch);
   if (f.top < 1) fail("--top is {}; it must be >= 1", f.top);
   if (f.threads < 0) fail("--threads is {}; it must be >= 0 (0 = every core)", f.threads);
-  if (!(f.tie_tolerance >= 0 && f.tie_tolerance < 1)) fail("--tie-tolerance is {}; it must be in [0, 1)", f.tie_tolerance);
+  if (f.tie_tolerance && !(*f.tie_tolerance >= 0 && *f.tie_tolerance < 1))
+    fail("--tie-tolerance is {}; it must be in [0, 1)", *f.tie_tolerance);
   r.top = f.top;
   r.threads = f.threads;
-  r.tie_tolerance = f.tie_tolerance;
   r.space = space_from(f);
   if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
-  const std::unique_ptr<CostSource> costs =
-      f.costs.empty() ? nullptr : make_cost_source(f.costs, r.cluster, r.space.precision);
+  const std::unique_ptr<CostSource> costs = make_cost_source(f.costs, r.cluster, r.space.precision, r.space.framework);
   r.costs = costs.get();
+  // Ties: layouts closer than the cost source's cross-validated error between layouts of
+  // one job cannot be told apart. A source nobody cross-validated (a fresh profile) ties nothing unless told.
+  const std::optional<ErrorBand> band = costs->error_band();
+  r.tie_tolerance = f.tie_tolerance ? *f.tie_tolerance : band ? band->within_job_mean_abs : 0.0;
 
   const auto start = std::chrono::steady_clock::now();
   SearchOutcome out;
@@ -155,11 +162,16 @@ void run(const SearchFlags& f) {
                            with_commas(static_cast<double>(out.enumerated)), with_commas(static_cast<double>(out.valid)),
                            with_commas(static_cast<double>(out.fitting)), r.reserve.usable_gib(r.cluster.gpu.hbm_gib),
                            with_commas(static_cast<double>(out.simulated)), threads, seconds);
-  if (costs) std::cout << "costs: " << costs->describe() << "\n" << "       " << costs->coverage() << "\n\n";
+  if (!f.costs.empty()) std::cout << "costs: " << costs->describe() << "\n" << "       " << costs->coverage() << "\n\n";
   std::cout << ranked_table(out, r);
-  std::cout << fmt::format("\n= tied with the best: within {:.0f}% of it, the simulator's stated error against "
-                           "published runs; their order is not meaningful.\n",
-                           100 * r.tie_tolerance);
+  if (f.tie_tolerance)
+    std::cout << fmt::format("\n= tied with the best: within {:.1f}% of it (--tie-tolerance).\n", 100 * r.tie_tolerance);
+  else if (band)
+    std::cout << fmt::format("\n= tied with the best: within {:.1f}% of it, the cost model's held-out error between layouts of one job ({}); "
+                             "their order is not meaningful.\n",
+                             100 * r.tie_tolerance, band->basis);
+  else
+    std::cout << "\nno ties marked: this cost source has no cross-validated error (give --tie-tolerance).\n";
   std::cout << "\nexcluded (counted at the first rule each breaks):\n";
   for (const auto& [why, n] : out.excluded)
     if (n > 0) std::cout << fmt::format("  {:>9}  {}\n", with_commas(static_cast<double>(n)), why);
@@ -199,8 +211,9 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--top", f->top, "How many layouts to rank")->capture_default_str();
   sub->add_option("--threads", f->threads, "Worker threads (0 = every core); the answer does not depend on it")
       ->capture_default_str();
-  sub->add_option("--tie-tolerance", f->tie_tolerance, "Relative gap to the best under which layouts are tied")
-      ->capture_default_str();
+  sub->add_option("--tie-tolerance", f->tie_tolerance,
+                  "Relative gap to the best under which layouts are tied (default: the cost model's held-out error)");
+  sub->add_option("--framework", f->framework, "Software stack the layouts run under")->capture_default_str()->group(g);
   sub->add_flag("--json", f->json, "Print one JSON document instead of the table");
   sub->add_option("--export", f->export_json, "Write the best layout and its prediction as JSON");
   sub->add_option("--export-megatron", f->export_megatron, "Write the best layout as Megatron-LM arguments");

@@ -53,7 +53,7 @@ void run(const SimulateFlags& f) {
   if (!f.train_tokens.empty()) options.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   for (const auto& s : f.stragglers) options.stragglers.push_back(parse_straggler(s));
 
-  const std::unique_ptr<CostSource> costs = make_cost_source(f.costs, cluster, config.precision);
+  const std::unique_ptr<CostSource> costs = make_cost_source(f.costs, cluster, config.precision, config.framework);
   const SimResult result = simulate(model, cluster, config, *costs, options);
 
   if (!f.trace_out.empty()) write_file_atomically(f.trace_out, timeline_to_chrome_trace(result).dump() + "\n");

@@ -6,9 +6,38 @@
 
 #include <fmt/format.h>
 
+#include "sim/calibration.h"
 #include "sim/units.h"
 
 namespace cc {
+
+const std::vector<AnalyticParamField>& analytic_param_fields() {
+  static const std::vector<AnalyticParamField> fields = {
+      {"gemm_peak_fraction", &AnalyticParams::gemm_peak_fraction},
+      {"gemm_k_half", &AnalyticParams::gemm_k_half},
+      {"memory_fraction", &AnalyticParams::memory_fraction},
+      {"kernel_overhead_s", &AnalyticParams::kernel_overhead_s},
+      {"flash_forward_fraction", &AnalyticParams::flash_forward_fraction},
+      {"flash_backward_fraction", &AnalyticParams::flash_backward_fraction},
+      {"fp8_gemm_fraction", &AnalyticParams::fp8_gemm_fraction},
+      {"nvlink_fraction", &AnalyticParams::nvlink_fraction},
+      {"network_fraction", &AnalyticParams::network_fraction},
+      {"overlap_interference", &AnalyticParams::overlap_interference},
+      {"tree_bandwidth_fraction", &AnalyticParams::tree_bandwidth_fraction},
+      {"host_launch_s", &AnalyticParams::host_launch_s},
+      {"collective_launch_s", &AnalyticParams::collective_launch_s},
+      {"pass_overhead_s", &AnalyticParams::pass_overhead_s},
+      {"iteration_overhead_s", &AnalyticParams::iteration_overhead_s},
+  };
+  return fields;
+}
+
+AnalyticCosts::AnalyticCosts(const ClusterSpec& cluster, Precision precision, const std::string& framework)
+    : cluster_(cluster),
+      precision_(precision),
+      params_(embedded_calibration().params_for(cluster.gpu, load_framework(framework).name)) {
+  if (embedded_calibration().held_out.mean_abs > 0) band_ = embedded_calibration().held_out;
+}
 
 AnalyticCosts::AnalyticCosts(const ClusterSpec& cluster, Precision precision, AnalyticParams params)
     : cluster_(cluster), precision_(precision), params_(params) {}
@@ -40,6 +69,8 @@ double AnalyticCosts::gemm_efficiency(std::int64_t m, std::int64_t n, std::int64
 
 OpCost AnalyticCosts::compute(const ComputeOp& op) const {
   const double peak = cluster_.gpu.peak_flops(precision_);
+  // Attention (and everything but FP8's linear layers) runs at the 16-bit peak.
+  const double half_peak = precision_ == Precision::FP8 ? cluster_.gpu.peak_flops(Precision::BF16) : peak;
   const double bandwidth = cluster_.gpu.hbm_bandwidth_gbs * kGB * params_.memory_fraction;
   double math = 0;
   switch (op.kind) {
@@ -47,13 +78,17 @@ OpCost AnalyticCosts::compute(const ComputeOp& op) const {
     case OpKind::BatchedGemm: {
       // A batched GEMM fills the GPU with its batch: count its tiles across the batch.
       const std::int64_t rows = op.kind == OpKind::BatchedGemm ? op.m * op.batch : op.m;
-      math = op.flops / (peak * gemm_efficiency(rows, op.n, op.k));
+      // FP8 covers the linear layers only; unfused attention products stay in bf16.
+      const bool fp8 = precision_ == Precision::FP8 && op.kind == OpKind::Gemm;
+      const double gemm_peak = fp8 ? peak * params_.fp8_gemm_fraction : half_peak;
+      math = op.flops / (gemm_peak * gemm_efficiency(rows, op.n, op.k));
       break;
     }
     case OpKind::FlashAttention: {
+      // Transformer Engine keeps attention in bf16 unless FP8 attention is asked for.
       const double fraction =
           op.phase == Phase::Backward ? params_.flash_backward_fraction : params_.flash_forward_fraction;
-      math = op.flops / (peak * fraction);
+      math = op.flops / (half_peak * fraction);
       break;
     }
     case OpKind::Elementwise:
@@ -62,7 +97,8 @@ OpCost AnalyticCosts::compute(const ComputeOp& op) const {
       break;
   }
   const double memory = op.bytes / bandwidth;
-  return {std::max(math, memory) + params_.kernel_overhead_s, false};
+  // The GPU cannot start a kernel the host has not issued yet: a small kernel is host-bound.
+  return {std::max({math, memory, params_.host_launch_s}) + params_.kernel_overhead_s, false};
 }
 
 double AnalyticCosts::bus_bandwidth(const GroupPlacement& g) const {
@@ -83,15 +119,16 @@ OpCost AnalyticCosts::collective(const CollectiveOp& op) const {
   const double bus = bus_bandwidth(g);
   const double moved = op.bytes * bus_bandwidth_factor(op.kind, g.size);
 
-  if (op.kind == CollectiveKind::SendRecv) return {hop_latency + op.bytes / bus, false};
+  const double launch = params_.collective_launch_s;
+  if (op.kind == CollectiveKind::SendRecv) return {launch + hop_latency + op.bytes / bus, false};
 
   // Ring: n-1 steps per phase (two phases for all-reduce), each paced by the slowest hop.
   const int phases = op.kind == CollectiveKind::AllReduce ? 2 : 1;
-  const double ring = phases * (g.size - 1) * hop_latency + moved / bus;
+  const double ring = launch + phases * (g.size - 1) * hop_latency + moved / bus;
   if (g.nodes <= 1 || op.kind != CollectiveKind::AllReduce) return {ring, false};
   // Tree (all-reduce across nodes only, as in NCCL): latency grows with log2(nodes).
   const double depth = std::ceil(std::log2(static_cast<double>(g.nodes)));
-  const double tree = 2.0 * (depth * alpha_inter + (g.per_node - 1) * alpha_intra) +
+  const double tree = launch + 2.0 * (depth * alpha_inter + (g.per_node - 1) * alpha_intra) +
                       moved / (bus * params_.tree_bandwidth_fraction);
   return {std::min(ring, tree), false};
 }

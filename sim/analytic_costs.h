@@ -3,8 +3,11 @@
 // bandwidth and latency. Needs no GPU and no profile. docs: sim/README.md "Cost model".
 #pragma once
 
+#include <vector>
+
 #include "sim/cluster_spec.h"
 #include "sim/cost_source.h"
+#include "sim/framework_spec.h"
 
 namespace cc {
 
@@ -27,6 +30,10 @@ struct AnalyticParams {
   // 50-73% of A100 peak forward, less backward).
   double flash_forward_fraction = 0.62;
   double flash_backward_fraction = 0.50;
+  // FP8 GEMMs (Transformer Engine) reach a smaller share of their doubled peak than bf16
+  // GEMMs of theirs: scaling, casts and amax bookkeeping ride on each one. H100 FP8 GEMMs
+  // run about 1.6x bf16, not 2x (NVIDIA Transformer Engine benchmarks), hence 0.8.
+  double fp8_gemm_fraction = 0.8;
   // Fraction of link bandwidth NCCL delivers as bus bandwidth (nccl-tests on DGX A100:
   // ~230 GB/s all-reduce busbw over 300 GB/s NVLink3; ~23 GB/s per 25 GB/s HDR NIC).
   double nvlink_fraction = 0.78;
@@ -36,16 +43,41 @@ struct AnalyticParams {
   double overlap_interference = 0.25;
   // NCCL's tree algorithm trades some bandwidth for log-depth latency across nodes.
   double tree_bandwidth_fraction = 0.85;
+  // Host side of the software stack. A kernel cannot run before the host has issued it:
+  // PyTorch eager issues one every ~5-15 us, so a stream of small kernels is host-bound
+  // and each takes at least this long.
+  double host_launch_s = 0.0;
+  // Per collective call: the framework's dispatch (c10d, stream waits) and NCCL's kernel
+  // launch, paid once per call whatever its size.
+  double collective_launch_s = 0.0;
+  // Per forward or backward pass of one model chunk: the schedule's Python, p2p setup,
+  // autograd bookkeeping (visible when a step runs many microbatches of a small model).
+  double pass_overhead_s = 0.0;
+  // Per iteration: optimizer and gradient-norm launches, loss reduction, logging, the data
+  // loader — what a step costs beyond its passes and collectives.
+  double iteration_overhead_s = 0.0;
 };
+
+// Every AnalyticParams field by name, so the calibration file and the fit name them alike.
+struct AnalyticParamField {
+  const char* name;
+  double AnalyticParams::*member;
+};
+const std::vector<AnalyticParamField>& analytic_param_fields();
 
 class AnalyticCosts final : public CostSource {
  public:
-  AnalyticCosts(const ClusterSpec& cluster, Precision precision, AnalyticParams params = {});
+  // The calibrated constants (calibration.h) for this GPU generation and software stack.
+  AnalyticCosts(const ClusterSpec& cluster, Precision precision, const std::string& framework = kDefaultFramework);
+  AnalyticCosts(const ClusterSpec& cluster, Precision precision, AnalyticParams params);
 
   OpCost compute(const ComputeOp& op) const override;
   OpCost collective(const CollectiveOp& op) const override;
   std::string describe() const override;
   double overlap_interference() const override { return params_.overlap_interference; }
+  double pass_overhead_s() const override { return params_.pass_overhead_s; }
+  double iteration_overhead_s() const override { return params_.iteration_overhead_s; }
+  std::optional<ErrorBand> error_band() const override { return band_; }
 
   // Exposed for tests and the profiler's fit: achieved fraction of peak for one GEMM shape.
   double gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const;
@@ -57,6 +89,7 @@ class AnalyticCosts final : public CostSource {
   ClusterSpec cluster_;
   Precision precision_;
   AnalyticParams params_;
+  std::optional<ErrorBand> band_;  // only with the calibrated constants
 };
 
 }  // namespace cc

@@ -3,11 +3,24 @@
 // implements it too, and plugs in without any change to the simulator.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sim/ops.h"
 
 namespace cc {
+
+// The held-out (cross-validated) error of a cost source: measured / predicted time has been
+// within [low, high] on the central 80% of runs the constants were not fitted to.
+struct ErrorBand {
+  double low = 1.0, high = 1.0;   // ratio bounds, measured / predicted
+  double mean_abs = 0;            // mean |predicted / measured - 1|
+  // The same within one job (model, cluster, GPUs, batch): how far a layout's error strays
+  // from its job's common offset, which is what decides whether two layouts can be told
+  // apart. The search's tie tolerance.
+  double within_job_mean_abs = 0;
+  std::string basis;              // e.g. "leave-one-source-out over 1,530 published runs"
+};
 
 struct OpCost {
   double seconds = 0;
@@ -22,6 +35,14 @@ class CostSource {
   // Fraction of an overlapped collective's time that still slows the kernel it hides
   // behind (shared SMs and memory bandwidth).
   virtual double overlap_interference() const { return 0.0; }
+  // Software-stack time outside the priced kernels (0 for a measured database, whose
+  // per-op means already add up to the measured step): per pass of one model chunk, and
+  // per iteration.
+  virtual double pass_overhead_s() const { return 0.0; }
+  virtual double iteration_overhead_s() const { return 0.0; }
+  // How far off this source's predictions have been on runs it was not fitted to; none
+  // when nobody has measured that.
+  virtual std::optional<ErrorBand> error_band() const { return std::nullopt; }
   // One line for reports, e.g. "analytic model (A100-SXM4-80GB)".
   virtual std::string describe() const = 0;
   // One line on how the ops asked for so far were priced (measured, scaled, analytic);

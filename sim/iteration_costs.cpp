@@ -74,6 +74,9 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
         recomputed = c.recompute_method == RecomputeMethod::Uniform ? n : std::min(n, c.recompute_num_layers);
       chunk.backward.recompute_s = recompute.total() * recomputed;
       chunk.backward.measured_s += recompute.measured_s * recomputed;
+      // The stack's per-pass host cost (schedule, p2p setup, autograd) rides on each pass.
+      chunk.forward.compute_s += costs.pass_overhead_s();
+      chunk.backward.compute_s += costs.pass_overhead_s();
       const int virtual_stage = k * c.pp + s;
       auto add = [](PassCost& p, const ProgramCost& q) {
         p.compute_s += q.compute_s;
@@ -125,7 +128,9 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     ComputeOp step{"optimizer.adam", OpKind::Optimizer, Phase::Forward,
                    static_cast<std::int64_t>(local), 1, 1, 1, 12.0 * local,
                    local * 34.0 + static_cast<double>(params) * 4.0};
-    out.optimizer_s.push_back(track_op(costs.compute(step)));
+    // The stack's per-iteration host work (launches, loss reduction, logging, data loader)
+    // is charged with the optimizer step that closes the iteration.
+    out.optimizer_s.push_back(track_op(costs.compute(step)) + costs.iteration_overhead_s());
     out.param_gather_s.push_back(
         c.distributed_optimizer
             ? track_op(costs.collective({"dp.param_gather", CollectiveKind::AllGather, Phase::Forward,

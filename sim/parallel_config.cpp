@@ -55,7 +55,11 @@ std::vector<int> ParallelConfig::layers_per_stage(int num_layers) const {
 int ParallelConfig::layers_in_chunk(int num_layers, int stage, int chunk) const {
   (void)chunk;  // chunks of one stage are equal; uneven splits exist only without interleaving
   if (pp == 1) return num_layers / virtual_stages;
-  if (first_stage_layers == 0 && last_stage_layers == 0) return num_layers / (pp * virtual_stages);
+  if (first_stage_layers == 0 && last_stage_layers == 0) {
+    if (load_framework(framework).layer_partition == LayerPartition::DeepSpeedUniform)
+      return num_layers / pp + (stage < num_layers % pp ? 1 : 0);
+    return num_layers / (pp * virtual_stages);
+  }
   if (stage == 0 && first_stage_layers > 0) return first_stage_layers;
   if (stage == pp - 1 && last_stage_layers > 0) return last_stage_layers;
   const int middle_stages = pp - (first_stage_layers > 0) - (last_stage_layers > 0);
@@ -91,6 +95,7 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   positive("--micro-batch-size", c.micro_batch);
   positive("--global-batch-size", c.global_batch);
   positive("virtual pipeline stages", c.virtual_stages);
+  load_framework(c.framework);  // refuses an unknown stack by name
   if (gpus > 0 && c.gpus() != gpus)
     fail("{}: --gpus {} is not TP {} x PP {} x DP {} = {}; choose DP = GPUs / (TP x PP)", w, gpus, c.tp, c.pp, c.dp,
          c.gpus());
@@ -127,6 +132,11 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
     if (c.pp < 2 || rest < 0 || (middle == 0 ? rest != 0 : (rest % middle != 0 || rest == 0)))
       fail("{}: first/last stage layers {}/{} leave {} layers that do not divide over {} middle stages", w,
            c.first_stage_layers, c.last_stage_layers, rest, middle);
+  } else if (load_framework(c.framework).layer_partition == LayerPartition::DeepSpeedUniform) {
+    if (c.virtual_stages > 1)
+      fail("{}: {} has no interleaved pipeline schedule (virtual stages {})", w, c.framework, c.virtual_stages);
+    if (m.num_layers < c.pp)
+      fail("{}: num_layers {} is fewer than PP {}; every stage needs a layer", w, m.num_layers, c.pp);
   } else if (m.num_layers % (c.pp * c.virtual_stages) != 0) {
     fail("{}: num_layers {} is not divisible by PP {} x virtual stages {} = {}", w, m.num_layers, c.pp,
          c.virtual_stages, c.pp * c.virtual_stages);
@@ -163,7 +173,8 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
                       {"overlap_grad_reduce", c.overlap_grad_reduce},
                       {"overlap_param_gather", c.overlap_param_gather},
                       {"precision", to_string(c.precision)},
-                      {"attention", to_string(c.attention)}};
+                      {"attention", to_string(c.attention)},
+                      {"framework", c.framework}};
   if (c.first_stage_layers) j["decoder_first_pipeline_num_layers"] = c.first_stage_layers;
   if (c.last_stage_layers) j["decoder_last_pipeline_num_layers"] = c.last_stage_layers;
   return j;
@@ -192,6 +203,7 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   c.overlap_param_gather = f.boolean_or("overlap_param_gather", c.overlap_param_gather);
   if (f.has("precision")) c.precision = precision_from(f.string("precision"), where);
   if (f.has("attention")) c.attention = attention_from(f.string("attention"), where);
+  if (f.has("framework")) c.framework = load_framework(f.string("framework")).name;
   return c;
 }
 

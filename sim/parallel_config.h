@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cluster_spec.h"
+#include "sim/framework_spec.h"
 #include "sim/model_spec.h"
 
 namespace cc {
@@ -35,6 +36,9 @@ struct ParallelConfig {
   bool overlap_param_gather = false;  // distributed optimizer: parameter all-gather hidden in the next forward
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
+  // The software stack (a preset of traces/presets/frameworks/): how layers spread over
+  // stages, whether sends block, and which fitted overheads the analytic model charges.
+  std::string framework = kDefaultFramework;
 
   int gpus() const { return tp * pp * dp; }
   int num_microbatches() const { return global_batch / (micro_batch * dp); }

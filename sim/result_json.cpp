@@ -67,6 +67,14 @@ nlohmann::json result_to_json(const SimResult& r) {
       {"model", model_to_json(r.model)},
       {"cluster", r.cluster.name},
   };
+  // The interval the cross-validated error puts around the prediction (null without one).
+  const auto bounds = [&](double low, double high) {
+    return r.interval ? nlohmann::json{{"low", low}, {"high", high}} : nlohmann::json(nullptr);
+  };
+  j["iteration_time_interval_s"] = bounds(r.iteration_time_low_s(), r.iteration_time_high_s());
+  j["training_days_interval"] =
+      r.train_tokens > 0 ? bounds(r.training_days_low(), r.training_days_high()) : nlohmann::json(nullptr);
+  j["interval_basis"] = r.interval ? nlohmann::json(r.interval->basis) : nlohmann::json(nullptr);
   return j;
 }
 

@@ -168,6 +168,7 @@ class Enumerator {
                 c.overlap_grad_reduce = space_.overlap_grad_reduce;
                 c.precision = space_.precision;
                 c.attention = space_.attention;
+                c.framework = space_.framework;
                 add_recompute_choices(c, out, valid);
               }
             }
@@ -236,7 +237,7 @@ class Enumerator {
 }  // namespace
 
 double estimate_iteration_time(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config) {
-  const AnalyticCosts costs(cluster, config.precision);
+  const AnalyticCosts costs(cluster, config.precision, config.framework);
   return estimate_from(price_iteration(model, cluster, config, costs), config);
 }
 
@@ -262,7 +263,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   }
 
   // Per-rank layer costs depend only on (TP, micro batch, SP): price each shape once.
-  const AnalyticCosts analytic(r.cluster, r.space.precision);
+  const AnalyticCosts analytic(r.cluster, r.space.precision, r.space.framework);
   const CostSource& costs = r.costs ? *r.costs : analytic;
   std::map<ShapeKey, LayerCosts> shapes;
   for (const auto& c : valid) shapes.try_emplace({c.tp, c.micro_batch, c.sequence_parallel});
@@ -275,6 +276,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     c.sequence_parallel = shape_slots[i]->first.sp;
     c.precision = r.space.precision;
     c.attention = r.space.attention;
+    c.framework = r.space.framework;
     shape_slots[i]->second = price_layers(r.model, r.cluster, c, costs);
   });
 

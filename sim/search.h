@@ -40,6 +40,7 @@ struct SearchSpace {
   bool overlap_grad_reduce = false;
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
+  std::string framework = kDefaultFramework;
 };
 
 struct SearchRequest {
@@ -52,7 +53,9 @@ struct SearchRequest {
   double train_tokens = 0;
   int top = 10;
   int threads = 0;                // 0: every hardware thread
-  double tie_tolerance = 0.03;    // the simulator's stated mean error against published runs
+  // Layouts this close to the best are tied; the CLI takes it from the cost source's
+  // cross-validated error (ErrorBand::mean_abs).
+  double tie_tolerance = 0.03;
   // Prices every op, for the estimate and the simulation; null: the analytic model of the
   // cluster. Must be safe to call from the worker threads (both sources are).
   const CostSource* costs = nullptr;

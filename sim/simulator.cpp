@@ -42,7 +42,11 @@ struct TaskInfo {
 class IterationGraph {
  public:
   IterationGraph(const ModelSpec& m, const ParallelConfig& c, const IterationCosts& costs, const SimOptions& o)
-      : m_(m), c_(c), costs_(costs), replicas_(o.every_rank ? c.dp : 1) {
+      : m_(m),
+        c_(c),
+        costs_(costs),
+        replicas_(o.every_rank ? c.dp : 1),
+        blocking_p2p_(load_framework(c.framework).blocking_p2p) {
     slowdown_.assign(static_cast<std::size_t>(c.pp * replicas_), 1.0);
     const ParallelLayout layout(c.tp, c.dp, c.pp);
     for (const auto& s : o.stragglers) {
@@ -106,7 +110,9 @@ class IterationGraph {
       }
 
     // 2. Pipeline transfers, on each sender's p2p stream in the order it runs its passes.
-    //    Megatron-LM's p2p is blocking: the sender's next pass waits for its send too.
+    //    Megatron-LM's and DeepSpeed's p2p block: the sender's next pass waits for its send
+    //    too. A stack whose sends do not block (the framework preset says) only delays
+    //    the receiver.
     for (int r = 0; r < replicas_; ++r)
       for (int s = 0; s < p; ++s) {
         const int gg = gang(s, r);
@@ -123,7 +129,7 @@ class IterationGraph {
           const PipelinePass to{pass.kind, pass.microbatch, to_vs / p};
           engine_.add_dependency(send, (forward ? fwd_ : bwd_)[static_cast<std::size_t>(to_gang)][slot(to.chunk, to.microbatch)]);
           const TaskId next = next_compute_[static_cast<std::size_t>(from)];
-          if (next >= 0) engine_.add_dependency(send, next);
+          if (next >= 0 && blocking_p2p_) engine_.add_dependency(send, next);
         }
       }
 
@@ -219,6 +225,7 @@ class IterationGraph {
   const ParallelConfig& c_;
   const IterationCosts& costs_;
   int replicas_;
+  bool blocking_p2p_;
   std::vector<double> slowdown_;
   EventEngine engine_;
   std::vector<TaskInfo> info_;
@@ -351,6 +358,9 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
   r.train_tokens = options.train_tokens;
   if (options.train_tokens > 0)
     r.training_days = options.train_tokens / tokens_per_iteration * r.iteration_time_s / 86400.0;
+  if (const auto band = costs.error_band()) {
+    r.interval = PredictionInterval{band->low, band->high, band->basis};
+  }
 
   r.memory = memory_model(model, config, options.reserve);
   r.peak_memory_gib = r.memory.peak().total() / kGiB;

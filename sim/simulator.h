@@ -3,6 +3,7 @@
 // memory and training days.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ struct TimelineEvent {
   SimTime duration = 0;
 };
 
+// Where the measured time of a prediction is expected to fall: the cost source's held-out
+// error (measured / predicted on runs its constants were not fitted to, central 80%).
+struct PredictionInterval {
+  double low_ratio = 1.0, high_ratio = 1.0;
+  std::string basis;
+};
+
 struct SimResult {
   ModelSpec model;
   ClusterSpec cluster;
@@ -80,6 +88,11 @@ struct SimResult {
 
   double train_tokens = 0;
   double training_days = 0;  // 0 when no token budget was given
+  std::optional<PredictionInterval> interval;  // none for a source nobody cross-validated
+  double iteration_time_low_s() const { return iteration_time_s * (interval ? interval->low_ratio : 1.0); }
+  double iteration_time_high_s() const { return iteration_time_s * (interval ? interval->high_ratio : 1.0); }
+  double training_days_low() const { return training_days * (interval ? interval->low_ratio : 1.0); }
+  double training_days_high() const { return training_days * (interval ? interval->high_ratio : 1.0); }
   double measured_fraction = 0;
   std::string cost_coverage;  // CostSource::coverage(): how the ops were priced
 

@@ -14,7 +14,7 @@ int main() {
   using namespace cc;
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
   const ModelSpec m22 = load_model("gpt-22b");
-  const AnalyticCosts costs(cluster, Precision::BF16);
+  const AnalyticCosts costs(cluster, Precision::BF16, AnalyticParams{});  // the hand-derived prior
   for (const auto& l : test::korthikanti_layers()) {
     const LayerTimes t = layer_times(m22, cluster, l.config, costs);
     std::printf("%-22s fwd %6.2f (%5.2f)  bwd %6.2f (%5.2f)\n", l.variant.c_str(), t.forward_s * 1e3, l.forward_ms,

@@ -16,7 +16,7 @@ namespace {
 TEST(Korthikanti2022, Table5IterationTimesWithinStatedTolerance) {
   // Acceptance: mean absolute error <= 3%, every row within 6%.
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
-  const AnalyticCosts costs(cluster, Precision::BF16);
+  const AnalyticCosts costs(cluster, Precision::BF16, AnalyticParams{});  // the hand-derived prior
   const auto runs = test::korthikanti_runs();
   ASSERT_EQ(runs.size(), 8u);
   double total_error = 0;
@@ -35,7 +35,7 @@ TEST(Korthikanti2022, Table5SpeedupOfSequenceParallelSelectiveOverFullRecompute)
   // The paper reports 29-32% faster iterations; the model must show the same direction
   // and a comparable size for every model.
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
-  const AnalyticCosts costs(cluster, Precision::BF16);
+  const AnalyticCosts costs(cluster, Precision::BF16, AnalyticParams{});  // the hand-derived prior
   const auto runs = test::korthikanti_runs();
   for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
     const double full = simulate(load_model(runs[i].model_preset), cluster, runs[i].config, costs).iteration_time_s;
@@ -47,7 +47,7 @@ TEST(Korthikanti2022, Table5SpeedupOfSequenceParallelSelectiveOverFullRecompute)
 
 TEST(Korthikanti2022, Table4LayerTimesWithinFivePercent) {
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
-  const AnalyticCosts costs(cluster, Precision::BF16);
+  const AnalyticCosts costs(cluster, Precision::BF16, AnalyticParams{});  // the hand-derived prior
   const ModelSpec m = load_model("gpt-22b");
   for (const auto& layer : test::korthikanti_layers()) {
     const LayerTimes t = layer_times(m, cluster, layer.config, costs);

@@ -1,0 +1,42 @@
+// calibration.h — the analytic model's fitted constants: a versioned parameter file
+// (traces/presets/calibration/analytic-params.json, embedded in the binary) written by the
+// fit (`build/tests/fit-costs`, tests/accuracy/) from the corpus of published runs in
+// tests/reference/measured/. It holds the prior every constant starts from, per-GPU-
+// generation and per-software-stack values the fit moved, and the cross-validated error
+// that becomes every prediction's interval and the search's tie tolerance.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/analytic_costs.h"
+#include "sim/cluster_spec.h"
+#include "sim/cost_source.h"
+
+namespace cc {
+
+struct Calibration {
+  static constexpr int kVersion = 1;
+  AnalyticParams defaults;  // the prior: hand-derived values with their sources
+  // Overrides by name (analytic_param_fields()), per GPU generation and per stack.
+  std::map<std::string, std::map<std::string, double>> generations, frameworks;
+  ErrorBand held_out;  // leave-one-source-out error of these constants' fit procedure
+  nlohmann::json provenance = nlohmann::json::object();  // command, corpus, date
+
+  // defaults, then the generation's overrides, then the stack's.
+  AnalyticParams params_for(const GpuSpec& gpu, const std::string& framework) const;
+};
+
+// "ampere", "hopper", "volta", "blackwell" from the GPU's name; "other" when unknown (the
+// defaults apply).
+std::string gpu_generation(const GpuSpec& gpu);
+
+Calibration calibration_from_json(const nlohmann::json& doc, const std::string& where);
+nlohmann::json calibration_to_json(const Calibration& c);
+
+// The embedded calibration file, parsed once.
+const Calibration& embedded_calibration();
+
+}  // namespace cc

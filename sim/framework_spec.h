@@ -1,0 +1,38 @@
+// framework_spec.h — the software stack a run executes under (Megatron-Core, Megatron-LM
+// 2021, NeMo, Megatron-DeepSpeed): what it does that changes time but not the layout's
+// arithmetic — whether pipeline sends block, how layers are spread over stages. Presets
+// are data files in traces/presets/frameworks/; the fitted per-stack overheads (host
+// launch, per-pass and per-iteration costs) live in the calibration file (calibration.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cc {
+
+enum class LayerPartition {
+  Even,              // Megatron-LM: num_layers / PP per stage (or explicit first/last stage layers)
+  DeepSpeedUniform,  // DeepSpeed: floor or ceil of num_layers / PP per stage, heavier stages first
+};
+
+struct FrameworkSpec {
+  std::string name;
+  std::string description;
+  bool blocking_p2p = true;  // the sender's next pass waits for its pipeline send
+  LayerPartition layer_partition = LayerPartition::Even;
+  // What the stack does when a launch line does not say: bucketed DP reduction during
+  // backward, and (distributed optimizer) the parameter all-gather hidden in the forward.
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+};
+
+inline constexpr const char* kDefaultFramework = "megatron-core";
+
+// A preset name from traces/presets/frameworks/; anything else is a SpecError listing them.
+// Returns a reference to a parsed-once table entry.
+const FrameworkSpec& load_framework(const std::string& name);
+std::vector<std::string> framework_preset_names();
+
+const char* to_string(LayerPartition p);
+
+}  // namespace cc
