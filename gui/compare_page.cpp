@@ -97,7 +97,9 @@ ComparePage::ComparePage(QWidget* parent)
   layout->addWidget(top, 1);
 }
 
-ComparePage::~ComparePage() = default;
+ComparePage::~ComparePage() {
+  for (Entry& e : entries_) delete e.box;  // the views before the models they draw
+}
 
 TimelineView* ComparePage::timeline(int i) const { return entries_[static_cast<std::size_t>(i)].view; }
 

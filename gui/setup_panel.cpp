@@ -43,7 +43,7 @@ QString bundled_traces_dir() {
 
 }  // namespace
 
-SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel) {
+SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   error_->setWordWrap(true);
@@ -427,7 +427,11 @@ void SetupPanel::set_project(const Project& p) {
 void SetupPanel::show_error(const std::string& field_name, const QString& message) {
   if (error_widget_) {
     error_widget_->setStyleSheet({});
-    if (QFormLayout* form = forms_[error_widget_]) form->takeRow(error_);
+    if (QFormLayout* form = forms_[error_widget_]) {
+      const QFormLayout::TakeRowResult row = form->takeRow(error_);  // the label itself stays ours
+      delete row.labelItem;
+      delete row.fieldItem;
+    }
     error_widget_ = nullptr;
   }
   if (message.isEmpty()) {
