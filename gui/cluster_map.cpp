@@ -131,27 +131,35 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
       }
     }
   }
-  // The highlighted replica's pipeline hops between nodes (TP rank 0), with their bytes.
+  // The highlighted replica's hops between nodes (TP rank 0), with the bytes their node pair
+  // carries per iteration: pipeline to the next stage (black), its DP ring step to the next
+  // replica (red).
   if (replica_ >= 0 && traffic_) {
     p.setRenderHint(QPainter::Antialiasing);
     const QFontMetrics fm(font());
-    for (int s = 0; s + 1 < config_.pp; ++s) {
-      const int a = layout.rank({0, replica_, s}) / gpus_per_node_, b = layout.rank({0, replica_, s + 1}) / gpus_per_node_;
-      if (a == b) continue;
+    auto hop = [&](int a, int b, TrafficKind kind, const QColor& color) {
+      if (a == b) return;
       double bytes = 0;
       for (const NodeLink& l : traffic_->links)
-        if (l.kind == TrafficKind::Pipeline && l.node_a == std::min(a, b) && l.node_b == std::max(a, b)) bytes = l.bytes;
+        if (l.kind == kind && l.node_a == std::min(a, b) && l.node_b == std::max(a, b)) bytes = l.bytes;
       const QPointF pa = node_rect(g, a).center(), pb = node_rect(g, b).center();
-      p.setPen(QPen(QColor(0, 0, 0, 170), std::max(2.0, g.cell_w / 5)));
+      p.setPen(QPen(color, std::max(2.0, g.cell_w / 5)));
       p.drawLine(pa, pb);
       const QString label = gigabytes(bytes);
       const QPointF mid = (pa + pb) / 2;
-      const QRectF box(mid.x() - fm.horizontalAdvance(label) / 2.0 - 3, mid.y() - fm.height() / 2.0, fm.horizontalAdvance(label) + 6,
-                       fm.height());
+      const QRectF box(mid.x() - fm.horizontalAdvance(label) / 2.0 - 3, mid.y() - fm.height() / 2.0,
+                       fm.horizontalAdvance(label) + 6, fm.height());
       p.fillRect(box, QColor(255, 255, 255, 220));
-      p.setPen(Qt::black);
+      p.setPen(color.darker(150));
       p.drawText(box, Qt::AlignCenter, label);
-    }
+    };
+    auto node_of = [&](int dp, int stage) { return layout.rank({0, dp, stage}) / gpus_per_node_; };
+    for (int s = 0; s + 1 < config_.pp; ++s)
+      hop(node_of(replica_, s), node_of(replica_, s + 1), TrafficKind::Pipeline, QColor(0, 0, 0, 170));
+    if (config_.dp > 1)
+      for (int s = 0; s < config_.pp; ++s)
+        hop(node_of(replica_, s), node_of((replica_ + 1) % config_.dp, s), TrafficKind::DataParallel,
+            QColor(200, 0, 0, 170));
     p.setRenderHint(QPainter::Antialiasing, false);
   }
   // Legend: stage colours.
@@ -160,14 +168,15 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   p.setPen(palette().text().color());
   const QFontMetrics fm(font());
   int x = 8;
-  const int every = std::max(1, config_.pp / 16);
+  const int every = std::max(1, (config_.pp + 7) / 8);  // at most 8 stage swatches: room for the line legend
   for (int s = 0; s < config_.pp; s += every) {
     const QString text = QStringLiteral("stage %1").arg(s);
     p.fillRect(QRect(x, y + 6, 12, 12), stage_color(s, config_.pp));
     p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
     x += 16 + fm.horizontalAdvance(text) + 12;
   }
-  p.drawText(QRect(x, y, width() - x, kLegendHeight), Qt::AlignVCenter, tr("black outline: a TP group"));
+  p.drawText(QRect(x, y, width() - x, kLegendHeight), Qt::AlignVCenter,
+             tr("outline: a TP group · black line: pipeline hop · red line: DP ring hop (bytes per iteration)"));
 }
 
 bool ClusterMapView::event(QEvent* e) {

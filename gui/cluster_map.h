@@ -2,7 +2,7 @@
 // node), coloured by pipeline stage, tensor-parallel groups outlined, one data-parallel
 // replica highlighted on request; hover a GPU for its rank and (TP, PP, DP) coordinates.
 // The traffic that crosses nodes each iteration (sim/cross_node_traffic.h) is listed, and the
-// highlighted replica's pipeline hops between nodes are drawn with their bytes.
+// highlighted replica's pipeline and DP-ring hops between nodes are drawn with their bytes.
 #pragma once
 
 #include <memory>
