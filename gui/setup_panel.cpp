@@ -200,6 +200,13 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   QFormLayout* r = group(layout, tr("Run"));
   tokens_b_ = dspin(r, tr("Token budget (billions, 0 = none)"), 0, 1e6, 1);
   every_rank_ = check(r, tr("Every rank (each DP replica)"));
+
+  // What a GPU holds beyond the model's tensors (sim/memory_model.h MemoryReserve).
+  QFormLayout* mr = group(layout, tr("Memory reserve"));
+  context_gib_ = dspin(mr, tr("CUDA context (GiB)"), 0, 1024, 2);
+  comm_gib_ = dspin(mr, tr("NCCL buffers (GiB)"), 0, 1024, 2);
+  fragmentation_ = dspin(mr, tr("Fragmentation (× activations)"), 0, 10, 2);
+  headroom_ = dspin(mr, tr("Headroom (fraction of HBM)"), 0, 0.9, 2);
   layout->addStretch(1);
 
   set_project(project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024));
@@ -358,7 +365,10 @@ Project SetupPanel::project() const {
   c.precision = precision_from(precision_->currentText().toStdString(), "precision");
   p.train_tokens = tokens_b_->value() * 1e9;
   p.every_rank = every_rank_->isChecked();
-  p.reserve = reserve_;
+  p.reserve.cuda_context_gib = context_gib_->value();
+  p.reserve.comm_buffers_gib = comm_gib_->value();
+  p.reserve.fragmentation_fraction = fragmentation_->value();
+  p.reserve.headroom_fraction = headroom_->value();
   return p;
 }
 
@@ -366,7 +376,6 @@ void SetupPanel::set_project(const Project& p) {
   loading_ = true;
   model_base_ = p.model;
   cluster_base_ = p.cluster;
-  reserve_ = p.reserve;
   model_preset_->setCurrentText(p.model_preset.empty() ? tr("custom") : QString::fromStdString(p.model_preset));
   layers_->setValue(p.model.num_layers);
   hidden_->setValue(p.model.hidden_size);
@@ -421,6 +430,10 @@ void SetupPanel::set_project(const Project& p) {
   precision_->setCurrentText(to_string(c.precision));
   tokens_b_->setValue(p.train_tokens / 1e9);
   every_rank_->setChecked(p.every_rank);
+  context_gib_->setValue(p.reserve.cuda_context_gib);
+  comm_gib_->setValue(p.reserve.comm_buffers_gib);
+  fragmentation_->setValue(p.reserve.fragmentation_fraction);
+  headroom_->setValue(p.reserve.headroom_fraction);
   loading_ = false;
 }
 

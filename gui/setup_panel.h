@@ -1,6 +1,6 @@
 // setup_panel.h — the Setup dock: model (preset, every shape field, HuggingFace import),
 // cluster (preset, GPU, node figures), cost source (analytic or a cost database), layout
-// (Megatron-LM's options) and token budget. It edits a Project and says when it changed;
+// (Megatron-LM's options), token budget and memory reserve. It edits a Project and says when it changed;
 // a bad combination is explained next to the field it names, in the library's words.
 #pragma once
 
@@ -72,9 +72,9 @@ class SetupPanel : public QWidget {
   QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *flash_, *every_rank_;
   QComboBox *recompute_, *method_, *precision_;
   QDoubleSpinBox* tokens_b_;
+  QDoubleSpinBox *context_gib_, *comm_gib_, *fragmentation_, *headroom_;
   QLabel* error_;
   QWidget* error_widget_ = nullptr;
-  MemoryReserve reserve_;  // not edited here yet: kept from the project
 };
 
 }  // namespace cc::gui

@@ -210,6 +210,10 @@ class TestGui : public QObject {
     p.config.attention = AttentionKernel::Flash;
     p.train_tokens = 2e12;
     p.every_rank = true;
+    p.reserve.cuda_context_gib = 1.25;
+    p.reserve.comm_buffers_gib = 0.75;
+    p.reserve.fragmentation_fraction = 0.2;
+    p.reserve.headroom_fraction = 0.1;
 
     QTemporaryDir dir;
     const QString path = dir.filePath("run.ccproj");
