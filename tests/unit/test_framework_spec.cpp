@@ -9,9 +9,9 @@
 namespace cc {
 namespace {
 
-TEST(FrameworkSpec, PresetsNameTheFourStacks) {
+TEST(FrameworkSpec, PresetsNameTheStacks) {
   EXPECT_EQ(framework_preset_names(),
-            (std::vector<std::string>{"megatron-2021", "megatron-core", "megatron-deepspeed", "nemo"}));
+            (std::vector<std::string>{"megatron-2021", "megatron-core", "megatron-core-ci", "megatron-deepspeed", "nemo"}));
   EXPECT_TRUE(load_framework("megatron-core").blocking_p2p);
   EXPECT_EQ(load_framework("megatron-deepspeed").layer_partition, LayerPartition::DeepSpeedUniform);
   // NeMo 2's MegatronStrategy default DDP config overlaps both; Megatron-LM's flags are off.

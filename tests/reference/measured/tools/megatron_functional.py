@@ -169,7 +169,7 @@ def main(repo, out):
                 model=f"gpt-l{l}-h{h}", num_layers=l, hidden_size=h, num_attention_heads=heads,
                 num_query_groups=groups, ffn_hidden_size=ffn, swiglu=int(swiglu),
                 normalization=norm, seq_length=a["--seq-length"], vocab_size=vocab,
-                cluster=cluster, gpus=GPUS, framework="megatron-core", attention=attn,
+                cluster=cluster, gpus=GPUS, framework="megatron-core-ci", attention=attn,
                 precision=prec, tp=tp, pp=pp, dp=dp, virtual_stages=vs,
                 first_stage_layers=first, last_stage_layers=last,
                 sequence_parallel=int(truthy(a, "--sequence-parallel")),

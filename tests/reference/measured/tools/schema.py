@@ -9,7 +9,7 @@ COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query
            "assumed,note").split(",")
 
 CLUSTERS = {"dgx-a100-40gb", "dgx-a100-80gb", "azure-nd-a100-v4", "dgx-h100", "h200"}
-FRAMEWORKS = {"megatron-2021", "megatron-core", "nemo", "megatron-deepspeed"}
+FRAMEWORKS = {"megatron-2021", "megatron-core", "megatron-core-ci", "nemo", "megatron-deepspeed"}
 
 
 def check(row):
