@@ -132,7 +132,7 @@ void run(const SearchFlags& f) {
   r.costs = costs.get();
   // Ties: layouts closer than the cost source's cross-validated error between layouts of
   // one job cannot be told apart. A source nobody cross-validated (a fresh profile) ties nothing unless told.
-  const std::optional<ErrorBand> band = costs->error_band();
+  const std::optional<ErrorBand> band = costs->error_band(r.gpus);
   r.tie_tolerance = f.tie_tolerance ? *f.tie_tolerance : band ? band->within_job_mean_abs : 0.0;
 
   const auto start = std::chrono::steady_clock::now();

@@ -36,7 +36,11 @@ AnalyticCosts::AnalyticCosts(const ClusterSpec& cluster, Precision precision, co
     : cluster_(cluster),
       precision_(precision),
       params_(embedded_calibration().params_for(cluster.gpu, load_framework(framework).name)) {
-  if (embedded_calibration().held_out.mean_abs > 0) band_ = embedded_calibration().held_out;
+  calibrated_ = true;
+}
+
+std::optional<ErrorBand> AnalyticCosts::error_band(int gpus) const {
+  return calibrated_ ? embedded_calibration().band_for(gpus) : std::nullopt;
 }
 
 AnalyticCosts::AnalyticCosts(const ClusterSpec& cluster, Precision precision, AnalyticParams params)

@@ -77,7 +77,7 @@ class AnalyticCosts final : public CostSource {
   double overlap_interference() const override { return params_.overlap_interference; }
   double pass_overhead_s() const override { return params_.pass_overhead_s; }
   double iteration_overhead_s() const override { return params_.iteration_overhead_s; }
-  std::optional<ErrorBand> error_band() const override { return band_; }
+  std::optional<ErrorBand> error_band(int gpus) const override;
 
   // Exposed for tests and the profiler's fit: achieved fraction of peak for one GEMM shape.
   double gemm_efficiency(std::int64_t m, std::int64_t n, std::int64_t k) const;
@@ -89,7 +89,7 @@ class AnalyticCosts final : public CostSource {
   ClusterSpec cluster_;
   Precision precision_;
   AnalyticParams params_;
-  std::optional<ErrorBand> band_;  // only with the calibrated constants
+  bool calibrated_ = false;  // the constants came from the calibration file (so has its error)
 };
 
 }  // namespace cc

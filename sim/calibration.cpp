@@ -56,6 +56,13 @@ AnalyticParams Calibration::params_for(const GpuSpec& gpu, const std::string& fr
   return p;
 }
 
+std::optional<ErrorBand> Calibration::band_for(int gpus) const {
+  std::optional<ErrorBand> band;
+  for (const ErrorBand& b : held_out)
+    if (b.min_gpus <= gpus) band = b;
+  return band;
+}
+
 Calibration calibration_from_json(const nlohmann::json& doc, const std::string& where) {
   const JsonFields f(doc, where);
   if (f.string("format") != kFormat) fail("{}: format '{}' is not '{}'", where, f.string("format"), kFormat);
@@ -68,12 +75,21 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
   c.generations = read_groups(doc, "generations", where);
   c.frameworks = read_groups(doc, "frameworks", where);
   if (f.has("held_out_error")) {
-    const JsonFields e = f.object("held_out_error");
-    c.held_out.low = e.number("low_ratio", 0.0);
-    c.held_out.high = e.number("high_ratio", c.held_out.low);
-    c.held_out.mean_abs = e.number("mean_abs", 0.0);
-    c.held_out.within_job_mean_abs = e.number_or("within_job_mean_abs", 0.0, 0.0);
-    c.held_out.basis = e.string_or("basis", "");
+    const nlohmann::json& bands = f.raw("held_out_error");
+    if (!bands.is_array()) fail("{}: held_out_error must be a list of error bands", where);
+    for (std::size_t i = 0; i < bands.size(); ++i) {
+      const JsonFields e(bands[i], fmt::format("{} held_out_error[{}]", where, i));
+      ErrorBand b;
+      b.min_gpus = static_cast<int>(e.integer("min_gpus", 1));
+      b.low = e.number("low_ratio", 0.0);
+      b.high = e.number("high_ratio", b.low);
+      b.mean_abs = e.number("mean_abs", 0.0);
+      b.within_job_mean_abs = e.number("within_job_mean_abs", 0.0);
+      b.basis = e.string_or("basis", "");
+      if (!c.held_out.empty() && b.min_gpus <= c.held_out.back().min_gpus)
+        fail("{}: held_out_error bands must be in ascending min_gpus", where);
+      c.held_out.push_back(b);
+    }
   }
   if (f.has("provenance")) c.provenance = f.raw("provenance");
   return c;
@@ -87,11 +103,14 @@ nlohmann::json calibration_to_json(const Calibration& c) {
   for (const auto& field : analytic_param_fields()) j["defaults"][field.name] = c.defaults.*field.member;
   j["generations"] = c.generations;
   j["frameworks"] = c.frameworks;
-  j["held_out_error"] = {{"low_ratio", c.held_out.low},
-                         {"high_ratio", c.held_out.high},
-                         {"mean_abs", c.held_out.mean_abs},
-                         {"within_job_mean_abs", c.held_out.within_job_mean_abs},
-                         {"basis", c.held_out.basis}};
+  j["held_out_error"] = nlohmann::json::array();
+  for (const ErrorBand& b : c.held_out)
+    j["held_out_error"].push_back({{"min_gpus", b.min_gpus},
+                                   {"low_ratio", b.low},
+                                   {"high_ratio", b.high},
+                                   {"mean_abs", b.mean_abs},
+                                   {"within_job_mean_abs", b.within_job_mean_abs},
+                                   {"basis", b.basis}});
   return j;
 }
 

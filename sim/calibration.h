@@ -7,7 +7,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,11 +24,15 @@ struct Calibration {
   AnalyticParams defaults;  // the prior: hand-derived values with their sources
   // Overrides by name (analytic_param_fields()), per GPU generation and per stack.
   std::map<std::string, std::map<std::string, double>> generations, frameworks;
-  ErrorBand held_out;  // leave-one-source-out error of these constants' fit procedure
+  // Leave-one-source-out error of these constants' fit procedure, by regime (ascending
+  // min_gpus): small host-bound runs miss differently from large ones.
+  std::vector<ErrorBand> held_out;
   nlohmann::json provenance = nlohmann::json::object();  // command, corpus, date
 
   // defaults, then the generation's overrides, then the stack's.
   AnalyticParams params_for(const GpuSpec& gpu, const std::string& framework) const;
+  // The band of the regime `gpus` falls in; none without cross-validation.
+  std::optional<ErrorBand> band_for(int gpus) const;
 };
 
 // "ampere", "hopper", "volta", "blackwell" from the GPU's name; "other" when unknown (the

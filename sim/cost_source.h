@@ -13,6 +13,7 @@ namespace cc {
 // The held-out (cross-validated) error of a cost source: measured / predicted time has been
 // within [low, high] on the central 80% of runs the constants were not fitted to.
 struct ErrorBand {
+  int min_gpus = 1;               // the regime: runs on at least this many GPUs
   double low = 1.0, high = 1.0;   // ratio bounds, measured / predicted
   double mean_abs = 0;            // mean |predicted / measured - 1|
   // The same within one job (model, cluster, GPUs, batch): how far a layout's error strays
@@ -40,9 +41,12 @@ class CostSource {
   // per iteration.
   virtual double pass_overhead_s() const { return 0.0; }
   virtual double iteration_overhead_s() const { return 0.0; }
-  // How far off this source's predictions have been on runs it was not fitted to; none
-  // when nobody has measured that.
-  virtual std::optional<ErrorBand> error_band() const { return std::nullopt; }
+  // How far off this source's predictions have been on runs of `gpus` GPUs it was not
+  // fitted to; none when nobody has measured that.
+  virtual std::optional<ErrorBand> error_band(int gpus) const {
+    (void)gpus;
+    return std::nullopt;
+  }
   // One line for reports, e.g. "analytic model (A100-SXM4-80GB)".
   virtual std::string describe() const = 0;
   // One line on how the ops asked for so far were priced (measured, scaled, analytic);

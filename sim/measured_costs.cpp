@@ -70,7 +70,9 @@ double measured_collective_time(const CollectiveCurve& c, double bytes) {
 }
 
 MeasuredCosts::MeasuredCosts(CostDatabase db, std::string path, const ClusterSpec& cluster, Precision precision)
-    : db_(std::move(db)), path_(std::move(path)), analytic_(cluster, precision) {
+    // Scaling and fallbacks use the device model without the GPU stacks' fitted host costs:
+    // those describe a PyTorch stack on a GPU, not the machine this database measured.
+    : db_(std::move(db)), path_(std::move(path)), analytic_(cluster, precision, AnalyticParams{}) {
   if (db_.dtype != to_string(precision))
     fail("cost database '{}' was measured in {}; simulate with --precision {} to use it (asked for {})", path_,
          db_.dtype, db_.dtype, to_string(precision));

@@ -358,7 +358,7 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
   r.train_tokens = options.train_tokens;
   if (options.train_tokens > 0)
     r.training_days = options.train_tokens / tokens_per_iteration * r.iteration_time_s / 86400.0;
-  if (const auto band = costs.error_band()) {
+  if (const auto band = costs.error_band(config.gpus())) {
     r.interval = PredictionInterval{band->low, band->high, band->basis};
   }
 

@@ -51,7 +51,7 @@ TEST_F(Measured, RecomputeUsesTheForwardMeasurement) {
 
 TEST_F(Measured, OtherShapeScalesTheNearestMeasurementByTheAnalyticRatio) {
   const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
-  const AnalyticCosts analytic(cluster, Precision::FP32);
+  const AnalyticCosts analytic(cluster, Precision::FP32, AnalyticParams{});  // what a database falls back on
   const ComputeOp wider = gemm("fc1", 2048, 1024, 256);  // nearest: the 1024x1024x256 record
   const double expected =
       0.0108 * analytic.compute(wider).seconds / analytic.compute(gemm("fc1", 1024, 1024, 256)).seconds;
@@ -69,7 +69,7 @@ TEST_F(Measured, FusedOpsCostNothingAndUnknownOpsAreAnalyticAndReported) {
   const ComputeOp flash{"flash_attention", OpKind::FlashAttention, Phase::Forward, 2048, 2048, 128, 8, 1e12, 1e8};
   const OpCost c = costs.compute(flash);
   EXPECT_FALSE(c.measured);
-  EXPECT_DOUBLE_EQ(c.seconds, AnalyticCosts(cluster, Precision::FP32).compute(flash).seconds);
+  EXPECT_DOUBLE_EQ(c.seconds, AnalyticCosts(cluster, Precision::FP32, AnalyticParams{}).compute(flash).seconds);
   const std::string coverage = costs.coverage();
   EXPECT_NE(coverage.find("1 from the analytic model"), std::string::npos) << coverage;
   EXPECT_NE(coverage.find("flash_attention (forward)"), std::string::npos) << coverage;
@@ -94,7 +94,7 @@ TEST_F(Measured, CollectivesOnAMeasuredGroupUseTheSweep) {
   // A group size the sweep never ran, or one spanning nodes: the cluster's analytic fabric.
   const CollectiveOp dp{"dp", CollectiveKind::AllReduce, Phase::Backward, 8e6, {16, 2, 8}};
   EXPECT_FALSE(costs.collective(dp).measured);
-  EXPECT_DOUBLE_EQ(costs.collective(dp).seconds, AnalyticCosts(cluster, Precision::FP32).collective(dp).seconds);
+  EXPECT_DOUBLE_EQ(costs.collective(dp).seconds, AnalyticCosts(cluster, Precision::FP32, AnalyticParams{}).collective(dp).seconds);
 }
 
 TEST_F(Measured, AnotherPrecisionIsRefused) {

@@ -1,0 +1,43 @@
+// corpus.h — the calibration corpus: published, measured training runs, one CSV per source
+// in tests/reference/measured/ (schema and sources in its README), read into the specs the
+// simulator takes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster_spec.h"
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc::accuracy {
+
+struct CorpusRow {
+  std::string id, source;
+  ModelSpec model;
+  ClusterSpec cluster;
+  ParallelConfig config;
+  double measured_s = 0;
+  std::optional<double> measured_peak_gib;
+  std::vector<std::string> assumed;  // columns the source does not state
+  std::string note;
+
+  bool fully_stated() const { return assumed.empty(); }
+  // Rows of one model, cluster, GPU count and batch: layouts that compete for one job.
+  std::string job() const;
+};
+
+// A well-formed measured run that the simulator refuses (a layout it does not model).
+struct RefusedRow {
+  std::string id, source, reason;
+};
+
+// Every *.csv under `folder`, in file-name then row order. A malformed row is a SpecError
+// naming the file, row and column. A run the simulator refuses goes to `refused` when
+// given (else it is a SpecError too).
+std::vector<CorpusRow> load_corpus(const std::string& folder, std::vector<RefusedRow>* refused = nullptr);
+
+std::vector<std::string> sources_of(const std::vector<CorpusRow>& rows);
+
+}  // namespace cc::accuracy

@@ -1,0 +1,260 @@
+#include "accuracy/fit.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "sim/analytic_costs.h"
+#include "sim/simulator.h"
+
+namespace cc::accuracy {
+
+namespace {
+
+// Typical relative error of one measured row: the scale of a data residual against the prior.
+constexpr double kRowSigma = 0.05;
+// Efficiency fractions are physical shares of a peak: never above this.
+constexpr double kMaxFraction = 0.98;
+
+// Host-side stack overheads before any fit. Sources: a CUDA kernel launch through PyTorch
+// eager costs ~5 us of host time (PyTorch profiler "cudaLaunchKernel" on A100 hosts); a
+// Megatron pass of one chunk adds ~0.2 ms of Python (schedule, p2p setup, autograd hooks);
+// an iteration ~20 ms (optimizer multi-tensor launches, grad-norm, loss all-reduce,
+// logging, data loader) — Megatron-LM's timers (--timing-log-level 2) report both.
+constexpr double kHostLaunchPrior = 5e-6;
+constexpr double kPassOverheadPrior = 2e-4;
+// NCCL kernel launch plus c10d dispatch of one collective call: ~10 us (nccl-tests'
+// smallest all-reduce on one node is ~10-15 us end to end).
+constexpr double kCollectiveLaunchPrior = 1e-5;
+constexpr double kIterationOverheadPrior = 2e-2;
+
+std::map<std::string, double> field_values(const AnalyticParams& p) {
+  std::map<std::string, double> v;
+  for (const auto& f : analytic_param_fields()) v[f.name] = p.*f.member;
+  return v;
+}
+
+bool is_fraction(const std::string& field) { return field.size() > 9 && field.ends_with("_fraction"); }
+
+// The calibration at scale factors `theta` (log) over `prior`: shared values first, then a
+// generation's own values, then each stack's factor on the shared value.
+Calibration at(const Calibration& prior, const std::vector<FreeParameter>& params, const Eigen::VectorXd& theta) {
+  Calibration c = prior;
+  const auto prior_values = field_values(prior.defaults);
+  auto set = [](AnalyticParams& p, const std::string& field, double value) {
+    for (const auto& f : analytic_param_fields())
+      if (field == f.name) p.*f.member = value;
+  };
+  auto bounded = [](const std::string& field, double value) {
+    return is_fraction(field) ? std::min(value, kMaxFraction) : value;
+  };
+  for (auto scope : {FreeParameter::Scope::Shared, FreeParameter::Scope::Generation, FreeParameter::Scope::Stack})
+    for (std::size_t j = 0; j < params.size(); ++j) {
+      const FreeParameter& p = params[j];
+      if (p.scope != scope) continue;
+      const double factor = std::exp(theta[static_cast<Eigen::Index>(j)]);
+      const auto current = field_values(c.defaults);
+      for (const auto& field : p.fields) {
+        if (scope == FreeParameter::Scope::Shared) set(c.defaults, field, bounded(field, prior_values.at(field) * factor));
+        if (scope == FreeParameter::Scope::Generation) c.generations[p.group][field] = bounded(field, prior_values.at(field) * factor);
+        if (scope == FreeParameter::Scope::Stack) c.frameworks[p.group][field] = bounded(field, current.at(field) * factor);
+      }
+    }
+  return c;
+}
+
+template <typename F>
+void parallel_rows(std::size_t n, int threads, F body) {
+  const int t = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < t; ++i)
+    pool.emplace_back([&] {
+      for (std::size_t k = next++; k < n; k = next++) body(k);
+    });
+  for (auto& th : pool) th.join();
+}
+
+std::vector<std::size_t> fit_subset(const std::vector<CorpusRow>& rows, std::size_t max_per_source) {
+  std::map<std::string, std::vector<std::size_t>> by_source;
+  for (std::size_t i = 0; i < rows.size(); ++i) by_source[rows[i].source].push_back(i);
+  std::vector<std::size_t> out;
+  for (const auto& [source, idx] : by_source) {
+    const double stride = std::max(1.0, static_cast<double>(idx.size()) / static_cast<double>(max_per_source));
+    for (double k = 0; k < static_cast<double>(idx.size()); k += stride) out.push_back(idx[static_cast<std::size_t>(k)]);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Calibration prior_calibration() {
+  Calibration c;
+  c.defaults = AnalyticParams{};
+  c.defaults.host_launch_s = kHostLaunchPrior;
+  c.defaults.collective_launch_s = kCollectiveLaunchPrior;
+  c.defaults.pass_overhead_s = kPassOverheadPrior;
+  c.defaults.iteration_overhead_s = kIterationOverheadPrior;
+  return c;
+}
+
+std::vector<FreeParameter> free_parameters(const std::vector<CorpusRow>& rows) {
+  using Scope = FreeParameter::Scope;
+  std::set<std::string> generations, stacks;
+  for (const auto& r : rows) {
+    generations.insert(gpu_generation(r.cluster.gpu));
+    stacks.insert(r.config.framework);
+  }
+  const std::vector<std::vector<std::string>> host = {
+      {"host_launch_s"}, {"collective_launch_s"}, {"pass_overhead_s"}, {"iteration_overhead_s"}};
+  std::vector<FreeParameter> p;
+  // Host costs are shared by every stack (a weak prior: they are what small runs measure);
+  // a stack's own factor on them stays near 1 unless its rows insist.
+  for (const auto& fields : host) p.push_back({Scope::Shared, "", fields, 1.5});
+  for (const auto& g : generations) {
+    p.push_back({Scope::Generation, g, {"gemm_peak_fraction"}, 0.3});
+    p.push_back({Scope::Generation, g, {"memory_fraction"}, 0.3});
+    p.push_back({Scope::Generation, g, {"flash_forward_fraction", "flash_backward_fraction"}, 0.3});
+    p.push_back({Scope::Generation, g, {"nvlink_fraction"}, 0.3});
+    p.push_back({Scope::Generation, g, {"fp8_gemm_fraction"}, 0.3});
+    p.push_back({Scope::Generation, g, {"network_fraction"}, 0.3});
+  }
+  // A stack's own host costs: a factor on the shared ones, pulled towards 1.
+  for (const auto& s : stacks)
+    for (const auto& fields : host) p.push_back({Scope::Stack, s, fields, 0.7});
+  return p;
+}
+
+std::vector<double> predict(const std::vector<CorpusRow>& rows, const Calibration& c, int threads) {
+  std::vector<double> out(rows.size(), 0.0);
+  parallel_rows(rows.size(), threads, [&](std::size_t i) {
+    const CorpusRow& r = rows[i];
+    const AnalyticCosts costs(r.cluster, r.config.precision, c.params_for(r.cluster.gpu, r.config.framework));
+    out[i] = simulate(r.model, r.cluster, r.config, costs).iteration_time_s;
+  });
+  return out;
+}
+
+Calibration fit(const std::vector<CorpusRow>& all_rows, const FitOptions& o, const FitProgress& progress) {
+  const Calibration prior = prior_calibration();
+  const std::vector<FreeParameter> params = free_parameters(all_rows);
+  const std::vector<std::size_t> subset = fit_subset(all_rows, o.max_rows_per_source);
+  std::vector<CorpusRow> rows;
+  for (std::size_t i : subset) rows.push_back(all_rows[i]);
+  std::map<std::string, double> per_source;
+  for (const auto& r : rows) per_source[r.source] += 1;
+
+  const auto n = static_cast<Eigen::Index>(rows.size());
+  const auto p = static_cast<Eigen::Index>(params.size());
+  Eigen::VectorXd weight(n), log_measured(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& r = rows[static_cast<std::size_t>(i)];
+    weight[i] = 1.0 / (kRowSigma * std::sqrt(per_source[r.source]));  // each source counts alike
+    log_measured[i] = std::log(r.measured_s);
+  }
+  // Which rows a parameter can move: a generation's rows, a stack's rows, or all of them.
+  auto moves = [&](const FreeParameter& fp, const CorpusRow& row) {
+    if (fp.scope == FreeParameter::Scope::Generation) return gpu_generation(row.cluster.gpu) == fp.group;
+    if (fp.scope == FreeParameter::Scope::Stack) return row.config.framework == fp.group;
+    return true;
+  };
+  // Residuals: weighted log errors of the rows, then the prior's pull on each parameter.
+  // With `only` set, rows that parameter cannot move keep their residual from `base`.
+  auto residuals = [&](const Eigen::VectorXd& theta, const FreeParameter* only = nullptr,
+                       const Eigen::VectorXd* base = nullptr) {
+    Eigen::VectorXd res(n + p);
+    std::vector<CorpusRow> moved;
+    std::vector<Eigen::Index> moved_index;
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (!only || moves(*only, rows[static_cast<std::size_t>(i)])) {
+        moved.push_back(rows[static_cast<std::size_t>(i)]);
+        moved_index.push_back(i);
+      } else {
+        res[i] = (*base)[i];
+      }
+    const std::vector<double> pred = predict(moved, at(prior, params, theta), o.threads);
+    for (std::size_t k = 0; k < moved.size(); ++k)
+      res[moved_index[k]] = weight[moved_index[k]] * (std::log(pred[k]) - log_measured[moved_index[k]]);
+    for (Eigen::Index j = 0; j < p; ++j) res[n + j] = theta[j] / params[static_cast<std::size_t>(j)].prior_sigma;
+    return res;
+  };
+
+  // Levenberg-Marquardt with a forward-difference Jacobian.
+  Eigen::VectorXd theta = Eigen::VectorXd::Zero(p);
+  Eigen::VectorXd r = residuals(theta);
+  double cost = r.squaredNorm();
+  double lambda = 1e-2;
+  constexpr double kStep = 1e-3;
+  for (int it = 0; it < o.max_iterations; ++it) {
+    Eigen::MatrixXd jac(n + p, p);
+    for (Eigen::Index j = 0; j < p; ++j) {
+      Eigen::VectorXd t = theta;
+      t[j] += kStep;
+      jac.col(j) = (residuals(t, &params[static_cast<std::size_t>(j)], &r) - r) / kStep;
+    }
+    const Eigen::MatrixXd jtj = jac.transpose() * jac;
+    const Eigen::VectorXd jtr = jac.transpose() * r;
+    bool improved = false;
+    for (int tries = 0; tries < 8 && !improved; ++tries) {
+      Eigen::MatrixXd a = jtj;
+      a.diagonal() += lambda * jtj.diagonal().cwiseMax(1e-9);
+      const Eigen::VectorXd step = a.ldlt().solve(-jtr);
+      const Eigen::VectorXd candidate = theta + step;
+      const Eigen::VectorXd rc = residuals(candidate);
+      if (rc.squaredNorm() < cost) {
+        const double gain = (cost - rc.squaredNorm()) / cost;
+        theta = candidate;
+        r = rc;
+        cost = rc.squaredNorm();
+        lambda = std::max(1e-6, lambda / 3);
+        improved = true;
+        if (progress) progress(fmt::format("iteration {}: cost {:.4g}", it + 1, cost));
+        if (gain < 1e-3) it = o.max_iterations;  // converged: the last step gained under 0.1%
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  Calibration out = at(prior, params, theta);
+  out.provenance["fit_rows"] = rows.size();
+  out.provenance["objective"] = cost;
+  return out;
+}
+
+CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& o, const FitProgress& progress) {
+  CrossValidation cv;
+  auto say = [&](const std::string& what) {
+    return [&, what](const std::string& line) {
+      if (progress) progress(what + ": " + line);
+    };
+  };
+  cv.all = fit(rows, o, say("all sources"));
+  cv.in_sample = predict(rows, cv.all, o.threads);
+  cv.held_out.assign(rows.size(), 0.0);
+  for (const auto& source : sources_of(rows)) {
+    std::vector<CorpusRow> train, test;
+    std::vector<std::size_t> test_index;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].source == source) {
+        test.push_back(rows[i]);
+        test_index.push_back(i);
+      } else {
+        train.push_back(rows[i]);
+      }
+    }
+    const Calibration without = fit(train, o, say("without " + source));
+    const std::vector<double> pred = predict(test, without, o.threads);
+    for (std::size_t k = 0; k < test.size(); ++k) cv.held_out[test_index[k]] = pred[k];
+  }
+  return cv;
+}
+
+}  // namespace cc::accuracy

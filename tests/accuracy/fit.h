@@ -1,0 +1,57 @@
+// fit.h — fits the analytic model's free constants to the measured corpus and judges the
+// fit by leave-one-source-out cross-validation. The constants are scale factors on the
+// prior (hand-derived) values, per GPU generation (GEMM, memory, flash-attention and
+// link efficiency) and per software stack (host launch, per-pass, per-iteration
+// overhead); least squares on log time, each source weighted equally, with a weak
+// log-normal prior that keeps a constant with no data at its prior value.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "accuracy/corpus.h"
+#include "sim/calibration.h"
+
+namespace cc::accuracy {
+
+// One fitted scale factor: every field in `fields` of group `group` (a GPU generation or a
+// stack) is its prior value times exp(log_scale).
+struct FreeParameter {
+  // Shared: one value for every generation and stack (written to the defaults).
+  // Generation: a GPU generation's own value. Stack: a factor on the shared value for one
+  // software stack, so a stack with no rows in the fit keeps the shared value.
+  enum class Scope { Shared, Generation, Stack } scope = Scope::Shared;
+  std::string group;  // the generation or stack; empty for Shared
+  std::vector<std::string> fields;
+  double prior_sigma = 0.5;    // prior standard deviation of log_scale
+};
+
+// The prior: AnalyticParams' hand-derived defaults, and for each stack the overheads below,
+// with their sources in sim/README.md.
+Calibration prior_calibration();
+// The parameters the fit frees, for the generations and stacks `rows` use.
+std::vector<FreeParameter> free_parameters(const std::vector<CorpusRow>& rows);
+
+struct FitOptions {
+  int max_iterations = 25;
+  std::size_t max_rows_per_source = 240;  // an even stride through larger sources
+  int threads = 0;                        // 0: every core
+};
+
+// Predicted iteration time of every row under `c` (the calibrated analytic model).
+std::vector<double> predict(const std::vector<CorpusRow>& rows, const Calibration& c, int threads = 0);
+
+// Fits on `rows`; returns the calibration (prior with the fitted values written in).
+using FitProgress = std::function<void(const std::string&)>;
+Calibration fit(const std::vector<CorpusRow>& rows, const FitOptions& options = {}, const FitProgress& progress = {});
+
+struct CrossValidation {
+  std::vector<double> in_sample;  // predictions of the fit on every row
+  std::vector<double> held_out;   // each row predicted by the fit without its source
+  Calibration all;                // the fit on every row
+};
+CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& options = {},
+                               const FitProgress& progress = {});
+
+}  // namespace cc::accuracy

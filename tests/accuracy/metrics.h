@@ -1,0 +1,59 @@
+// metrics.h — how predictions compare with the corpus: error summaries by any grouping,
+// the source-weighted error band, and per-job ranking quality (Spearman, best-layout regret).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "accuracy/corpus.h"
+#include "sim/cost_source.h"
+
+namespace cc::accuracy {
+
+// Signed relative error of one prediction: predicted / measured - 1 (negative = too fast).
+double relative_error(double predicted, double measured);
+
+struct ErrorSummary {
+  std::size_t rows = 0;
+  double mean_abs = 0, worst_abs = 0, signed_mean = 0;
+};
+
+ErrorSummary summarize(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
+                       const std::function<bool(const CorpusRow&)>& keep = {});
+// One summary per key (source, GPU generation, framework, ...).
+std::map<std::string, ErrorSummary> summarize_by(const std::vector<CorpusRow>& rows,
+                                                 const std::vector<double>& predicted,
+                                                 const std::function<std::string(const CorpusRow&)>& key);
+// Every source counts once: the mean over sources of each source's summary.
+ErrorSummary source_weighted(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted);
+
+// Mean |error| of a layout relative to its job's common (geometric-mean) error, over jobs
+// with at least `min_layouts` rows, each source weighted alike.
+double within_job_error(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
+                        std::size_t min_layouts = 5);
+
+// measured / predicted bounds of the central 80% (each source weighted alike), with the
+// source-weighted mean absolute error and the within-job error (the mean error where the
+// rows form no job of five layouts), over the rows on at least `min_gpus` GPUs (and fewer
+// than `below_gpus`, 0 = no bound).
+ErrorBand error_band(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted, int min_gpus,
+                     int below_gpus, std::string basis);
+// The regimes clustercast states its error for: runs on fewer than 64 GPUs (host-bound
+// harnesses, single nodes) and runs on 64 or more.
+inline constexpr int kLargeRunGpus = 64;
+std::vector<ErrorBand> error_bands(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
+                                   const std::string& basis);
+
+struct JobRanking {
+  std::string job;
+  std::size_t layouts = 0;
+  double spearman = 0;
+  double regret = 0;  // measured time of the predicted best over the measured best, minus 1
+};
+// Jobs (CorpusRow::job) with at least `min_layouts` rows.
+std::vector<JobRanking> rank_jobs(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
+                                  std::size_t min_layouts = 5);
+
+}  // namespace cc::accuracy

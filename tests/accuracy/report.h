@@ -1,0 +1,16 @@
+// report.h — docs/accuracy.md: the corpus, the fitted constants and how well they predict,
+// in-sample and held out by source, down to every row.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "accuracy/corpus.h"
+#include "accuracy/fit.h"
+
+namespace cc::accuracy {
+
+std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vector<RefusedRow>& refused,
+                            const CrossValidation& cv, const std::string& command);
+
+}  // namespace cc::accuracy

@@ -1,0 +1,89 @@
+// The accuracy claims, recomputed from the corpus: the shipped constants are the fit of
+// tests/reference/measured/, docs/accuracy.md is what that corpus and fit produce, and the
+// held-out (leave-one-source-out) errors stay within the bounds stated here. Refits the
+// model once per source (a few minutes), so the sanitizer run leaves it out.
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "accuracy/corpus.h"
+#include "accuracy/fit.h"
+#include "accuracy/metrics.h"
+#include "accuracy/report.h"
+#include "sim/calibration.h"
+
+namespace cc::accuracy {
+namespace {
+
+const char* kCorpus = CLUSTERCAST_SOURCE_DIR "/tests/reference/measured";
+
+struct Fitted {
+  std::vector<RefusedRow> refused;
+  std::vector<CorpusRow> rows = load_corpus(kCorpus, &refused);
+  CrossValidation cv = cross_validate(rows);
+};
+
+TEST(CorpusCoverage, SpansSourcesGenerationsAndScale) {
+  std::vector<RefusedRow> refused;
+  const auto rows = load_corpus(kCorpus, &refused);
+  EXPECT_GE(rows.size(), 300u);
+  EXPECT_GE(sources_of(rows).size(), 5u);
+  std::set<std::string> generations;
+  int max_gpus = 0, dp_above_one = 0;
+  for (const auto& r : rows) {
+    generations.insert(gpu_generation(r.cluster.gpu));
+    max_gpus = std::max(max_gpus, r.config.gpus());
+    dp_above_one += r.config.dp > 1;
+  }
+  EXPECT_TRUE(generations.count("ampere") && generations.count("hopper"));
+  EXPECT_GE(max_gpus, 1000);
+  EXPECT_GT(2 * dp_above_one, static_cast<int>(rows.size()));
+}
+
+// One test, one process: ctest runs every test in a process of its own, and the
+// cross-validation (a fit per source) is the expensive part.
+TEST(CrossValidation, ShippedConstantsReportAndBoundsComeFromTheCorpus) {
+  const Fitted f;
+  // 1. The shipped constants are the fit of the whole corpus.
+  const Calibration& shipped = embedded_calibration();
+  for (const auto& [group, values] : f.cv.all.generations)
+    for (const auto& [name, value] : values)
+      EXPECT_NEAR(shipped.generations.at(group).at(name), value, 1e-9 * std::abs(value)) << group << " " << name;
+  for (const auto& [group, values] : f.cv.all.frameworks)
+    for (const auto& [name, value] : values)
+      EXPECT_NEAR(shipped.frameworks.at(group).at(name), value, 1e-9 * std::abs(value)) << group << " " << name;
+  const std::vector<ErrorBand> bands = error_bands(f.rows, f.cv.held_out, "");
+  ASSERT_EQ(shipped.held_out.size(), bands.size());
+  for (std::size_t i = 0; i < bands.size(); ++i) {
+    EXPECT_EQ(shipped.held_out[i].min_gpus, bands[i].min_gpus);
+    EXPECT_NEAR(shipped.held_out[i].low, bands[i].low, 1e-9);
+    EXPECT_NEAR(shipped.held_out[i].high, bands[i].high, 1e-9);
+    EXPECT_NEAR(shipped.held_out[i].mean_abs, bands[i].mean_abs, 1e-9);
+    EXPECT_NEAR(shipped.held_out[i].within_job_mean_abs, bands[i].within_job_mean_abs, 1e-9);
+  }
+
+  // 2. docs/accuracy.md is what this corpus and fit produce, figure for figure.
+  std::ifstream in(CLUSTERCAST_SOURCE_DIR "/docs/accuracy.md");
+  std::stringstream committed;
+  committed << in.rdbuf();
+  EXPECT_EQ(accuracy_report(f.rows, f.refused, f.cv, "./build/tests/fit-costs"), committed.str())
+      << "docs/accuracy.md is stale: run ./build/tests/fit-costs";
+
+  // 3. Bounds (issue 11's targets where the model meets them; docs/accuracy.md has the rest).
+  // No systematic optimism: the held-out signed mean error, sources alike, within ±2%.
+  const ErrorSummary held_out = source_weighted(f.rows, f.cv.held_out);
+  EXPECT_LE(std::abs(held_out.signed_mean), 0.02) << held_out.signed_mean;
+  // Runs on 64 or more GPUs, the regime the simulator exists for: held-out mean error within
+  // 10% (the issue's per-source bound), and the fit describes each large-run source it was
+  // fitted to within 10% on average.
+  EXPECT_LE(bands[1].mean_abs, 0.10);
+  const auto in_sample = summarize_by(f.rows, f.cv.in_sample, [](const CorpusRow& r) { return r.source; });
+  for (const char* source : {"korthikanti2022-table5", "narayanan2021-table1", "mlperf-training", "megatron-bridge-perf"})
+    EXPECT_LE(in_sample.at(source).mean_abs, 0.10) << source;
+}
+
+}  // namespace
+}  // namespace cc::accuracy

@@ -1,0 +1,73 @@
+// fit-costs — fits the analytic model's constants to the measured corpus, cross-validates
+// them leave-one-source-out, and writes the calibration file the simulator embeds and the
+// accuracy report:
+//   ./build/tests/fit-costs                # refit: traces/presets/calibration/analytic-params.json, docs/accuracy.md
+//   ./build/tests/fit-costs --evaluate     # only predict the corpus with the embedded constants
+// Rebuild clustercast afterwards so the binary embeds the new constants.
+#include <chrono>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "accuracy/corpus.h"
+#include "accuracy/fit.h"
+#include "accuracy/metrics.h"
+#include "accuracy/report.h"
+#include "sim/atomic_file.h"
+#include "sim/calibration.h"
+#include "sim/error.h"
+
+using namespace cc;
+using namespace cc::accuracy;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Fit and cross-validate the analytic cost model on the measured corpus"};
+  std::string corpus = CLUSTERCAST_SOURCE_DIR "/tests/reference/measured";
+  std::string params_out = CLUSTERCAST_SOURCE_DIR "/traces/presets/calibration/analytic-params.json";
+  std::string report_out = CLUSTERCAST_SOURCE_DIR "/docs/accuracy.md";
+  bool evaluate = false;
+  FitOptions options;
+  app.add_option("--corpus", corpus, "Folder of corpus CSVs")->capture_default_str();
+  app.add_option("--params-out", params_out, "Calibration file to write")->capture_default_str();
+  app.add_option("--report", report_out, "Accuracy report to write")->capture_default_str();
+  app.add_option("--threads", options.threads, "Worker threads (0 = every core)");
+  app.add_flag("--evaluate", evaluate, "Only predict the corpus with the embedded constants and print the errors");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<RefusedRow> refused;
+    const std::vector<CorpusRow> rows = load_corpus(corpus, &refused);
+    std::cerr << fmt::format("{} rows from {} sources; {} refused by the simulator\n", rows.size(),
+                             sources_of(rows).size(), refused.size());
+    for (const auto& r : refused) std::cerr << fmt::format("  refused {}: {}\n", r.id, r.reason);
+    if (evaluate) {
+      const auto pred = predict(rows, embedded_calibration(), options.threads);
+      for (const auto& [source, s] : summarize_by(rows, pred, [](const CorpusRow& r) { return r.source; }))
+        std::cout << fmt::format("{:<28} {:>5} rows  mean {:5.1f}%  worst {:5.1f}%  signed {:+5.1f}%\n", source, s.rows,
+                                 100 * s.mean_abs, 100 * s.worst_abs, 100 * s.signed_mean);
+      std::cerr << fmt::format("{:.1f} s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      return 0;
+    }
+    CrossValidation cv = cross_validate(rows, options, [](const std::string& line) { std::cerr << line << "\n"; });
+    Calibration out = cv.all;
+    out.held_out = error_bands(rows, cv.held_out,
+                               fmt::format("leave-one-source-out over {} published runs from {} sources (docs/accuracy.md)",
+                                           rows.size(), sources_of(rows).size()));
+    out.provenance["command"] = "./build/tests/fit-costs";
+    out.provenance["corpus"] = "tests/reference/measured";
+    out.provenance["corpus_rows"] = rows.size();
+    out.provenance["sources"] = sources_of(rows);
+    // Render both before writing either, so a failure leaves neither half-updated.
+    const std::string params_text = calibration_to_json(out).dump(2) + "\n";
+    const std::string report_text = accuracy_report(rows, refused, cv, "./build/tests/fit-costs");
+    write_file_atomically(params_out, params_text);
+    write_file_atomically(report_out, report_text);
+    std::cerr << fmt::format("wrote {} and {} ({:.0f} s)\n", params_out, report_out,
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return 0;
+  } catch (const SpecError& e) {
+    std::cerr << "fit-costs: " << e.what() << "\n";
+    return 2;
+  }
+}
