@@ -130,10 +130,8 @@ void run(const SearchFlags& f) {
   if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   const std::unique_ptr<CostSource> costs = make_cost_source(f.costs, r.cluster, r.space.precision, r.space.framework);
   r.costs = costs.get();
-  // Ties: layouts closer than the cost source's cross-validated error between layouts of
-  // one job cannot be told apart. A source nobody cross-validated (a fresh profile) ties nothing unless told.
   const std::optional<ErrorBand> band = costs->error_band(r.gpus);
-  r.tie_tolerance = f.tie_tolerance ? *f.tie_tolerance : band ? band->within_job_mean_abs : 0.0;
+  r.tie_tolerance = f.tie_tolerance ? *f.tie_tolerance : cross_validated_tie_tolerance(*costs, r.gpus);
 
   const auto start = std::chrono::steady_clock::now();
   SearchOutcome out;

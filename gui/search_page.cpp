@@ -207,6 +207,12 @@ SearchRequest SearchPage::request_for(const Project& base) const {
   r.space.overlap_grad_reduce = base.config.overlap_grad_reduce;
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;
+  r.space.framework = base.config.framework;
+  // Ties as the CLI marks them: within the cost source's cross-validated error (a measured
+  // database has none, so it ties nothing).
+  r.tie_tolerance = base.costs_file.empty()
+                        ? cross_validated_tie_tolerance(AnalyticCosts(r.cluster, r.space.precision, r.space.framework), r.gpus)
+                        : 0.0;
   return r;
 }
 
@@ -245,6 +251,7 @@ void SearchPage::start(const Project& base) {
                                                 request.space.precision);
         request.costs = costs.get();
       }
+      request.cancel = &progress->cancel;
       // Called on this worker thread; the page polls the counters from the GUI thread.
       auto report = [progress](std::size_t done, std::size_t total, const char* phase) {
         progress->phase.store(std::string_view(phase) == "simulating" ? 1 : 0);
@@ -254,6 +261,8 @@ void SearchPage::start(const Project& base) {
       run.outcome = std::make_shared<SearchOutcome>(search(request, report));
     } catch (const SpecError& e) {
       run.error = e.what();
+    } catch (const SearchCancelled& e) {
+      run.error = e.what();  // the page has moved on already; this answer is dropped
     }
     run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return run;
@@ -262,7 +271,8 @@ void SearchPage::start(const Project& base) {
 
 void SearchPage::cancel() {
   if (!running_) return;
-  ++generation_;  // the running search's answer will be dropped
+  progress_->cancel.store(true);  // the worker stops after the layout each thread holds
+  ++generation_;  // and its answer, if any, is dropped
   running_ = false;
   poll_.stop();
   run_->setEnabled(true);

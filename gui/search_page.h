@@ -74,6 +74,7 @@ class SearchPage : public QWidget {
   struct Progress {
     std::atomic<std::size_t> done{0}, total{0};
     std::atomic<int> phase{0};  // 0 estimating, 1 simulating
+    std::atomic<bool> cancel{false};  // set by Cancel: the library's search stops
   };
 
   SearchTable* table_;

@@ -63,10 +63,13 @@ std::vector<int> divisors(int n) {
 // Runs f(i) for i in [0, n) on `threads` threads; results land by index, so the outcome
 // does not depend on scheduling. Progress is reported from the calling thread.
 template <typename F>
-void parallel_for(std::size_t n, int threads, const SearchProgress& progress, const char* phase, F f) {
+void parallel_for(std::size_t n, int threads, const SearchProgress& progress, const char* phase,
+                  const std::atomic<bool>* cancel, F f) {
   std::atomic<std::size_t> next{0}, done{0};
+  // A cancelled search stops handing out items: each worker finishes the one it holds.
+  auto stopped = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
   auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
       f(i);
       done.fetch_add(1);
     }
@@ -77,13 +80,14 @@ void parallel_for(std::size_t n, int threads, const SearchProgress& progress, co
     work();
   } else {
     // The calling thread works too, reporting between items.
-    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
       f(i);
       done.fetch_add(1);
       if ((i & 255) == 0) progress(done.load(), n, phase);
     }
   }
   for (auto& t : pool) t.join();
+  if (stopped()) throw SearchCancelled();
   if (progress) progress(n, n, phase);
 }
 
@@ -241,6 +245,11 @@ double estimate_iteration_time(const ModelSpec& model, const ClusterSpec& cluste
   return estimate_from(price_iteration(model, cluster, config, costs), config);
 }
 
+double cross_validated_tie_tolerance(const CostSource& costs, int gpus) {
+  const std::optional<ErrorBand> band = costs.error_band(gpus);
+  return band ? band->within_job_mean_abs : 0.0;
+}
+
 SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   if (r.gpus < 1) fail("--gpus is {}; the search needs a GPU count >= 1", r.gpus);
   if (r.global_batch < 1) fail("--global-batch-size is {}; the search needs a global batch >= 1", r.global_batch);
@@ -269,7 +278,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   for (const auto& c : valid) shapes.try_emplace({c.tp, c.micro_batch, c.sequence_parallel});
   std::vector<std::map<ShapeKey, LayerCosts>::iterator> shape_slots;
   for (auto it = shapes.begin(); it != shapes.end(); ++it) shape_slots.push_back(it);
-  parallel_for(shape_slots.size(), threads, {}, "pricing", [&](std::size_t i) {
+  parallel_for(shape_slots.size(), threads, {}, "pricing", r.cancel, [&](std::size_t i) {
     ParallelConfig c;
     c.tp = shape_slots[i]->first.tp;
     c.micro_batch = shape_slots[i]->first.micro_batch;
@@ -283,7 +292,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   // 1. Memory and the analytic estimate for every valid layout.
   const double usable = r.reserve.usable_gib(r.cluster.gpu.hbm_gib);
   std::vector<double> peak(valid.size()), estimate(valid.size(), std::numeric_limits<double>::infinity());
-  parallel_for(valid.size(), threads, progress, "estimating", [&](std::size_t i) {
+  parallel_for(valid.size(), threads, progress, "estimating", r.cancel, [&](std::size_t i) {
     const ParallelConfig& c = valid[i];
     peak[i] = memory_model(r.model, c, r.reserve).peak().total() / kGiB;
     if (peak[i] > usable) return;
@@ -318,7 +327,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   SimOptions options;
   options.train_tokens = r.train_tokens;
   options.reserve = r.reserve;
-  parallel_for(admitted.size(), threads, progress, "simulating", [&](std::size_t k) {
+  parallel_for(admitted.size(), threads, progress, "simulating", r.cancel, [&](std::size_t k) {
     results[k] = simulate(r.model, r.cluster, valid[admitted[k]], costs, options);
   });
 

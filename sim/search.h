@@ -6,7 +6,9 @@
 // thread count.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <stdexcept>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +61,14 @@ struct SearchRequest {
   // Prices every op, for the estimate and the simulation; null: the analytic model of the
   // cluster. Must be safe to call from the worker threads (both sources are).
   const CostSource* costs = nullptr;
+  // Set (from any thread) to stop: search() then throws SearchCancelled as soon as each
+  // worker has finished the layout it holds. Null: the search cannot be cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Thrown by search() when SearchRequest::cancel was set; not an input error.
+struct SearchCancelled : std::runtime_error {
+  SearchCancelled() : std::runtime_error("search cancelled") {}
 };
 
 struct RankedLayout {
@@ -85,6 +95,11 @@ using SearchProgress = std::function<void(std::size_t, std::size_t, const char*)
 // Throws SpecError when no layout is valid or none fits, naming why and what the closest
 // layout lacks.
 SearchOutcome search(const SearchRequest& request, const SearchProgress& progress = {});
+
+// The tie tolerance a search over `gpus` GPUs priced by `costs` should use: layouts closer
+// than the source's cross-validated error between layouts of one job cannot be told apart.
+// 0 for a source nobody cross-validated (a fresh profile): it ties nothing.
+double cross_validated_tie_tolerance(const CostSource& costs, int gpus);
 
 // The analytic estimate of iteration time used to choose what to simulate (exposed for
 // tests, which compare it with the simulator).

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "sim/memory_model.h"
+#include "sim/units.h"
+
 namespace cc::accuracy {
 
 double relative_error(double predicted, double measured) { return predicted / measured - 1.0; }
@@ -113,6 +116,12 @@ std::vector<ErrorBand> error_bands(const std::vector<CorpusRow>& rows, const std
                                    const std::string& basis) {
   return {error_band(rows, predicted, 1, kLargeRunGpus, fmt::format("{}, runs on < {} GPUs", basis, kLargeRunGpus)),
           error_band(rows, predicted, kLargeRunGpus, 0, fmt::format("{}, runs on >= {} GPUs", basis, kLargeRunGpus))};
+}
+
+double predicted_allocated_gib(const CorpusRow& row) {
+  const MemoryReport m = memory_model(row.model, row.config);
+  const MemoryBreakdown& last = m.stages.back().bytes;
+  return (last.weights + last.gradients + last.optimizer + last.activations) / kGiB;
 }
 
 namespace {

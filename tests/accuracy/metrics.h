@@ -46,6 +46,11 @@ inline constexpr int kLargeRunGpus = 64;
 std::vector<ErrorBand> error_bands(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
                                    const std::string& basis);
 
+// Memory the PyTorch allocator had allocated at its peak on the last pipeline stage (what
+// Megatron-LM logs as mem-max-allocated-bytes from its last rank): weights, gradients,
+// optimizer state and activations, without the CUDA context, NCCL buffers or fragmentation.
+double predicted_allocated_gib(const CorpusRow& row);
+
 struct JobRanking {
   std::string job;
   std::size_t layouts = 0;

@@ -104,6 +104,30 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
     for (const auto& [k, v] : values) md += fmt::format("| {} | {} | {:.4g} |\n", g, k, v);
   for (const auto& [g, values] : cv.all.frameworks)
     for (const auto& [k, v] : values) md += fmt::format("| {} | {} | {:.4g} |\n", g, k, v);
+  {
+    std::string t;
+    double abs_sum = 0, worst = 0;
+    int n = 0, within = 0;
+    for (const auto& r : rows) {
+      if (!r.measured_peak_gib) continue;
+      const double predicted = predicted_allocated_gib(r);
+      const double e = relative_error(predicted, *r.measured_peak_gib);
+      abs_sum += std::abs(e);
+      worst = std::max(worst, std::abs(e));
+      within += std::abs(e) <= 0.05;
+      ++n;
+      t += fmt::format("| {} | {} | {:.3f} | {:.3f} | {} |\n", r.id, r.config.summary(), *r.measured_peak_gib, predicted,
+                       pct(e));
+    }
+    if (n > 0)
+      md += fmt::format(
+          "\n## Peak memory\n\n{} rows state a peak: Megatron-LM's `mem-max-allocated-bytes` of the last rank, which "
+          "is the PyTorch allocator's peak (weights, gradients, optimizer state, activations; no CUDA context, NCCL "
+          "buffers or fragmentation), compared with the memory model's last stage without its reserve. Mean error "
+          "{}, worst {}, {} of {} within 5%.\n\n| id | layout | measured GiB | predicted GiB | error |\n"
+          "|---|---|---|---|---|\n{}",
+          n, abs_pct(abs_sum / n), abs_pct(worst), within, n, t);
+  }
   if (!refused.empty()) {
     md += fmt::format("\n## Runs the simulator refuses ({})\n\nMeasured runs whose layout the simulator does not model yet; "
                       "they are in the corpus but in no figure above.\n\n| id | source | why |\n|---|---|---|\n",
