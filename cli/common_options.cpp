@@ -149,12 +149,7 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   if (overlap_param_gather) c.overlap_param_gather = true;
   if (flash_attention) c.attention = AttentionKernel::Flash;
   if (precision) c.precision = precision_from(*precision, "--precision");
-  if (framework) {  // a named stack brings its overlap defaults; the flags above still add theirs
-    const FrameworkSpec& stack = load_framework(*framework);
-    c.framework = stack.name;
-    c.overlap_grad_reduce = c.overlap_grad_reduce || stack.overlap_grad_reduce;
-    c.overlap_param_gather = c.overlap_param_gather || (stack.overlap_param_gather && c.distributed_optimizer);
-  }
+  if (framework) apply_framework(c, *framework);
   if (first_stage_layers) c.first_stage_layers = *first_stage_layers;
   if (last_stage_layers) c.last_stage_layers = *last_stage_layers;
   if (c.tp < 1) fail("--tensor-model-parallel-size is {}; it must be >= 1", c.tp);

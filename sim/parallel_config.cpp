@@ -158,6 +158,13 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
     fail("{}: --overlap-param-gather needs --use-distributed-optimizer", w);
 }
 
+void apply_framework(ParallelConfig& c, const std::string& framework) {
+  const FrameworkSpec& stack = load_framework(framework);
+  c.framework = stack.name;
+  c.overlap_grad_reduce = c.overlap_grad_reduce || stack.overlap_grad_reduce;
+  c.overlap_param_gather = c.overlap_param_gather || (stack.overlap_param_gather && c.distributed_optimizer);
+}
+
 nlohmann::json config_to_json(const ParallelConfig& c) {
   nlohmann::json j = {{"tensor_model_parallel_size", c.tp},
                       {"pipeline_model_parallel_size", c.pp},

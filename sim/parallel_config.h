@@ -57,6 +57,10 @@ void validate(const ParallelConfig& config, const ModelSpec& model, const Cluste
 // The same checks that need no cluster (used by the training engine).
 void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
 
+// Runs `config` under the stack `framework` (a preset name; unknown is a SpecError): names it,
+// and turns on the DP overlap the stack does by default (what a launch line asked stays on).
+void apply_framework(ParallelConfig& config, const std::string& framework);
+
 nlohmann::json config_to_json(const ParallelConfig& config);
 // Fills fields present in `doc` over `base`; unknown recompute names and the like are errors.
 ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& where, ParallelConfig base = {});

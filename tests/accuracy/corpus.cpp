@@ -130,7 +130,6 @@ CorpusRow row_from(const RowFields& f) {
 
   r.cluster = load_cluster(f.text("cluster"));
   ParallelConfig& c = r.config;
-  c.framework = load_framework(f.text("framework")).name;
   c.attention = attention_from(f.text("attention"), f.where());
   c.precision = precision_from(f.text("precision"), f.where());
   c.tp = f.integer("tp", 1);
@@ -149,9 +148,7 @@ CorpusRow row_from(const RowFields& f) {
   c.global_batch = f.integer("global_batch", 1);
   c.distributed_optimizer = f.flag("distributed_optimizer");
   // The schema has no overlap columns: a run overlaps as its stack does by default.
-  const FrameworkSpec& stack = load_framework(c.framework);
-  c.overlap_grad_reduce = stack.overlap_grad_reduce;
-  c.overlap_param_gather = stack.overlap_param_gather && c.distributed_optimizer;
+  apply_framework(c, f.text("framework"));
   const int gpus = f.integer("gpus", 1);
   validate(c, m, r.cluster, gpus);
 
