@@ -28,7 +28,9 @@ void ModelFlags::add_to(CLI::App& app) {
 ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
   ModelSpec m;
   if (!model.empty()) {
-    m = load_model(model);
+    std::vector<std::string> notes;  // what a HuggingFace import assumed (which key gave the length)
+    m = load_model(model, seq_length, &notes);
+    for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
   } else if (from_file) {
     m = *from_file;
   } else {

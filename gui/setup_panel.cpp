@@ -18,6 +18,7 @@
 
 #include "sim/cost_database.h"
 #include "sim/error.h"
+#include "sim/hf_config.h"
 #include "sim/presets.h"
 
 namespace cc::gui {
@@ -280,7 +281,7 @@ void SetupPanel::import_hf_config(const QString& path) {
   const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
   if (doc.is_discarded()) fail("'{}' is not valid JSON", path.toStdString());
   Project p = project();
-  p.model = model_from_hf_config(doc, path.toStdString());
+  p.model = model_from_hf_config(doc, path.toStdString()).model;
   p.model_preset.clear();
   set_project(p);
   emit edited();

@@ -7,15 +7,15 @@ namespace cc {
 namespace {
 
 double attention_product_flops(const ModelSpec& m) {
-  const double s = m.seq_length, h = m.hidden_size;
-  return 4.0 * s * s * h;  // QK^T and softmax·V, counted over the full square as Megatron does
+  const double s = m.seq_length, q = m.query_width();  // the hidden size unless head_dim is explicit (Gemma)
+  return 4.0 * s * s * q;  // QK^T and softmax·V, counted over the full square as Megatron does
 }
 
 }  // namespace
 
 double layer_forward_flops(const ModelSpec& m) {
-  const double s = m.seq_length, h = m.hidden_size, kv = m.kv_channels(), f = m.ffn_hidden_size;
-  const double gemms = 2.0 * s * (h * (h + 2 * kv) + h * h + h * f * (m.gated_mlp() ? 3 : 2));
+  const double s = m.seq_length, h = m.hidden_size, q = m.query_width(), kv = m.kv_channels(), f = m.ffn_hidden_size;
+  const double gemms = 2.0 * s * (h * (q + 2 * kv) + q * h + h * f * (m.gated_mlp() ? 3 : 2));
   return gemms + attention_product_flops(m);
 }
 

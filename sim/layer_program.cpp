@@ -13,7 +13,7 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, GroupPl
   x.region_tokens = c.sequence_parallel ? x.tokens / c.tp : x.tokens;
   x.heads = m.num_attention_heads / c.tp;
   x.head_dim = m.head_dim();
-  x.qkv_out = (x.h + 2LL * m.kv_channels()) / c.tp;
+  x.qkv_out = (m.query_width() + 2LL * m.kv_channels()) / c.tp;
   x.kv_width = m.kv_channels() / c.tp;
   x.ffn = m.ffn_hidden_size / c.tp;
   x.vocab = (m.vocab_size + c.tp - 1) / c.tp;

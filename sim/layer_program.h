@@ -21,7 +21,7 @@ struct LayerShape {
   std::int64_t region_tokens = 1;    // tokens in norm/dropout regions: b·s/t with SP, else b·s
   std::int64_t heads = 1;            // attention heads on this rank
   std::int64_t head_dim = 1;
-  std::int64_t qkv_out = 1;          // (h + 2·kv)/t
+  std::int64_t qkv_out = 1;          // (q + 2·kv)/t, q = heads·head_dim (= h unless head_dim is explicit)
   std::int64_t kv_width = 1;         // kv/t: width of K (and of V) on this rank
   std::int64_t ffn = 1;              // ffn/t
   std::int64_t vocab = 1;            // ceil(v/t)

@@ -5,14 +5,28 @@
 
 namespace cc {
 
-const char* to_string(Activation a) { return a == Activation::GeLU ? "gelu" : "swiglu"; }
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::GeLU: return "gelu";
+    case Activation::SwiGLU: return "swiglu";
+    case Activation::GeGLU: return "geglu";
+  }
+  return "?";
+}
 const char* to_string(Normalization n) { return n == Normalization::LayerNorm ? "layernorm" : "rmsnorm"; }
-const char* to_string(PositionEmbedding p) { return p == PositionEmbedding::Learned ? "learned" : "rope"; }
+const char* to_string(PositionEmbedding p) {
+  switch (p) {
+    case PositionEmbedding::Learned: return "learned";
+    case PositionEmbedding::Rope: return "rope";
+    case PositionEmbedding::Alibi: return "alibi";
+  }
+  return "?";
+}
 
 std::int64_t ModelSpec::layer_parameters() const {
-  const std::int64_t h = hidden_size, f = ffn_hidden_size, kv = kv_channels();
-  const std::int64_t qkv = h * (h + 2 * kv) + (h + 2 * kv);  // weight + bias
-  const std::int64_t proj = h * h + h;
+  const std::int64_t h = hidden_size, f = ffn_hidden_size, q = query_width(), kv = kv_channels();
+  const std::int64_t qkv = h * (q + 2 * kv) + (q + 2 * kv);  // weight + bias
+  const std::int64_t proj = q * h + h;
   const std::int64_t mlp = gated_mlp() ? 3 * h * f : 2 * h * f + f + h;  // Llama-style MLPs have no bias
   const std::int64_t norm_params = normalization == Normalization::LayerNorm ? 2 * h : h;
   return qkv + proj + mlp + 2 * norm_params;
@@ -45,7 +59,12 @@ void ModelSpec::validate(const std::string& where) const {
   in_range("ffn_hidden_size", ffn_hidden_size, 4'194'304);
   in_range("vocab_size", vocab_size, 16'777'216);
   in_range("seq_length", seq_length, 4'194'304);
-  if (hidden_size % num_attention_heads != 0)
+  if (explicit_head_dim != 0) {
+    in_range("head_dim", explicit_head_dim, 65'536);
+    if (std::int64_t{explicit_head_dim} * num_attention_heads > 4'194'304)
+      fail("{}: head_dim {} x num_attention_heads {} is wider than 4194304; it must be at most that", where,
+           explicit_head_dim, num_attention_heads);
+  } else if (hidden_size % num_attention_heads != 0)
     fail("{}: hidden_size {} is not divisible by num_attention_heads {}; choose heads that divide the hidden size",
          where, hidden_size, num_attention_heads);
   if (num_attention_heads % num_query_groups != 0)
@@ -64,57 +83,24 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
   m.ffn_hidden_size = static_cast<int>(f.integer_or("ffn_hidden_size", 1, 4LL * m.hidden_size));
   m.vocab_size = static_cast<int>(f.integer("vocab_size", 1));
   m.seq_length = static_cast<int>(f.integer("seq_length", 1));
-  m.activation = f.choice_or("activation", {"gelu", "swiglu"}, "gelu") == "gelu" ? Activation::GeLU
-                                                                                 : Activation::SwiGLU;
+  const std::string act = f.choice_or("activation", {"gelu", "swiglu", "geglu"}, "gelu");
+  m.activation = act == "gelu" ? Activation::GeLU : act == "swiglu" ? Activation::SwiGLU : Activation::GeGLU;
   m.normalization = f.choice_or("normalization", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm"
                         ? Normalization::LayerNorm
                         : Normalization::RMSNorm;
-  m.position_embedding = f.choice_or("position_embedding", {"learned", "rope"}, "learned") == "learned"
-                             ? PositionEmbedding::Learned
-                             : PositionEmbedding::Rope;
+  const std::string pos = f.choice_or("position_embedding", {"learned", "rope", "alibi"}, "learned");
+  m.position_embedding = pos == "learned" ? PositionEmbedding::Learned
+                         : pos == "rope"  ? PositionEmbedding::Rope
+                                          : PositionEmbedding::Alibi;
+  m.explicit_head_dim = static_cast<int>(f.integer_or("head_dim", 1, 0));
   m.tied_embeddings = f.boolean_or("tied_embeddings", true);
   m.dropout = f.boolean_or("dropout", true);
   m.validate(where);
   return m;
 }
 
-ModelSpec model_from_hf_config(const nlohmann::json& doc, const std::string& where) {
-  const JsonFields f(doc, where);
-  // Each HuggingFace family names the same quantity differently; take the first present.
-  auto first_integer = [&](std::initializer_list<const char*> keys, const char* what) -> long long {
-    for (const char* k : keys)
-      if (f.has(k)) return f.integer(k, 1);
-    std::string names;
-    for (const char* k : keys) names += std::string(names.empty() ? "" : ", ") + k;
-    fail("{}: no {} found (looked for {})", where, what, names);
-  };
-  ModelSpec m;
-  m.name = f.string_or("_name_or_path", f.string_or("model_type", "hf-model"));
-  m.num_layers = static_cast<int>(first_integer({"num_hidden_layers", "n_layer", "num_layers"}, "layer count"));
-  m.hidden_size = static_cast<int>(first_integer({"hidden_size", "n_embd", "d_model"}, "hidden size"));
-  m.num_attention_heads =
-      static_cast<int>(first_integer({"num_attention_heads", "n_head", "num_heads"}, "attention head count"));
-  m.num_query_groups = static_cast<int>(f.integer_or("num_key_value_heads", 1, m.num_attention_heads));
-  m.ffn_hidden_size = static_cast<int>(
-      f.has("intermediate_size") ? f.integer("intermediate_size", 1) : f.integer_or("n_inner", 1, 4LL * m.hidden_size));
-  m.vocab_size = static_cast<int>(first_integer({"vocab_size"}, "vocabulary size"));
-  m.seq_length = static_cast<int>(
-      first_integer({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}, "sequence length"));
-  const std::string act = f.string_or("hidden_act", f.string_or("activation_function", "gelu"));
-  m.activation = (act == "silu" || act == "swiglu") ? Activation::SwiGLU : Activation::GeLU;
-  m.normalization = f.has("rms_norm_eps") ? Normalization::RMSNorm : Normalization::LayerNorm;
-  m.position_embedding = (f.has("rope_theta") || f.has("rope_scaling") || f.has("rotary_pct"))
-                             ? PositionEmbedding::Rope
-                             : PositionEmbedding::Learned;
-  m.tied_embeddings = f.boolean_or("tie_word_embeddings", m.position_embedding == PositionEmbedding::Learned);
-  m.dropout = f.number_or("attention_dropout", 0.0, f.number_or("attn_pdrop", 0.0, 0.0)) > 0.0 ||
-              f.number_or("hidden_dropout", 0.0, f.number_or("resid_pdrop", 0.0, 0.0)) > 0.0;
-  m.validate(where);
-  return m;
-}
-
 nlohmann::json model_to_json(const ModelSpec& m) {
-  return {{"name", m.name},
+  nlohmann::json j = {{"name", m.name},
           {"num_layers", m.num_layers},
           {"hidden_size", m.hidden_size},
           {"num_attention_heads", m.num_attention_heads},
@@ -127,6 +113,8 @@ nlohmann::json model_to_json(const ModelSpec& m) {
           {"position_embedding", to_string(m.position_embedding)},
           {"tied_embeddings", m.tied_embeddings},
           {"dropout", m.dropout}};
+  if (m.explicit_head_dim != 0) j["head_dim"] = m.explicit_head_dim;  // only where it departs from hidden / heads
+  return j;
 }
 
 }  // namespace cc

@@ -1,6 +1,6 @@
 // model_spec.h — the shape of a decoder-only transformer, shared by the simulator and the
-// training engine (one definition, two users). Read from our own JSON, from a HuggingFace
-// config.json, or from a preset in traces/presets/models/.
+// training engine (one definition, two users). Read from our own JSON, from a preset in
+// traces/presets/models/, or from a HuggingFace config.json (sim/hf_config.h).
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,11 @@
 
 namespace cc {
 
-enum class Activation { GeLU, SwiGLU };
+// GeGLU is Gemma's gated GeLU: the same three matrices as SwiGLU, a different gate function.
+enum class Activation { GeLU, SwiGLU, GeGLU };
 enum class Normalization { LayerNorm, RMSNorm };
-enum class PositionEmbedding { Learned, Rope };
+// ALiBi (BLOOM, MPT) adds a fixed bias to the attention scores: no parameters, no table.
+enum class PositionEmbedding { Learned, Rope, Alibi };
 
 struct ModelSpec {
   std::string name = "custom";
@@ -28,10 +30,14 @@ struct ModelSpec {
   PositionEmbedding position_embedding = PositionEmbedding::Learned;
   bool tied_embeddings = true;
   bool dropout = true;  // hidden and attention dropout (masks are stored activations)
+  // Width of one attention head when it is not hidden / heads (Gemma 7B: 16 heads of 256 on a
+  // hidden size of 3072; Megatron-LM's --kv-channels). 0: hidden / heads, as in GPT and Llama.
+  int explicit_head_dim = 0;
 
-  int head_dim() const { return hidden_size / num_attention_heads; }
-  int kv_channels() const { return head_dim() * num_query_groups; }  // width of K (and of V)
-  bool gated_mlp() const { return activation == Activation::SwiGLU; }
+  int head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads; }
+  int query_width() const { return head_dim() * num_attention_heads; }  // width of Q and of the projection input
+  int kv_channels() const { return head_dim() * num_query_groups; }      // width of K (and of V)
+  bool gated_mlp() const { return activation != Activation::GeLU; }
 
   // Parameters of one transformer layer: QKV, projection, MLP, two norms and biases.
   std::int64_t layer_parameters() const;
@@ -46,8 +52,6 @@ struct ModelSpec {
 
 // Our JSON format (see traces/presets/README.md). `where` names the document in errors.
 ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where);
-// A HuggingFace transformers config.json (GPT-2, GPT-NeoX, Llama, Mistral, Qwen2 style keys).
-ModelSpec model_from_hf_config(const nlohmann::json& doc, const std::string& where);
 nlohmann::json model_to_json(const ModelSpec& model);
 
 const char* to_string(Activation a);

@@ -6,6 +6,7 @@
 
 #include "sim/embedded_presets.h"
 #include "sim/error.h"
+#include "sim/hf_config.h"
 #include "sim/json_fields.h"
 
 namespace cc {
@@ -35,7 +36,7 @@ bool looks_like_path(const std::string& s) {
 std::vector<std::string> model_preset_names() { return names_in("models"); }
 std::vector<std::string> cluster_preset_names() { return names_in("clusters"); }
 
-ModelSpec load_model(const std::string& arg) {
+ModelSpec load_model(const std::string& arg, std::optional<int> seq_length, std::vector<std::string>* notes) {
   if (const EmbeddedFile* f = find_preset("models", arg)) {
     const std::string where = fmt::format("model preset '{}'", arg);
     return model_from_json(parse_json(f->text, where), where);
@@ -44,10 +45,11 @@ ModelSpec load_model(const std::string& arg) {
     fail("--model '{}' is neither a preset nor an existing file; presets: {}", arg, fmt::join(model_preset_names(), ", "));
   const auto doc = read_json_file(arg, "model file");
   const std::string where = fmt::format("model file '{}'", arg);
-  // A HuggingFace config names its layer count num_hidden_layers (or n_layer); ours num_layers.
-  if (doc.is_object() && !doc.contains("num_layers") &&
-      (doc.contains("num_hidden_layers") || doc.contains("n_layer") || doc.contains("model_type")))
-    return model_from_hf_config(doc, where);
+  if (is_hf_config(doc)) {
+    HfImport hf = model_from_hf_config(doc, where, seq_length);
+    if (notes) notes->insert(notes->end(), hf.notes.begin(), hf.notes.end());
+    return hf.model;
+  }
   return model_from_json(doc, where);
 }
 

@@ -2,6 +2,7 @@
 // traces/presets/, or a path to a JSON file (our format, or a HuggingFace config.json).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,10 @@
 
 namespace cc {
 
-ModelSpec load_model(const std::string& name_or_path);
+// `seq_length` is the user's --seq-length, which a HuggingFace config may need (Falcon's has no
+// length); `notes`, when given, receives what a HuggingFace import assumed, for the caller to print.
+ModelSpec load_model(const std::string& name_or_path, std::optional<int> seq_length = std::nullopt,
+                     std::vector<std::string>* notes = nullptr);
 ClusterSpec load_cluster(const std::string& name_or_path);
 
 std::vector<std::string> model_preset_names();

@@ -35,32 +35,7 @@ TEST(ModelSpec, LlamaPresetsHaveTheirPublishedSizes) {
   EXPECT_NEAR(load_model("llama3-405b").total_parameters() / 1e9, 405.9, 0.2);
 }
 
-TEST(ModelSpec, ReadsHuggingFaceConfigs) {
-  const auto llama = nlohmann::json::parse(R"({
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
-    "num_key_value_heads": 8, "max_position_embeddings": 8192, "rms_norm_eps": 1e-05,
-    "rope_theta": 500000.0, "tie_word_embeddings": false, "vocab_size": 128256, "hidden_act": "silu"})");
-  const ModelSpec m = model_from_hf_config(llama, "config.json");
-  EXPECT_EQ(m.num_layers, 32);
-  EXPECT_EQ(m.num_query_groups, 8);
-  EXPECT_EQ(m.ffn_hidden_size, 14336);
-  EXPECT_EQ(m.activation, Activation::SwiGLU);
-  EXPECT_EQ(m.normalization, Normalization::RMSNorm);
-  EXPECT_EQ(m.position_embedding, PositionEmbedding::Rope);
-  EXPECT_FALSE(m.tied_embeddings);
-  EXPECT_EQ(m.total_parameters(), load_model("llama3-8b").total_parameters());
-
-  const auto gpt2 = nlohmann::json::parse(R"({"model_type": "gpt2", "n_embd": 768, "n_head": 12,
-    "n_layer": 12, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new",
-    "resid_pdrop": 0.1, "attn_pdrop": 0.1})");
-  const ModelSpec g = model_from_hf_config(gpt2, "gpt2.json");
-  EXPECT_EQ(g.hidden_size, 768);
-  EXPECT_EQ(g.ffn_hidden_size, 3072);
-  EXPECT_EQ(g.seq_length, 1024);
-  EXPECT_TRUE(g.tied_embeddings);
-  EXPECT_TRUE(g.dropout);
-}
+// HuggingFace config.json import: tests/unit/test_hf_import.cpp.
 
 TEST(ModelSpec, ErrorsNameTheFileAndTheField) {
   const auto missing = nlohmann::json::parse(R"({"num_layers": 4, "num_attention_heads": 4, "vocab_size": 256, "seq_length": 64})");

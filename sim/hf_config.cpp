@@ -1,0 +1,271 @@
+#include "sim/hf_config.h"
+
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
+#include "sim/error.h"
+#include "sim/json_fields.h"
+
+namespace cc {
+
+namespace {
+
+// How one transformers model class is built. Each fact is read from the class's modelling code
+// (transformers/models/<type>/modeling_<type>.py), not from the keys a file happens to carry.
+enum class Mlp { Gelu, SwiGlu, GeGlu };
+enum class Positions { Learned, Rope, FalconAlibiKey, Alibi };
+enum class Keys { Gpt2, Bloom, Falcon, Standard };
+
+struct Family {
+  const char* model_type;
+  std::vector<const char*> architectures;  // class names in `architectures`
+  Keys keys;
+  Mlp mlp;
+  Normalization norm;
+  Positions positions;
+  bool tied_by_default;     // the config class's tie_word_embeddings default
+  bool parallel_residual;   // attention and MLP read the same residual (GPT-J, NeoX, Falcon, Phi-2)
+  const char* parallel_key;  // the key that switches it off, if the class has one
+  bool sliding_window;       // the class implements sliding-window attention
+};
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> f = {
+      {"gpt2", {"GPT2LMHeadModel"}, Keys::Gpt2, Mlp::Gelu, Normalization::LayerNorm, Positions::Learned, true,
+       false, nullptr, false},
+      {"gptj", {"GPTJForCausalLM"}, Keys::Gpt2, Mlp::Gelu, Normalization::LayerNorm, Positions::Rope, false, true,
+       nullptr, false},
+      {"gpt_neox", {"GPTNeoXForCausalLM"}, Keys::Standard, Mlp::Gelu, Normalization::LayerNorm, Positions::Rope,
+       false, true, "use_parallel_residual", false},
+      {"bloom", {"BloomForCausalLM"}, Keys::Bloom, Mlp::Gelu, Normalization::LayerNorm, Positions::Alibi, true,
+       false, nullptr, false},
+      {"falcon", {"FalconForCausalLM", "RWForCausalLM"}, Keys::Falcon, Mlp::Gelu, Normalization::LayerNorm,
+       Positions::FalconAlibiKey, true, true, "parallel_attn", false},
+      {"llama", {"LlamaForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
+       false, nullptr, false},
+      {"mistral", {"MistralForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
+       false, nullptr, true},
+      {"qwen2", {"Qwen2ForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
+       false, nullptr, true},
+      {"gemma", {"GemmaForCausalLM"}, Keys::Standard, Mlp::GeGlu, Normalization::RMSNorm, Positions::Rope, true,
+       false, nullptr, false},
+      {"gemma2", {"Gemma2ForCausalLM"}, Keys::Standard, Mlp::GeGlu, Normalization::RMSNorm, Positions::Rope, true,
+       false, nullptr, true},
+      {"phi", {"PhiForCausalLM"}, Keys::Standard, Mlp::Gelu, Normalization::LayerNorm, Positions::Rope, false, true,
+       nullptr, false},
+      {"phi3", {"Phi3ForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
+       false, nullptr, true},
+  };
+  return f;
+}
+
+// Keys that make a model a mixture of experts, in any family: a dense spec would count one
+// expert's MLP where the model has many (Mixtral 8x7B: 46.7B parameters, not 7.2B).
+constexpr const char* kExpertKeys[] = {"num_local_experts",   "num_experts",          "n_routed_experts",
+                                       "moe_num_experts",     "num_experts_per_tok",  "moe_intermediate_size",
+                                       "n_shared_experts",    "shared_expert_intermediate_size"};
+
+std::string type_list() { return fmt::format("{}", fmt::join(hf_model_types(), ", ")); }
+
+void refuse_experts(const JsonFields& f) {
+  for (const char* key : kExpertKeys) {
+    if (!f.has(key)) continue;
+    const auto& v = f.raw(key);
+    // num_experts 1 (or 0) is a dense model in some families' configs.
+    const bool one_or_none = v.is_number() && v.get<double>() <= 1 && std::string(key).find("size") == std::string::npos;
+    if (one_or_none) continue;
+    fail("{}: {} is {}: mixture-of-experts models are not modelled (a dense spec would count one expert's MLP "
+         "instead of all of them); dense model types: {}",
+         f.where(), key, v.dump(), type_list());
+  }
+}
+
+const Family& family_of(const JsonFields& f) {
+  const Family* by_type = nullptr;
+  const Family* by_class = nullptr;
+  std::string type, cls;
+  if (f.has("model_type")) {
+    type = f.string("model_type");
+    // Falcon's first releases named their type after the RefinedWeb code.
+    const std::string t = (type == "RefinedWeb" || type == "RefinedWebModel") ? "falcon" : type;
+    for (const auto& fam : families())
+      if (t == fam.model_type) by_type = &fam;
+    if (!by_type)
+      fail("{}: model_type '{}' is not modelled; modelled types: {}", f.where(), type, type_list());
+  }
+  if (f.has("architectures")) {
+    const auto& a = f.raw("architectures");
+    if (!a.is_array() || a.empty() || !a[0].is_string())
+      fail("{}: field 'architectures' must be a list of class names, found {}", f.where(), a.dump());
+    cls = a[0].get<std::string>();
+    for (const auto& fam : families())
+      for (const char* c : fam.architectures)
+        if (cls == c) by_class = &fam;
+  }
+  if (by_type && by_class && by_type != by_class)
+    fail("{}: model_type '{}' and architectures '{}' name different models; fix one of them", f.where(), type, cls);
+  if (by_type) return *by_type;
+  if (by_class) return *by_class;
+  if (!cls.empty())
+    fail("{}: architectures '{}' is not modelled and there is no model_type; modelled types: {}", f.where(), cls,
+         type_list());
+  fail("{}: no model_type or architectures: the architecture cannot be decided; modelled types: {}", f.where(),
+       type_list());
+}
+
+// The first of `keys` present (transformers' attribute_map aliases); an error lists them all.
+long long integer_of(const JsonFields& f, std::initializer_list<const char*> keys, const char* what) {
+  for (const char* k : keys)
+    if (f.has(k)) return f.integer(k, 1);
+  fail("{}: no {} (looked for {})", f.where(), what, fmt::join(keys, ", "));
+}
+
+std::optional<long long> optional_integer(const JsonFields& f, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (f.has(k)) return f.integer(k, 1);
+  return std::nullopt;
+}
+
+Activation activation_of(const JsonFields& f, const Family& fam) {
+  const char* key = fam.keys == Keys::Gpt2 ? "activation_function" : fam.keys == Keys::Falcon ? "activation"
+                    : f.has("hidden_activation") ? "hidden_activation"  // Gemma's newer key
+                                                 : "hidden_act";
+  const std::string fallback = fam.mlp == Mlp::SwiGlu ? "silu" : "gelu";
+  const std::string act = f.string_or(key, fallback);
+  const bool gelu = act.rfind("gelu", 0) == 0;  // gelu, gelu_new, gelu_fast, gelu_pytorch_tanh: one cost
+  if (fam.mlp == Mlp::SwiGlu && act == "silu") return Activation::SwiGLU;
+  if (fam.mlp == Mlp::GeGlu && gelu) return Activation::GeGLU;
+  if (fam.mlp == Mlp::Gelu && gelu) return Activation::GeLU;
+  fail("{}: {} '{}' in a {} model is not modelled; {} models use {}", f.where(), key, act, fam.model_type,
+       fam.model_type, fallback);
+}
+
+}  // namespace
+
+const std::vector<std::string>& hf_model_types() {
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> t;
+    for (const auto& fam : families()) t.emplace_back(fam.model_type);
+    return t;
+  }();
+  return types;
+}
+
+bool is_hf_config(const nlohmann::json& doc) {
+  return doc.is_object() && !doc.contains("num_layers") &&
+         (doc.contains("model_type") || doc.contains("architectures") || doc.contains("num_hidden_layers") ||
+          doc.contains("n_layer"));
+}
+
+HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& where, std::optional<int> seq_length) {
+  const JsonFields f(doc, where);
+  refuse_experts(f);
+  const Family& fam = family_of(f);
+  HfImport out;
+  ModelSpec& m = out.model;
+  m.name = f.string_or("_name_or_path", fam.model_type);
+
+  switch (fam.keys) {
+    case Keys::Gpt2:
+      m.num_layers = static_cast<int>(integer_of(f, {"n_layer"}, "layer count"));
+      m.hidden_size = static_cast<int>(integer_of(f, {"n_embd"}, "hidden size"));
+      m.num_attention_heads = static_cast<int>(integer_of(f, {"n_head"}, "attention head count"));
+      m.ffn_hidden_size = static_cast<int>(optional_integer(f, {"n_inner"}).value_or(4LL * m.hidden_size));
+      m.num_query_groups = m.num_attention_heads;
+      break;
+    case Keys::Bloom:
+      m.num_layers = static_cast<int>(integer_of(f, {"n_layer", "num_hidden_layers"}, "layer count"));
+      m.hidden_size = static_cast<int>(integer_of(f, {"hidden_size", "n_embed"}, "hidden size"));
+      m.num_attention_heads =
+          static_cast<int>(integer_of(f, {"n_head", "num_attention_heads"}, "attention head count"));
+      m.ffn_hidden_size = 4 * m.hidden_size;  // BloomMLP: dense_h_to_4h, fixed
+      m.num_query_groups = m.num_attention_heads;
+      break;
+    case Keys::Falcon: {
+      m.num_layers = static_cast<int>(integer_of(f, {"num_hidden_layers", "n_layer"}, "layer count"));
+      m.hidden_size = static_cast<int>(integer_of(f, {"hidden_size", "n_embed"}, "hidden size"));
+      m.num_attention_heads =
+          static_cast<int>(integer_of(f, {"num_attention_heads", "n_head"}, "attention head count"));
+      m.ffn_hidden_size = static_cast<int>(optional_integer(f, {"ffn_hidden_size"}).value_or(4LL * m.hidden_size));
+      // FalconAttention: the new decoder (40B, 180B) has num_kv_heads groups; the old one (7B)
+      // is multi-query when multi_query is set (its class default) and multi-head otherwise.
+      const auto kv = optional_integer(f, {"num_kv_heads", "n_head_kv"});
+      if (f.boolean_or("new_decoder_architecture", false))
+        m.num_query_groups = static_cast<int>(kv.value_or(m.num_attention_heads));
+      else
+        m.num_query_groups = f.boolean_or("multi_query", true) ? 1 : m.num_attention_heads;
+      break;
+    }
+    case Keys::Standard:
+      m.num_layers = static_cast<int>(integer_of(f, {"num_hidden_layers"}, "layer count"));
+      m.hidden_size = static_cast<int>(integer_of(f, {"hidden_size"}, "hidden size"));
+      m.num_attention_heads = static_cast<int>(integer_of(f, {"num_attention_heads"}, "attention head count"));
+      m.num_query_groups =
+          static_cast<int>(optional_integer(f, {"num_key_value_heads"}).value_or(m.num_attention_heads));
+      m.ffn_hidden_size = static_cast<int>(integer_of(f, {"intermediate_size"}, "MLP size"));
+      if (const auto hd = optional_integer(f, {"head_dim"});
+          hd && (m.num_attention_heads <= 0 || *hd * m.num_attention_heads != m.hidden_size))
+        m.explicit_head_dim = static_cast<int>(*hd);
+      break;
+  }
+  m.vocab_size = static_cast<int>(integer_of(f, {"vocab_size"}, "vocabulary size"));
+  m.activation = activation_of(f, fam);
+  m.normalization = fam.norm;
+  switch (fam.positions) {
+    case Positions::Learned: m.position_embedding = PositionEmbedding::Learned; break;
+    case Positions::Rope: m.position_embedding = PositionEmbedding::Rope; break;
+    case Positions::Alibi: m.position_embedding = PositionEmbedding::Alibi; break;
+    case Positions::FalconAlibiKey:
+      m.position_embedding = f.boolean_or("alibi", false) ? PositionEmbedding::Alibi : PositionEmbedding::Rope;
+      break;
+  }
+  m.tied_embeddings = f.boolean_or("tie_word_embeddings", fam.tied_by_default);
+  m.dropout = f.number_or("attention_dropout", 0.0, f.number_or("attn_pdrop", 0.0, 0.0)) > 0.0 ||
+              f.number_or("hidden_dropout", 0.0, f.number_or("resid_pdrop", 0.0, 0.0)) > 0.0;
+
+  // The sequence length: the user's, else the file's position limit — said aloud, because that
+  // limit (131,072 for Llama 3.1) is the longest context the model supports, rarely the
+  // length it is trained at.
+  const char* length_key = fam.keys == Keys::Gpt2 ? "n_positions" : "max_position_embeddings";
+  const std::optional<long long> limit = optional_integer(f, {length_key});
+  if (seq_length) {
+    if (m.position_embedding == PositionEmbedding::Learned && limit && *seq_length > *limit)
+      fail("{}: --seq-length {} is longer than {} {}, the model's learned position table; use at most {}", where,
+           *seq_length, length_key, *limit, *limit);
+    m.seq_length = *seq_length;
+    if (m.position_embedding == PositionEmbedding::Learned && limit && *seq_length < *limit)
+      out.notes.push_back(fmt::format("{}: the parameter count uses {} position rows (--seq-length); the model's "
+                                      "table has {} ({})",
+                                      where, *seq_length, *limit, length_key));
+  } else if (limit) {
+    m.seq_length = static_cast<int>(*limit);
+    out.notes.push_back(fmt::format("{}: sequence length {} taken from {}, the longest the model supports; pass "
+                                    "--seq-length for the length you train with",
+                                    where, *limit, length_key));
+  } else {
+    fail("{}: the file gives no sequence length ({} is absent); pass --seq-length", where, length_key);
+  }
+
+  // Sliding-window attention attends to the last `sliding_window` tokens only; the simulator
+  // prices full causal attention, which is the same thing while the sequence fits the window.
+  const bool window_on = fam.model_type == std::string("qwen2") ? f.boolean_or("use_sliding_window", false) : true;
+  if (fam.sliding_window && window_on && f.has("sliding_window")) {
+    const long long window = f.integer("sliding_window", 1);
+    if (m.seq_length > window)
+      fail("{}: sliding_window {} is shorter than the sequence length {}: sliding-window attention is not modelled; "
+           "pass --seq-length {} or less",
+           where, window, m.seq_length, window);
+  }
+
+  if (fam.parallel_residual && (fam.parallel_key == nullptr || f.boolean_or(fam.parallel_key, true)))
+    out.notes.push_back(fmt::format(
+        "{}: {} runs attention and the MLP in parallel from one residual; it is simulated as two sequential blocks: "
+        "the same parameters and FLOPs, but with tensor parallelism the real model needs one all-reduce per layer "
+        "where the simulation charges two",
+        where, fam.model_type));
+  m.validate(where);
+  return out;
+}
+
+}  // namespace cc

@@ -1,0 +1,41 @@
+// hf_config.h — reads a HuggingFace transformers config.json into a ModelSpec.
+//
+// The architecture is decided by `model_type` (or `architectures` when it is missing), never
+// guessed from which keys happen to be present: Llama 2 files carry no rope_theta and still use
+// RoPE, Falcon files carry no max_position_embeddings. What the spec cannot represent is refused
+// by name — mixture-of-experts above all, whose parameter count a dense spec would get wrong by
+// a factor of several — and what it represents only approximately is said in a note.
+//
+// It lives in sim/ beside model_from_json because load_model (sim/presets.h) resolves a
+// --model file argument and sim depends on no other library.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/model_spec.h"
+
+namespace cc {
+
+struct HfImport {
+  ModelSpec model;
+  // What the import assumed or approximated (which key gave the sequence length, which
+  // architectural detail is simulated differently), for the caller to show the user.
+  std::vector<std::string> notes;
+};
+
+// `seq_length` is the length the user asked for (--seq-length); when given it is used instead
+// of the file's position limit. `where` names the document in errors.
+HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& where,
+                              std::optional<int> seq_length = std::nullopt);
+
+// True when `doc` is a HuggingFace config rather than our model JSON (which names num_layers).
+bool is_hf_config(const nlohmann::json& doc);
+
+// The model_type values the reader accepts, for messages and --help.
+const std::vector<std::string>& hf_model_types();
+
+}  // namespace cc

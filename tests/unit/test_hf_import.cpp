@@ -1,0 +1,232 @@
+// HuggingFace config.json import (sim/hf_config.h) on the real configs in
+// tests/reference/hf-configs/. Every expected parameter count is the figure the model's authors
+// published (model card, paper or release post), listed with its source in that folder's
+// README.md; none is the program's own output.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sim/error.h"
+#include "sim/hf_config.h"
+#include "sim/json_fields.h"
+#include "sim/presets.h"
+
+namespace cc {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(CLUSTERCAST_REFERENCE_DIR) + "/hf-configs/" + name; }
+
+HfImport import(const std::string& name, std::optional<int> seq = std::nullopt) {
+  return model_from_hf_config(read_json_file(fixture(name), "test fixture"), name, seq);
+}
+
+std::string refusal(const std::string& name, std::optional<int> seq = std::nullopt) {
+  try {
+    import(name, seq);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+// Papers and model cards publish either the total or the count without the embedding and
+// output matrices (the Pythia and Gemma papers give the latter, to the parameter).
+enum class Basis { Total, NonEmbedding };
+
+struct Published {
+  const char* file;
+  std::optional<int> seq_length;  // the models whose file cannot give one (no key, or a sliding window)
+  double parameters;
+  Basis basis;
+};
+
+std::int64_t counted(const ModelSpec& m, Basis b) {
+  const std::int64_t total = m.total_parameters();
+  return b == Basis::Total ? total : total - m.embedding_parameters() - m.output_layer_parameters();
+}
+
+class PublishedSize : public ::testing::TestWithParam<Published> {};
+
+TEST_P(PublishedSize, IsWithinOnePercent) {
+  const Published& p = GetParam();
+  const ModelSpec m = import(p.file, p.seq_length).model;
+  EXPECT_NEAR(static_cast<double>(counted(m, p.basis)) / p.parameters, 1.0, 0.01)
+      << p.file << ": " << counted(m, p.basis) << " parameters, published " << p.parameters;
+}
+
+// Sources: tests/reference/hf-configs/README.md, one line per file.
+INSTANTIATE_TEST_SUITE_P(
+    RealConfigs, PublishedSize,
+    ::testing::Values(Published{"gpt2.json", {}, 124e6, Basis::Total},
+                      Published{"gpt2-medium.json", {}, 355e6, Basis::Total},
+                      Published{"gpt2-large.json", {}, 774e6, Basis::Total},
+                      Published{"gpt-j-6b.json", {}, 6'053'381'344, Basis::Total},
+                      Published{"gpt-neox-20b.json", {}, 20'554'567'680, Basis::Total},
+                      Published{"pythia-1b.json", {}, 805'736'448, Basis::NonEmbedding},
+                      Published{"pythia-6.9b.json", {}, 6'444'163'072, Basis::NonEmbedding},
+                      Published{"pythia-12b.json", {}, 11'327'027'200, Basis::NonEmbedding},
+                      Published{"bloom-560m.json", 2048, 559'214'592, Basis::Total},
+                      Published{"bloom-7b1.json", 2048, 7'069'016'064, Basis::Total},
+                      Published{"bloom.json", 2048, 176'247'271'424, Basis::Total},
+                      Published{"llama-2-7b-hf.json", {}, 6.7e9, Basis::Total},
+                      Published{"llama-2-13b-hf.json", {}, 13.0e9, Basis::Total},
+                      Published{"llama-2-70b-hf.json", {}, 69e9, Basis::Total},
+                      Published{"meta-llama-3-8b.json", {}, 8e9, Basis::Total},
+                      Published{"meta-llama-3-70b.json", {}, 70e9, Basis::Total},
+                      Published{"llama-3.1-8b.json", {}, 8e9, Basis::Total},
+                      Published{"llama-3.1-70b.json", {}, 70e9, Basis::Total},
+                      Published{"llama-3.1-405b.json", {}, 405e9, Basis::Total},
+                      Published{"mistral-7b-v0.1.json", 4096, 7.3e9, Basis::Total},
+                      Published{"qwen2.5-0.5b.json", {}, 0.49e9, Basis::Total},
+                      Published{"qwen2.5-0.5b.json", {}, 0.36e9, Basis::NonEmbedding},
+                      Published{"qwen2.5-7b.json", {}, 7.61e9, Basis::Total},
+                      Published{"qwen2.5-7b.json", {}, 6.53e9, Basis::NonEmbedding},
+                      Published{"qwen2.5-72b.json", {}, 72.7e9, Basis::Total},
+                      Published{"qwen2.5-72b.json", {}, 70.0e9, Basis::NonEmbedding},
+                      Published{"gemma-2b.json", {}, 524'550'144.0 + 1'981'884'416.0, Basis::Total},
+                      Published{"gemma-2b.json", {}, 1'981'884'416, Basis::NonEmbedding},
+                      Published{"gemma-7b.json", {}, 786'825'216.0 + 7'751'248'896.0, Basis::Total},
+                      Published{"gemma-7b.json", {}, 7'751'248'896, Basis::NonEmbedding},
+                      Published{"gemma-2-9b.json", 4096, 917'504'000.0 + 8'324'201'984.0, Basis::Total},
+                      Published{"gemma-2-9b.json", 4096, 8'324'201'984, Basis::NonEmbedding},
+                      Published{"phi-2.json", {}, 2.78e9, Basis::Total},
+                      Published{"phi-3-mini-4k-instruct.json", 2047, 3.8e9, Basis::Total},
+                      Published{"falcon-7b.json", 2048, 6.92e9, Basis::Total}));
+
+TEST(HfImport, RefusesMixtureOfExpertsByTheKeyThatMakesIt) {
+  // A dense reading would give Mixtral 8x7B 7.2B parameters (46.7B published) and Qwen1.5-MoE
+  // 1.9B (14.3B): refused, with exit status 2 like every SpecError.
+  EXPECT_NE(refusal("mixtral-8x7b-v0.1.json").find("num_local_experts is 8: mixture-of-experts"), std::string::npos)
+      << refusal("mixtral-8x7b-v0.1.json");
+  EXPECT_NE(refusal("qwen1.5-moe-a2.7b.json").find("num_experts is 60: mixture-of-experts"), std::string::npos)
+      << refusal("qwen1.5-moe-a2.7b.json");
+  EXPECT_NE(refusal("deepseek-v2-lite.json").find("n_routed_experts is 64: mixture-of-experts"), std::string::npos)
+      << refusal("deepseek-v2-lite.json");
+  // The key is enough whatever the family: a Llama file with experts is not a Llama.
+  const auto llama_moe = nlohmann::json::parse(R"({"model_type": "llama", "moe_intermediate_size": 1408})");
+  EXPECT_THROW(model_from_hf_config(llama_moe, "m"), SpecError);
+}
+
+TEST(HfImport, RefusesArchitecturesItDoesNotModelByName) {
+  const std::string e = refusal("opt-125m.json");
+  EXPECT_NE(e.find("model_type 'opt' is not modelled; modelled types: gpt2, gptj"), std::string::npos) << e;
+  const auto mismatch = nlohmann::json::parse(R"({"model_type": "llama", "architectures": ["GPT2LMHeadModel"]})");
+  EXPECT_THROW(model_from_hf_config(mismatch, "m"), SpecError);
+  const auto nothing = nlohmann::json::parse(R"({"num_hidden_layers": 2, "hidden_size": 64})");
+  try {
+    model_from_hf_config(nothing, "m.json");
+    ADD_FAILURE() << "a config without model_type or architectures was accepted";
+  } catch (const SpecError& e2) {
+    EXPECT_NE(std::string(e2.what()).find("m.json: no model_type or architectures"), std::string::npos) << e2.what();
+  }
+  // A Llama-family file whose MLP is not SiLU-gated is not silently priced as one.
+  const auto gelu_llama = nlohmann::json::parse(R"({"model_type": "llama", "hidden_act": "gelu", "hidden_size": 64,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256,
+    "max_position_embeddings": 128})");
+  EXPECT_THROW(model_from_hf_config(gelu_llama, "m"), SpecError);
+}
+
+TEST(HfImport, PositionsComeFromTheArchitectureNotFromRopeTheta) {
+  // Llama 2's file has no rope_theta; it is a RoPE model all the same.
+  EXPECT_EQ(import("llama-2-7b-hf.json").model.position_embedding, PositionEmbedding::Rope);
+  EXPECT_EQ(import("gpt2.json").model.position_embedding, PositionEmbedding::Learned);
+  EXPECT_EQ(import("gpt-j-6b.json").model.position_embedding, PositionEmbedding::Rope);
+  EXPECT_EQ(import("gpt-neox-20b.json").model.position_embedding, PositionEmbedding::Rope);
+  EXPECT_EQ(import("bloom.json", 2048).model.position_embedding, PositionEmbedding::Alibi);
+  EXPECT_EQ(import("falcon-7b.json", 2048).model.position_embedding, PositionEmbedding::Rope);  // alibi: false
+}
+
+TEST(HfImport, QueryGroupsMultiQueryAndHeadDim) {
+  EXPECT_EQ(import("llama-2-70b-hf.json").model.num_query_groups, 8);
+  EXPECT_EQ(import("llama-2-7b-hf.json").model.num_query_groups, 32);
+  // Falcon 7B is multi-query (multi_query: true); Falcon 40B's new decoder has 8 KV groups and
+  // ignores its multi_query flag, as transformers' FalconAttention does.
+  EXPECT_EQ(import("falcon-7b.json", 2048).model.num_query_groups, 1);
+  EXPECT_EQ(import("falcon-40b.json", 2048).model.num_query_groups, 8);
+  // Gemma 7B: 16 heads of 256 on a hidden size of 3072, so Q is 4096 wide.
+  const ModelSpec g = import("gemma-7b.json").model;
+  EXPECT_EQ(g.head_dim(), 256);
+  EXPECT_EQ(g.query_width(), 4096);
+  EXPECT_EQ(g.kv_channels(), 4096);
+  // Where head_dim is hidden / heads it is not stored as a departure.
+  EXPECT_EQ(import("gemma-2b.json").model.explicit_head_dim, 0);
+}
+
+TEST(HfImport, GatedMlpsAndTiedEmbeddings) {
+  const ModelSpec llama = import("meta-llama-3-8b.json").model;
+  EXPECT_EQ(llama.activation, Activation::SwiGLU);
+  EXPECT_FALSE(llama.tied_embeddings);
+  EXPECT_EQ(llama.normalization, Normalization::RMSNorm);
+  // Gemma's MLP is a gated GeLU and its class ties the embeddings: the file has no
+  // tie_word_embeddings key, the class default (True) decides.
+  const ModelSpec gemma = import("gemma-7b.json").model;
+  EXPECT_EQ(gemma.activation, Activation::GeGLU);
+  EXPECT_TRUE(gemma.gated_mlp());
+  EXPECT_TRUE(gemma.tied_embeddings);
+  EXPECT_TRUE(import("qwen2.5-0.5b.json").model.tied_embeddings);
+  EXPECT_FALSE(import("qwen2.5-7b.json").model.tied_embeddings);
+  EXPECT_EQ(import("gpt2.json").model.activation, Activation::GeLU);
+  EXPECT_TRUE(import("gpt2.json").model.tied_embeddings);
+  EXPECT_FALSE(import("gpt-j-6b.json").model.tied_embeddings);
+}
+
+TEST(HfImport, SequenceLengthIsTheUsersOrSaidAloud) {
+  // Falcon's file has no length: refused without --seq-length, accepted with it.
+  const std::string e = refusal("falcon-7b.json");
+  EXPECT_NE(e.find("no sequence length (max_position_embeddings is absent); pass --seq-length"), std::string::npos)
+      << e;
+  EXPECT_EQ(import("falcon-7b.json", 2048).model.seq_length, 2048);
+  // Llama 3.1's limit is 131,072; it is used only with a note that says where it came from.
+  const HfImport l = import("llama-3.1-8b.json");
+  EXPECT_EQ(l.model.seq_length, 131072);
+  ASSERT_FALSE(l.notes.empty());
+  EXPECT_NE(l.notes[0].find("sequence length 131072 taken from max_position_embeddings"), std::string::npos)
+      << l.notes[0];
+  const HfImport given = import("llama-3.1-8b.json", 8192);
+  EXPECT_EQ(given.model.seq_length, 8192);
+  EXPECT_TRUE(given.notes.empty());
+  // A learned position table bounds the length.
+  const std::string g = refusal("gpt2.json", 2048);
+  EXPECT_NE(g.find("--seq-length 2048 is longer than n_positions 1024"), std::string::npos) << g;
+}
+
+TEST(HfImport, SlidingWindowLongerThanTheSequenceIsRefused) {
+  // Mistral 7B v0.1 attends 4,096 tokens back; at its 32,768 limit that is not full attention.
+  const std::string e = refusal("mistral-7b-v0.1.json");
+  EXPECT_NE(e.find("sliding_window 4096 is shorter than the sequence length 32768"), std::string::npos) << e;
+  EXPECT_NO_THROW(import("mistral-7b-v0.1.json", 4096));
+  EXPECT_THROW(import("gemma-2-9b.json"), SpecError);  // window 4096, limit 8192
+  // Qwen2.5 carries a sliding_window but switches it off (use_sliding_window: false).
+  EXPECT_NO_THROW(import("qwen2.5-7b.json"));
+}
+
+TEST(HfImport, ParallelAttentionIsNamedInANote) {
+  const HfImport f = import("falcon-7b.json", 2048);
+  ASSERT_EQ(f.notes.size(), 1u);
+  EXPECT_NE(f.notes[0].find("falcon runs attention and the MLP in parallel"), std::string::npos) << f.notes[0];
+  EXPECT_TRUE(import("llama-2-7b-hf.json").notes.size() == 1);  // only the sequence-length note
+}
+
+TEST(HfImport, LoadModelReadsAConfigFileWithTheUsersSequenceLength) {
+  std::vector<std::string> notes;
+  const ModelSpec m = load_model(fixture("falcon-7b.json"), 2048, &notes);
+  EXPECT_EQ(m.num_query_groups, 1);
+  EXPECT_EQ(m.seq_length, 2048);
+  EXPECT_EQ(notes.size(), 1u);
+  EXPECT_THROW(load_model(fixture("mixtral-8x7b-v0.1.json")), SpecError);
+}
+
+TEST(HfImport, ModelJsonKeepsAnExplicitHeadDim) {
+  // A Gemma model exported to our JSON (layout files carry it) reads back the same.
+  const ModelSpec g = import("gemma-7b.json").model;
+  const ModelSpec back = model_from_json(model_to_json(g), "round trip");
+  EXPECT_EQ(back.explicit_head_dim, 256);
+  EXPECT_EQ(back.activation, Activation::GeGLU);
+  EXPECT_EQ(back.total_parameters(), g.total_parameters());
+  EXPECT_FALSE(model_to_json(import("gemma-2b.json").model).contains("head_dim"));
+}
+
+}  // namespace
+}  // namespace cc
