@@ -34,7 +34,10 @@ double ClusterSpec::node_injection_gbs(int gpus_in_node) const {
 }
 
 void ClusterSpec::validate(const std::string& where) const {
-  if (gpu.peak_tflops_bf16 <= 0) fail("{}: gpu.peak_tflops.bf16 must be > 0", where);
+  // A GPU needs one 16-bit Tensor Core format; V100 has fp16 only (bf16 0), and a run in the
+  // format it lacks is refused by the parallel-config check, naming the formats it has.
+  if (gpu.peak_tflops_bf16 <= 0 && gpu.peak_tflops_fp16 <= 0)
+    fail("{}: gpu.peak_tflops.bf16 and gpu.peak_tflops.fp16 are both 0; at least one must be > 0", where);
   if (gpu.hbm_gib <= 0) fail("{}: gpu.hbm_gib must be > 0", where);
   if (gpu.hbm_bandwidth_gbs <= 0) fail("{}: gpu.hbm_bandwidth_gbs must be > 0", where);
   if (gpus_per_node <= 0) fail("{}: gpus_per_node must be a positive integer", where);

@@ -1,6 +1,7 @@
 #include "sim/parallel_config.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/error.h"
 #include "sim/json_fields.h"
@@ -79,9 +80,13 @@ std::string ParallelConfig::summary() const {
 
 void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cluster, int gpus) {
   validate_layout(c, m, gpus);
-  if (cluster.gpu.peak_flops(c.precision) <= 0)
-    fail("parallel config: precision {} is not supported by {} (its peak is 0 in the cluster spec)",
-         to_string(c.precision), cluster.gpu.name);
+  if (cluster.gpu.peak_flops(c.precision) <= 0) {
+    std::vector<std::string> supported;
+    for (Precision p : {Precision::BF16, Precision::FP16, Precision::FP8, Precision::FP32})
+      if (cluster.gpu.peak_flops(p) > 0) supported.emplace_back(to_string(p));
+    fail("parallel config: precision {} is not supported by {} (its peak is 0 in the cluster spec); --precision {}",
+         to_string(c.precision), cluster.gpu.name, fmt::join(supported, " or "));
+  }
 }
 
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {

@@ -39,7 +39,21 @@ std::vector<std::string> cluster_preset_names() { return names_in("clusters"); }
 ModelSpec load_model(const std::string& arg, std::optional<int> seq_length, std::vector<std::string>* notes) {
   if (const EmbeddedFile* f = find_preset("models", arg)) {
     const std::string where = fmt::format("model preset '{}'", arg);
-    return model_from_json(parse_json(f->text, where), where);
+    const auto doc = parse_json(f->text, where);
+    // A preset that names another ("same_as") is that model under the name users know it by
+    // (mt-nlg-530b is Korthikanti's gpt-530b): the shape lives in one file only.
+    if (doc.is_object() && doc.contains("same_as")) {
+      const std::string target = JsonFields(doc, where).string("same_as");
+      const EmbeddedFile* t = find_preset("models", target);
+      const std::string target_where = fmt::format("model preset '{}'", target);
+      const auto shape = t ? parse_json(t->text, target_where) : nlohmann::json();
+      if (!shape.is_object() || shape.contains("same_as"))
+        fail("{}: same_as '{}' is not a model preset with a shape of its own", where, target);
+      ModelSpec m = model_from_json(shape, target_where);
+      m.name = arg;
+      return m;
+    }
+    return model_from_json(doc, where);
   }
   if (!looks_like_path(arg) || !std::filesystem::exists(arg))
     fail("--model '{}' is neither a preset nor an existing file; presets: {}", arg, fmt::join(model_preset_names(), ", "));
