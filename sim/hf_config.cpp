@@ -72,9 +72,9 @@ void refuse_experts(const JsonFields& f) {
   for (const char* key : kExpertKeys) {
     if (!f.has(key)) continue;
     const auto& v = f.raw(key);
-    // num_experts 1 (or 0) is a dense model in some families' configs.
-    const bool one_or_none = v.is_number() && v.get<double>() <= 1 && std::string(key).find("size") == std::string::npos;
-    if (one_or_none) continue;
+    // Some dense configs carry these keys switched off: 0 (or 1 expert) is not a mixture.
+    const bool size_key = std::string(key).find("size") != std::string::npos;
+    if (v.is_number() && (v.get<double>() <= 0 || (!size_key && v.get<double>() <= 1))) continue;
     fail("{}: {} is {}: mixture-of-experts models are not modelled (a dense spec would count one expert's MLP "
          "instead of all of them); dense model types: {}",
          f.where(), key, v.dump(), type_list());
@@ -190,8 +190,9 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
       m.ffn_hidden_size = static_cast<int>(optional_integer(f, {"ffn_hidden_size"}).value_or(4LL * m.hidden_size));
       // FalconAttention: the new decoder (40B, 180B) has num_kv_heads groups; the old one (7B)
       // is multi-query when multi_query is set (its class default) and multi-head otherwise.
+      // The first 40B files say so by their type, "RefinedWeb" (7B's was "RefinedWebModel").
       const auto kv = optional_integer(f, {"num_kv_heads", "n_head_kv"});
-      if (f.boolean_or("new_decoder_architecture", false))
+      if (f.boolean_or("new_decoder_architecture", f.string_or("model_type", "") == "RefinedWeb"))
         m.num_query_groups = static_cast<int>(kv.value_or(m.num_attention_heads));
       else
         m.num_query_groups = f.boolean_or("multi_query", true) ? 1 : m.num_attention_heads;

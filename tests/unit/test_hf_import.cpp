@@ -107,6 +107,11 @@ TEST(HfImport, RefusesMixtureOfExpertsByTheKeyThatMakesIt) {
   // The key is enough whatever the family: a Llama file with experts is not a Llama.
   const auto llama_moe = nlohmann::json::parse(R"({"model_type": "llama", "moe_intermediate_size": 1408})");
   EXPECT_THROW(model_from_hf_config(llama_moe, "m"), SpecError);
+  // ...while the same keys switched off (0 experts) leave a dense model alone.
+  const auto dense = nlohmann::json::parse(R"({"model_type": "llama", "num_experts": 0, "moe_intermediate_size": 0,
+    "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
+    "vocab_size": 256, "max_position_embeddings": 128})");
+  EXPECT_NO_THROW(model_from_hf_config(dense, "m"));
 }
 
 TEST(HfImport, RefusesArchitecturesItDoesNotModelByName) {
@@ -145,6 +150,11 @@ TEST(HfImport, QueryGroupsMultiQueryAndHeadDim) {
   // ignores its multi_query flag, as transformers' FalconAttention does.
   EXPECT_EQ(import("falcon-7b.json", 2048).model.num_query_groups, 1);
   EXPECT_EQ(import("falcon-40b.json", 2048).model.num_query_groups, 8);
+  // The first Falcon 40B release ("RefinedWeb", RWForCausalLM) names no new_decoder_architecture:
+  // its type implies it (transformers' Falcon conversion reads it the same way).
+  const auto rw40 = nlohmann::json::parse(R"({"model_type": "RefinedWeb", "architectures": ["RWForCausalLM"],
+    "hidden_size": 8192, "n_head": 128, "n_head_kv": 8, "n_layer": 60, "parallel_attn": true, "vocab_size": 65024})");
+  EXPECT_EQ(model_from_hf_config(rw40, "rw", 2048).model.num_query_groups, 8);
   // Gemma 7B: 16 heads of 256 on a hidden size of 3072, so Q is 4096 wide.
   const ModelSpec g = import("gemma-7b.json").model;
   EXPECT_EQ(g.head_dim(), 256);
