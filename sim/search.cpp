@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <thread>
 #include <tuple>
@@ -66,13 +69,26 @@ template <typename F>
 void parallel_for(std::size_t n, int threads, const SearchProgress& progress, const char* phase,
                   const std::atomic<bool>* cancel, F f) {
   std::atomic<std::size_t> next{0}, done{0};
-  // A cancelled search stops handing out items: each worker finishes the one it holds.
-  auto stopped = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
-  auto work = [&] {
-    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
+  // An exception escaping a std::thread calls std::terminate, so each item's is caught and
+  // the first one is rethrown here, on the calling thread, once every worker has joined
+  // (the caller then sees the SpecError it would have seen single-threaded).
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  // A cancelled or failed search stops handing out items: each worker finishes the one it holds.
+  auto stopped = [&] { return failed.load(std::memory_order_relaxed) || (cancel && cancel->load(std::memory_order_relaxed)); };
+  auto run_one = [&](std::size_t i) {
+    try {
       f(i);
-      done.fetch_add(1);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      failed.store(true);
     }
+    done.fetch_add(1);
+  };
+  auto work = [&] {
+    for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) run_one(i);
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
@@ -81,12 +97,12 @@ void parallel_for(std::size_t n, int threads, const SearchProgress& progress, co
   } else {
     // The calling thread works too, reporting between items.
     for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
-      f(i);
-      done.fetch_add(1);
+      run_one(i);
       if ((i & 255) == 0) progress(done.load(), n, phase);
     }
   }
   for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
   if (stopped()) throw SearchCancelled();
   if (progress) progress(n, n, phase);
 }
@@ -112,7 +128,10 @@ class Enumerator {
     if (mbs.empty()) mbs = {1, 2, 3, 4, 5, 6, 7, 8};
     for (int tp : tps)
       for (int pp : pps) {
-        if (tp < 1 || pp < 1 || g % (tp * pp) != 0) {
+        // Products of pinned or divisor values are taken in 64 bits: TP x PP of 65,536 x 65,536
+        // wraps an int to 0 (a SIGFPE in the modulo), and micro batch x DP can wrap likewise.
+        const std::int64_t tp_pp = std::int64_t{tp} * pp;
+        if (tp < 1 || pp < 1 || g % tp_pp != 0) {
           reject(out, "GPUs not divisible by TP x PP");
           continue;
         }
@@ -124,7 +143,7 @@ class Enumerator {
           reject(out, "TP spans nodes (allow with --allow-cross-node-tp)");
           continue;
         }
-        const int dp = g / (tp * pp);
+        const int dp = static_cast<int>(g / tp_pp);
         auto vs = space_.virtual_stages;
         // Default virtual stages: every chunk count that splits each stage's layers evenly.
         if (vs.empty()) vs = pp > 1 && m_.num_layers % pp == 0 ? divisors(m_.num_layers / pp) : std::vector<int>{1};
@@ -136,7 +155,7 @@ class Enumerator {
             const int ends = m_.num_layers - (pp - 2) * middle;
             if (ends >= 2 && ends % 2 == 0) first = last = ends / 2;
           }
-          if (v < 1 || (first == 0 && m_.num_layers % (pp * v) != 0)) {
+          if (v < 1 || (first == 0 && m_.num_layers % (std::int64_t{pp} * v) != 0)) {
             reject(out, "layers not divisible by PP x virtual stages");
             continue;
           }
@@ -145,11 +164,11 @@ class Enumerator {
             continue;
           }
           for (int mb : mbs) {
-            if (mb < 1 || r_.global_batch % (mb * dp) != 0) {
+            if (mb < 1 || r_.global_batch % (std::int64_t{mb} * dp) != 0) {
               reject(out, "global batch not divisible by micro batch x DP");
               continue;
             }
-            const int microbatches = r_.global_batch / (mb * dp);
+            const int microbatches = static_cast<int>(r_.global_batch / (std::int64_t{mb} * dp));
             if (v > 1 && microbatches % pp != 0) {
               reject(out, "interleaving needs microbatches divisible by PP");
               continue;
@@ -295,14 +314,14 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   parallel_for(valid.size(), threads, progress, "estimating", r.cancel, [&](std::size_t i) {
     const ParallelConfig& c = valid[i];
     peak[i] = memory_model(r.model, c, r.reserve).peak().total() / kGiB;
-    if (peak[i] > usable) return;
+    if (peak[i] > usable && r.unfit <= 0) return;  // estimated only when asked to show it
     const LayerCosts& layers = shapes.at({c.tp, c.micro_batch, c.sequence_parallel});
     estimate[i] = estimate_from(price_iteration(r.model, r.cluster, c, costs, layers), c);
   });
-  std::vector<std::size_t> fitting;
+  std::vector<std::size_t> fitting, unfit;
   std::size_t closest = 0;
   for (std::size_t i = 0; i < valid.size(); ++i) {
-    if (peak[i] <= usable) fitting.push_back(i);
+    (peak[i] <= usable ? fitting : unfit).push_back(i);
     if (peak[i] < peak[closest]) closest = i;
   }
   out.fitting = fitting.size();
@@ -323,13 +342,24 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   for (std::size_t i : fitting)
     if (estimate[i] <= threshold || admitted.size() < keep) admitted.push_back(i);
   out.simulated = admitted.size();
-  std::vector<SimResult> results(admitted.size());
+  // The unfit layouts asked for: the fastest by the estimate, simulated in the same pass.
+  std::stable_sort(unfit.begin(), unfit.end(), [&](std::size_t a, std::size_t b) { return estimate[a] < estimate[b]; });
+  unfit.resize(std::min(unfit.size(), static_cast<std::size_t>(std::max(0, r.unfit))));
+  std::vector<std::size_t> to_simulate = admitted;
+  to_simulate.insert(to_simulate.end(), unfit.begin(), unfit.end());
+  std::vector<SimResult> results(to_simulate.size());
   SimOptions options;
   options.train_tokens = r.train_tokens;
   options.reserve = r.reserve;
-  parallel_for(admitted.size(), threads, progress, "simulating", r.cancel, [&](std::size_t k) {
-    results[k] = simulate(r.model, r.cluster, valid[admitted[k]], costs, options);
+  parallel_for(to_simulate.size(), threads, progress, "simulating", r.cancel, [&](std::size_t k) {
+    results[k] = simulate(r.model, r.cluster, valid[to_simulate[k]], costs, options);
   });
+  for (std::size_t k = admitted.size(); k < to_simulate.size(); ++k)
+    out.unfit.push_back({std::move(results[k]), estimate[to_simulate[k]], false});
+  std::stable_sort(out.unfit.begin(), out.unfit.end(), [](const RankedLayout& a, const RankedLayout& b) {
+    return a.result.iteration_time_s < b.result.iteration_time_s;
+  });
+  results.resize(admitted.size());
 
   // 3. Rank: fastest first; equal times by memory headroom; then by enumeration order.
   std::vector<std::size_t> order(admitted.size());

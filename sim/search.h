@@ -64,6 +64,11 @@ struct SearchRequest {
   // Set (from any thread) to stop: search() then throws SearchCancelled as soon as each
   // worker has finished the layout it holds. Null: the search cannot be cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // How many of the layouts refused only because they do not fit to simulate anyway and
+  // return in SearchOutcome::unfit, the fastest by the estimate first: a picture of what
+  // more memory would buy (the GUI greys them out right of the usable-HBM line). Each costs
+  // an estimate and one simulation, so the CLI asks for none and pays nothing.
+  int unfit = 0;
 };
 
 // Thrown by search() when SearchRequest::cancel was set; not an input error.
@@ -82,8 +87,11 @@ struct SearchOutcome {
   std::size_t enumerated = 0;        // every combination considered
   std::size_t valid = 0;             // divides and is allowed
   std::size_t fitting = 0;
-  std::size_t simulated = 0;         // run on the event engine
+  std::size_t simulated = 0;         // fitting layouts run on the event engine
   std::map<std::string, std::size_t> excluded;  // reason -> count
+  // At most SearchRequest::unfit of the excluded["does not fit in memory"] layouts, chosen
+  // by the estimate and simulated, fastest first; never ranked, never tied.
+  std::vector<RankedLayout> unfit;
   // When nothing fits: the valid layout needing the least memory, and that memory.
   ParallelConfig closest;
   double closest_peak_gib = 0;

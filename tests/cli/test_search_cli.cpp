@@ -96,3 +96,20 @@ TEST(SearchCli, ExportIntoAMissingFolderFailsCleanly) {
 
 }  // namespace
 }  // namespace cc::cli_test
+
+namespace cc::cli_test {
+namespace {
+
+TEST(SearchCli, RefusalRaisedOnAWorkerThreadExitsTwoWithTheMessage) {
+  // FP8 on the default A100 cluster is refused while the search's worker threads price the
+  // layouts; it used to escape the thread and abort ("terminate called without an active
+  // exception", exit 134).
+  const RunResult r = run_clustercast({"search", "--model", "gpt3-13b", "--gpus", "64", "--global-batch-size", "512",
+                                       "--precision", "fp8"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("precision fp8 is not supported"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cc::cli_test

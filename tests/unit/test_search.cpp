@@ -29,6 +29,16 @@ SearchRequest request(const char* model, const char* cluster, int gpus, int batc
   return r;
 }
 
+// The message search() refuses `r` with (a SpecError); empty when it does not refuse.
+std::string refusal(const SearchRequest& r) {
+  try {
+    search(r);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return {};
+}
+
 TEST(Search, PaperLayoutsRankAmongTheBestAndNothingBeatsTheBestFound) {
   // Issue acceptance: for Korthikanti's four models at the paper's GPU counts and batches,
   // the paper's layout is in the top 10 — except the 22B case, where a 4-sequence batch
@@ -153,22 +163,12 @@ TEST(Search, UnevenStagesLetLlama405BUseSixteenStages) {
 
 TEST(Search, ImpossibleRequestsSayWhy) {
   SearchRequest r = request("gpt3-175b", "dgx-a100-40gb", 16, 64);
-  try {
-    search(r);
-    FAIL() << "175B on 16 x 40 GB cannot fit";
-  } catch (const SpecError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("no layout of gpt3-175b fits"), std::string::npos) << m;
-    EXPECT_NE(m.find("GiB more"), std::string::npos) << m;
-  }
+  const std::string m = refusal(r);  // 175B on 16 x 40 GB cannot fit
+  EXPECT_NE(m.find("no layout of gpt3-175b fits"), std::string::npos) << m;
+  EXPECT_NE(m.find("GiB more"), std::string::npos) << m;
   r = request("gpt3-175b", "dgx-a100-80gb", 1024, 1536);
-  r.space.tp = {7};
-  try {
-    search(r);
-    FAIL() << "TP 7 does not divide 96 heads";
-  } catch (const SpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("no valid layout"), std::string::npos) << e.what();
-  }
+  r.space.tp = {7};  // does not divide 96 heads
+  EXPECT_NE(refusal(r).find("no valid layout"), std::string::npos) << refusal(r);
 }
 
 }  // namespace
@@ -198,6 +198,93 @@ TEST(Search, CancelStopsTheSearchWithinALayout) {
                SearchCancelled);
   EXPECT_EQ(reported, 1u);  // nothing after the cancel: no phase completed
   EXPECT_LE(last_done, 2u);  // at most one layout per thread
+}
+
+}  // namespace
+}  // namespace cc
+
+namespace cc {
+namespace {
+
+// A problem where many layouts are refused for memory: GPT-3 175B on 64 A100s of 80 GB.
+SearchRequest memory_bound_request() {
+  SearchRequest r = request("gpt3-175b", "dgx-a100-80gb", 64, 128);
+  r.space.micro_batch = {1, 2};
+  r.top = 10;
+  return r;
+}
+
+TEST(Search, UnfitLayoutsAreTheFastestOfThoseRefusedForMemoryAndChangeNothingElse) {
+  SearchRequest r = memory_bound_request();
+  const SearchOutcome plain = search(r);
+  EXPECT_TRUE(plain.unfit.empty()) << "the CLI asks for no unfit layouts and gets none";
+  r.unfit = 12;
+  const SearchOutcome shown = search(r);
+  const std::size_t refused = shown.excluded.at("does not fit in memory");
+  ASSERT_GT(refused, 12u) << "the test needs more refusals than it asks to see";
+  ASSERT_EQ(shown.unfit.size(), 12u);
+  // The counts are those of the search without them: fitting and refused make up the valid.
+  EXPECT_EQ(shown.fitting + refused, shown.valid);
+  EXPECT_EQ(shown.enumerated, plain.enumerated);
+  EXPECT_EQ(shown.valid, plain.valid);
+  EXPECT_EQ(shown.fitting, plain.fitting);
+  EXPECT_EQ(shown.simulated, plain.simulated);
+  EXPECT_EQ(shown.excluded, plain.excluded);
+  ASSERT_EQ(shown.ranked.size(), plain.ranked.size());
+  for (std::size_t i = 0; i < plain.ranked.size(); ++i) {
+    EXPECT_TRUE(same_layout(shown.ranked[i].result.config, plain.ranked[i].result.config)) << "rank " << i + 1;
+    EXPECT_EQ(shown.ranked[i].result.iteration_time_s, plain.ranked[i].result.iteration_time_s);
+  }
+  // Every one was simulated, does not fit, and none is tied; fastest first.
+  for (std::size_t i = 0; i < shown.unfit.size(); ++i) {
+    const RankedLayout& u = shown.unfit[i];
+    EXPECT_FALSE(u.result.fits);
+    EXPECT_GT(u.result.peak_memory_gib, u.result.usable_gib);
+    EXPECT_GT(u.result.iteration_time_s, 0.0);
+    EXPECT_FALSE(u.tied);
+    if (i > 0) {
+      EXPECT_LE(shown.unfit[i - 1].result.iteration_time_s, u.result.iteration_time_s);
+    }
+  }
+  // They are the 12 best estimates among all refused layouts.
+  r.unfit = 1'000'000;
+  const SearchOutcome all = search(r);
+  ASSERT_EQ(all.unfit.size(), refused);
+  std::vector<double> estimates;
+  for (const auto& u : all.unfit) estimates.push_back(u.estimate_s);
+  std::sort(estimates.begin(), estimates.end());
+  for (const auto& u : shown.unfit) EXPECT_LE(u.estimate_s, estimates[11]);
+}
+
+TEST(Search, AnErrorInAWorkerThreadReachesTheCaller) {
+  // FP8 on A100s (no FP8 tensor cores) is refused while pricing, on the worker threads: the
+  // refusal must come back as the SpecError, not std::terminate.
+  SearchRequest r = request("gpt3-13b", "dgx-a100-80gb", 64, 512);
+  r.space.precision = Precision::FP8;
+  r.threads = 4;
+  EXPECT_NE(refusal(r).find("precision fp8 is not supported"), std::string::npos) << refusal(r);
+}
+
+TEST(Search, TpTimesPpBeyondTwoToThe31IsRefusedNotACrash) {
+  // 65,536 GPUs with PP 65,536 pinned: TP 65,536 x PP 65,536 = 2^32 wrapped a 32-bit product
+  // to 0 and the divisibility check died of SIGFPE. 405B has 126 layers, so no PP 65,536
+  // layout divides; the search must say so.
+  SearchRequest r = request("llama3-405b", "dgx-h100", 65536, 2048);
+  r.space.pp = {65536};
+  EXPECT_NE(refusal(r).find("no valid layout"), std::string::npos) << refusal(r);
+}
+
+TEST(Search, HandlesOverAHundredThousandGpus) {
+  // 1T parameters on 131,072 H100s (the issue's case; it used to die of SIGFPE): the
+  // divisors of 2^17 give 18 x 18 TP x PP pairs, each product taken without wrapping.
+  SearchRequest r = request("gpt-1t", "dgx-h100", 131072, 4096);
+  const SearchOutcome out = search(r);
+  ASSERT_FALSE(out.ranked.empty());
+  for (const auto& x : out.ranked) {
+    EXPECT_EQ(x.result.config.gpus(), 131072);
+    EXPECT_TRUE(x.result.fits);
+  }
+  EXPECT_GT(out.excluded.at("GPUs not divisible by TP x PP"), 0u);  // e.g. TP 2^17 x PP 2
 }
 
 }  // namespace
