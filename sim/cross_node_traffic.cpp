@@ -27,6 +27,40 @@ class RecordingCosts final : public CostSource {
   AnalyticCosts inner_;
 };
 
+// Prices every collective as the bytes one member of its ring sends (nccl-tests' bus factor
+// times the buffer) and every kernel as free. Run through price_iteration, each chunk's
+// "exposed TP communication" and "recompute" then read as the TP bytes one rank sends per
+// microbatch, counted by the simulator's own rules (layers per chunk, recomputed layers,
+// embedding and output on the first and last virtual stage), and p2p_s as the TP re-gather
+// of one received pipeline transfer. Only those fields are read: the layer programs hold TP
+// collectives only, and the point-to-point send itself is pipeline traffic, priced 0 here.
+class TpBytesCosts final : public CostSource {
+ public:
+  OpCost compute(const ComputeOp&) const override { return {}; }
+  OpCost collective(const CollectiveOp& op) const override {
+    if (op.kind == CollectiveKind::SendRecv) return {};
+    return {op.bytes * bus_bandwidth_factor(op.kind, op.group.size), false};
+  }
+  std::string describe() const override { return "tensor-parallel bytes"; }
+};
+
+// Bytes each rank of stage s's TP groups sends to its ring neighbour in one iteration.
+std::vector<double> tp_bytes_per_member(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c) {
+  const IterationCosts ic = price_iteration(m, cluster, c, TpBytesCosts());
+  const int virtual_total = c.pp * c.virtual_stages;
+  std::vector<double> out(static_cast<std::size_t>(c.pp), 0.0);
+  for (int s = 0; s < c.pp; ++s) {
+    double per_microbatch = 0;
+    for (const ChunkCosts& chunk : ic.chunks[static_cast<std::size_t>(s)])
+      per_microbatch += chunk.forward.tp_comm_s + chunk.backward.tp_comm_s + chunk.backward.recompute_s;
+    // Pipeline transfers received: forward into virtual stages 1..V-1, backward into 0..V-2.
+    for (int j = 0; j < virtual_total; ++j)
+      if (j % c.pp == s) per_microbatch += ((j > 0) + (j < virtual_total - 1)) * ic.p2p_s;
+    out[static_cast<std::size_t>(s)] = per_microbatch * c.num_microbatches();
+  }
+  return out;
+}
+
 std::vector<double> bytes_named(const std::vector<CollectiveOp>& ops, const std::string& name) {
   std::vector<double> out;
   for (const CollectiveOp& op : ops)
@@ -40,6 +74,7 @@ const char* to_string(TrafficKind k) {
   switch (k) {
     case TrafficKind::Pipeline: return "pipeline";
     case TrafficKind::DataParallel: return "data parallel";
+    case TrafficKind::TensorParallel: return "tensor parallel";
     case TrafficKind::Embedding: return "embedding sync";
   }
   return "?";
@@ -87,6 +122,17 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
       for (int t = 0; t < c.tp; ++t)
         for (int d = 0; d < c.dp; ++d) add(node({t, d, s}), node({t, (d + 1) % c.dp, s}), TrafficKind::DataParallel, per_member);
     }
+  }
+
+  // Tensor parallel: a ring in TP order per (replica, stage); only the hops between nodes
+  // show, so a group inside one node adds nothing.
+  if (c.tp > 1 && place_group(layout.tp_group(0), g).nodes > 1) {
+    const std::vector<double> tp_bytes = tp_bytes_per_member(m, cluster, c);
+    for (int s = 0; s < c.pp; ++s)
+      for (int d = 0; d < c.dp; ++d)
+        for (int t = 0; t < c.tp; ++t)
+          add(node({t, d, s}), node({(t + 1) % c.tp, d, s}), TrafficKind::TensorParallel,
+              tp_bytes[static_cast<std::size_t>(s)]);
   }
 
   // Tied embeddings: the first and last stage's TP rank t all-reduce the embedding gradient

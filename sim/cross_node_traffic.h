@@ -1,9 +1,10 @@
 // cross_node_traffic.h — bytes one training iteration sends between nodes, by kind: pipeline
 // transfers (activations forward, gradients backward, at every stage boundary that crosses a
 // node), data-parallel gradient reduction and parameter gather (as rings over each DP group
-// in DP order), and the tied-embedding gradient sync between the first and last stage. The
-// message sizes are the ones the simulator prices (they are recorded from price_iteration);
-// tensor-parallel traffic is reported only as whether a TP group spans nodes.
+// in DP order), tensor-parallel all-reduces / all-gathers / reduce-scatters of TP groups that
+// span nodes (as rings in TP order), and the tied-embedding gradient sync between the first
+// and last stage. The message sizes and counts are the ones the simulator prices (they come
+// from price_iteration), not a second formula.
 #pragma once
 
 #include <map>
@@ -17,7 +18,7 @@
 
 namespace cc {
 
-enum class TrafficKind { Pipeline, DataParallel, Embedding };
+enum class TrafficKind { Pipeline, DataParallel, TensorParallel, Embedding };
 
 struct NodeLink {
   int node_a = 0, node_b = 0;  // node_a < node_b; both directions together
@@ -31,7 +32,7 @@ struct CrossNodeTraffic {
   double busiest_node_bytes = 0;          // sent + received by the node that moves the most
   int busiest_node = 0;
   double busiest_node_seconds = 0;        // that at the node's NIC line rate (all NICs, both ways)
-  bool tp_spans_nodes = false;
+  bool tp_spans_nodes = false;           // then TensorParallel links carry its collectives
 };
 
 // Node of global rank r: r / gpus_per_node (ranks fill nodes in order).

@@ -51,6 +51,43 @@ TEST(CrossNodeTraffic, DataParallelRingOfTwoSendsTheGradientsEachWay) {
   EXPECT_NEAR(t.busiest_node_seconds, 2 * 8 * grads / (2 * 8 * 25e9), 1e-12);
 }
 
+TEST(CrossNodeTraffic, TensorParallelGroupOfSixteenRingsOverTwoNodes) {
+  const ModelSpec m = load_model("gpt3-175b");
+  const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
+  ParallelConfig c;
+  c.tp = 16;  // ranks 0-7 on node 0, 8-15 on node 1
+  c.global_batch = 1;  // one microbatch of 1 sequence
+  const CrossNodeTraffic t = cross_node_traffic(m, cluster, c);
+  EXPECT_TRUE(t.tp_spans_nodes);
+  // Without SP every TP collective is an all-reduce of one activation, 2 B x 2048 tokens x
+  // 12288 = 50,331,648 B: per layer 2 forward (attention and MLP outputs) and 2 backward
+  // (their input gradients), x 96 layers = 384; the embedding's forward sum and the output
+  // layer's input gradient, 2 more: 386 x 50,331,648 = 19,428,016,128 B. The vocab-parallel
+  // cross-entropy all-reduces 3 fp32 per token: 12 x 2048 = 24,576 B. Total 19,428,040,704 B.
+  // A ring member of 16 sends 2(n-1)/n = 1.875 of each: 36,427,576,320 B. The ring 0..15
+  // crosses between the nodes twice (7->8, 15->0): 72,855,152,640 B on the pair (0, 1).
+  EXPECT_DOUBLE_EQ(bytes_of(t, TrafficKind::TensorParallel), 72855152640.0);
+  ASSERT_EQ(t.links.size(), 1u);
+  EXPECT_EQ(t.links[0].node_a, 0);
+  EXPECT_EQ(t.links[0].node_b, 1);
+  EXPECT_EQ(t.links[0].kind, TrafficKind::TensorParallel);
+  EXPECT_DOUBLE_EQ(bytes_of(t, TrafficKind::Pipeline), 0.0);
+  EXPECT_DOUBLE_EQ(bytes_of(t, TrafficKind::DataParallel), 0.0);
+}
+
+TEST(CrossNodeTraffic, FullRecomputationRepeatsTheForwardTensorParallelCollectives) {
+  const ModelSpec m = load_model("gpt3-175b");
+  const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
+  ParallelConfig c;
+  c.tp = 16;
+  c.global_batch = 1;
+  const double plain = bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::TensorParallel);
+  c.recompute = RecomputeGranularity::Full;
+  // Each of the 96 layers reruns its forward: 2 more all-reduces of 50,331,648 B, 1.875 per
+  // ring member, twice across the node pair: 96 x 2 x 50,331,648 x 1.875 x 2 = 36,238,786,560 B.
+  EXPECT_DOUBLE_EQ(bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::TensorParallel) - plain, 36238786560.0);
+}
+
 TEST(CrossNodeTraffic, NothingLeavesASingleNode) {
   const ModelSpec m = load_model("gpt3-1.3b");
   ParallelConfig c;
