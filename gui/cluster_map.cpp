@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <utility>
 
 #include <QHBoxLayout>
 #include <QHelpEvent>
@@ -133,7 +135,7 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   }
   // The highlighted replica's hops between nodes (TP rank 0), with the bytes their node pair
   // carries per iteration: pipeline to the next stage (black), its DP ring step to the next
-  // replica (red).
+  // replica (red), and where a TP group spans nodes its ring's hops between them (purple).
   if (replica_ >= 0 && traffic_) {
     p.setRenderHint(QPainter::Antialiasing);
     const QFontMetrics fm(font());
@@ -160,6 +162,17 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
       for (int s = 0; s < config_.pp; ++s)
         hop(node_of(replica_, s), node_of((replica_ + 1) % config_.dp, s), TrafficKind::DataParallel,
             QColor(200, 0, 0, 170));
+    if (traffic_->tp_spans_nodes)
+      for (int s = 0; s < config_.pp; ++s) {
+        // The ring in TP order leaves each node once: one line per node pair it joins.
+        std::set<std::pair<int, int>> drawn;
+        for (int t = 0; t < config_.tp; ++t) {
+          const int a = layout.rank({t, replica_, s}) / gpus_per_node_;
+          const int b = layout.rank({(t + 1) % config_.tp, replica_, s}) / gpus_per_node_;
+          if (a != b && drawn.insert({std::min(a, b), std::max(a, b)}).second)
+            hop(a, b, TrafficKind::TensorParallel, QColor(130, 0, 200, 170));
+        }
+      }
     p.setRenderHint(QPainter::Antialiasing, false);
   }
   // Legend: stage colours.
@@ -176,7 +189,8 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
     x += 16 + fm.horizontalAdvance(text) + 12;
   }
   p.drawText(QRect(x, y, width() - x, kLegendHeight), Qt::AlignVCenter,
-             tr("outline: a TP group · black line: pipeline hop · red line: DP ring hop (bytes per iteration)"));
+             tr("outline: a TP group · lines, bytes per iteration: black pipeline hop · red DP ring hop · "
+                "purple cross-node TP ring hop"));
 }
 
 bool ClusterMapView::event(QEvent* e) {
@@ -230,8 +244,8 @@ void ClusterMapPage::set_result(const SimResult& r) {
     return it == t.total.end() ? 0.0 : it->second;
   };
   summary_->setText(
-      tr("%1 GPUs on %2 nodes of %3. Between nodes each iteration: pipeline %4, data parallel %5, embedding sync %6. "
-         "Busiest node: %7 moves %8, %9 s at its NICs' line rate. %10")
+      tr("%1 GPUs on %2 nodes of %3. Between nodes each iteration: pipeline %4, data parallel %5, embedding sync %6, "
+         "tensor parallel %11. Busiest node: %7 moves %8, %9 s at its NICs' line rate. %10")
           .arg(r.config.gpus())
           .arg((r.config.gpus() + r.cluster.gpus_per_node - 1) / r.cluster.gpus_per_node)
           .arg(r.cluster.gpus_per_node)
@@ -240,8 +254,9 @@ void ClusterMapPage::set_result(const SimResult& r) {
           .arg(t.busiest_node)
           .arg(gigabytes(t.busiest_node_bytes))
           .arg(t.busiest_node_seconds, 0, 'f', 2)
-          .arg(t.tp_spans_nodes ? tr("TP groups span nodes (their traffic is not counted here).")
-                                : tr("TP groups stay inside nodes (NVLink).")));
+          .arg(t.tp_spans_nodes ? tr("TP groups span nodes: their all-reduces cross the inter-node fabric.")
+                                : tr("TP groups stay inside nodes (NVLink)."))
+          .arg(gigabytes(total(TrafficKind::TensorParallel))));
 }
 
 }  // namespace cc::gui

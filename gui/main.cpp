@@ -45,7 +45,7 @@ Project project_from_options(const QCommandLineParser& o) {
 
 // Shows each tab in turn and saves the whole window: Summary, Timeline and Memory once the
 // first result is on screen, Search once the search it starts has finished, then Compare
-// on the NeMo example and the Cluster map.
+// on the NeMo example and the Cluster map (and that of a layout with cross-node TP).
 void save_tab(cc::gui::MainWindow& w, int tab, const QString& dir, const char* name) {
   w.tabs()->setCurrentIndex(tab);
   QApplication::processEvents();
@@ -104,7 +104,19 @@ int main(int argc, char** argv) {
       std::cerr << "clustercast-gui: " << message << "\n";
       QApplication::exit(code);
     };
+    // Last, the cluster map of the same job at TP 16 x PP 8: TP groups that span two nodes,
+    // so the shot shows the cross-node TP links beside the pipeline and DP ones.
+    bool cross_node_tp_pending = false;
     QObject::connect(&w, &cc::gui::MainWindow::result_shown, &app, [&, fail_with] {
+      if (std::exchange(cross_node_tp_pending, false)) {
+        try {
+          save_tab(w, 5, dir, "cluster-map-cross-node-tp");
+          QApplication::exit(0);
+        } catch (const cc::SpecError& e) {
+          fail_with(e.what(), 1);
+        }
+        return;
+      }
       static bool first = true;
       if (!std::exchange(first, false)) return;  // a later result: the search loading a row
       if (!w.result()) return fail_with("the setup is invalid: " + w.setup()->error_text().toStdString(), 2);
@@ -130,7 +142,12 @@ int main(int argc, char** argv) {
       try {
         save_tab(w, 4, dir, "compare");
         save_tab(w, 5, dir, "cluster-map");
-        QApplication::exit(0);
+        Project tp16 = w.setup()->project();
+        tp16.config.tp = 16;
+        tp16.config.pp = 8;
+        tp16.config.sequence_parallel = false;
+        cross_node_tp_pending = true;
+        w.set_project(tp16);
       } catch (const cc::SpecError& e) {
         fail_with(e.what(), 1);
       }

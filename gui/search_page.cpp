@@ -53,6 +53,19 @@ std::vector<bool> choice(const QComboBox* box) {
   }
 }
 
+// Layouts refused only for memory that the scatter greys out: the fastest by the estimate.
+// Each costs one simulation, about as many as the ranked list's admissions, so a few dozen
+// keep the search's wall time close to the CLI's.
+constexpr int kUnfitShown = 60;
+
+QString point_tip(const SimResult& r, const QString& what) {
+  return QObject::tr("%1 %2\n%3 s, %4 GiB of %5 usable")
+      .arg(what, QString::fromStdString(r.config.summary()))
+      .arg(r.iteration_time_s, 0, 'f', 3)
+      .arg(r.peak_memory_gib, 0, 'f', 1)
+      .arg(r.usable_gib, 0, 'f', 1);
+}
+
 QComboBox* both_on_off() {
   auto* box = new QComboBox;
   box->addItems({QObject::tr("both"), QObject::tr("on"), QObject::tr("off")});
@@ -192,6 +205,7 @@ SearchRequest SearchPage::request_for(const Project& base) const {
   r.reserve = base.reserve;
   r.train_tokens = base.train_tokens;
   r.top = top_->value();
+  r.unfit = kUnfitShown;
   r.space.tp = int_list(tp_, "TP");
   r.space.pp = int_list(pp_, "PP");
   r.space.micro_batch = int_list(micro_, "micro batch");
@@ -316,12 +330,14 @@ void SearchPage::on_done(int generation, const SearchRun& run) {
   status_->setText(tr("%1 layouts ranked in %2 s").arg(o.ranked.size()).arg(run.wall_seconds, 0, 'f', 2));
   QStringList excluded;
   for (const auto& [reason, count] : o.excluded) excluded << QStringLiteral("%1: %2").arg(QString::fromStdString(reason)).arg(count);
-  exclusions_->setText(tr("Enumerated %1, valid %2, fitting %3, simulated %4. Excluded — %5")
+  exclusions_->setText(tr("Enumerated %1, valid %2, fitting %3, simulated %4. Excluded — %5. Greyed on the plot: "
+                          "the %6 fastest that do not fit.")
                            .arg(o.enumerated)
                            .arg(o.valid)
                            .arg(o.fitting)
                            .arg(o.simulated)
-                           .arg(excluded.isEmpty() ? tr("none") : excluded.join("; ")));
+                           .arg(excluded.isEmpty() ? tr("none") : excluded.join("; "))
+                           .arg(o.unfit.size()));
   table_->set_outcome(run.outcome);
   rebuild_scatter();
   emit finished();
@@ -335,6 +351,7 @@ void SearchPage::choose(int source_row) {
 void SearchPage::rebuild_scatter() {
   QChart* c = scatter_->chart();
   clear_chart(c);
+  unfit_series_ = nullptr;
   const SearchOutcome* o = table_->outcome();
   if (!o || o->ranked.empty()) return;
   auto* x = new QValueAxis;
@@ -380,12 +397,8 @@ void SearchPage::rebuild_scatter() {
       if (!state) return QToolTip::hideText();
       for (int k = 0; k < s->count(); ++k)
         if (s->at(k) == p) {
-          const SimResult& r = table_->layout(series_rows[static_cast<std::size_t>(k)]).result;
-          QToolTip::showText(QCursor::pos(), tr("#%1 %2\n%3 s, %4 GiB")
-                                                 .arg(series_rows[static_cast<std::size_t>(k)] + 1)
-                                                 .arg(QString::fromStdString(r.config.summary()))
-                                                 .arg(r.iteration_time_s, 0, 'f', 3)
-                                                 .arg(r.peak_memory_gib, 0, 'f', 1));
+          const int row = series_rows[static_cast<std::size_t>(k)];
+          QToolTip::showText(QCursor::pos(), point_tip(table_->layout(row).result, QStringLiteral("#%1").arg(row + 1)));
           return;
         }
     });
@@ -401,6 +414,31 @@ void SearchPage::rebuild_scatter() {
   c->addSeries(tied);
   tied->attachAxis(x);
   tied->attachAxis(y);
+  // Layouts that do not fit, greyed: where more memory (or a smaller reserve) would lead.
+  // They are not ranked, so they have no row to load.
+  unfit_series_ = new QScatterSeries;
+  unfit_series_->setName(tr("does not fit"));
+  unfit_series_->setMarkerSize(8);
+  unfit_series_->setColor(QColor(170, 170, 170, 200));
+  unfit_series_->setBorderColor(QColor(130, 130, 130));
+  for (const RankedLayout& u : o->unfit) {
+    unfit_series_->append(u.result.peak_memory_gib, u.result.tokens_per_s);
+    max_gib = std::max(max_gib, u.result.peak_memory_gib);
+    max_tps = std::max(max_tps, u.result.tokens_per_s);
+    min_tps = std::min(min_tps, u.result.tokens_per_s);
+  }
+  c->addSeries(unfit_series_);
+  unfit_series_->attachAxis(x);
+  unfit_series_->attachAxis(y);
+  connect(unfit_series_, &QScatterSeries::hovered, this, [this](const QPointF& p, bool state) {
+    if (!state) return QToolTip::hideText();
+    const SearchOutcome* now = table_->outcome();
+    for (int k = 0; now && k < unfit_series_->count(); ++k)
+      if (unfit_series_->at(k) == p) {
+        QToolTip::showText(QCursor::pos(), point_tip(now->unfit[static_cast<std::size_t>(k)].result, tr("does not fit:")));
+        return;
+      }
+  });
   auto* usable = new QLineSeries;
   const double hbm = o->ranked.front().result.usable_gib;
   usable->setName(tr("usable HBM"));

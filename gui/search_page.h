@@ -1,8 +1,9 @@
 // search_page.h — the Search tab: the library's search (sim/search.h) over the setup's
 // model, cluster, GPUs, global batch and budget, with pins and lists per dimension, run on a
 // worker thread with progress, count and ETA. Results: a sortable, filterable table and a
-// scatter of throughput against peak memory (usable HBM line, ties highlighted, hover names
-// the layout). Choosing a row or a point loads that layout into the setup.
+// scatter of throughput against peak memory (usable HBM line, ties highlighted, the fastest
+// layouts that do not fit greyed out right of the line, hover names the layout). Choosing a
+// row or a ranked point loads that layout into the setup; unfit layouts are not in the table.
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
+class QScatterSeries;
 class QPushButton;
 class QSortFilterProxyModel;
 class QSpinBox;
@@ -55,6 +57,8 @@ class SearchPage : public QWidget {
   QSortFilterProxyModel* proxy() const { return proxy_; }
   QTableView* view() const { return view_; }
   QChartView* scatter() const { return scatter_; }
+  // The greyed points (SearchOutcome::unfit, in its order); null before a search.
+  QScatterSeries* unfit_series() const { return unfit_series_; }
   QLineEdit* filter() const { return filter_; }
   QLabel* status() const { return status_; }
   QLineEdit* tp_list() const { return tp_; }
@@ -81,6 +85,7 @@ class SearchPage : public QWidget {
   QSortFilterProxyModel* proxy_;
   QTableView* view_;
   QChartView* scatter_;
+  QScatterSeries* unfit_series_ = nullptr;  // owned by the chart
   QLineEdit *tp_, *pp_, *micro_, *virtual_, *filter_;
   QComboBox *sp_, *distopt_, *color_by_;
   QCheckBox *rc_none_, *rc_selective_, *rc_full_, *cross_node_tp_;

@@ -54,6 +54,26 @@ class TestClusterMap : public QObject {
              qPrintable(text));
     QVERIFY(text.contains("TP groups stay inside nodes"));
   }
+
+  void listsCrossNodeTensorParallelTraffic() {
+    // TP 16 on nodes of 8: every TP group joins two nodes; its bytes are the library's.
+    Project p = paper_project();
+    p.config.tp = 16;
+    p.config.pp = 8;
+    p.config.sequence_parallel = false;
+    ClusterMapPage page;
+    const ParallelConfig c = p.resolved_config();
+    const SimResult r = simulate(p.model, p.cluster, c, AnalyticCosts(p.cluster, c.precision), SimOptions{});
+    page.set_result(r);
+    const CrossNodeTraffic direct = cross_node_traffic(r.model, r.cluster, r.config);
+    QVERIFY(direct.tp_spans_nodes);
+    const double tp = direct.total.at(TrafficKind::TensorParallel);
+    QVERIFY(tp > 0);
+    QCOMPARE(page.traffic()->total.at(TrafficKind::TensorParallel), tp);
+    const QString text = page.summary()->text();
+    QVERIFY2(text.contains(QString("tensor parallel %1 GB").arg(tp / 1e9, 0, 'f', 0)), qPrintable(text));
+    QVERIFY(text.contains("TP groups span nodes"));
+  }
 };
 
 QTEST_MAIN(TestClusterMap)

@@ -1,12 +1,15 @@
 // The Search tab against the library's search for the same inputs, under the offscreen
 // platform. Expected lists come from calling sim's search() directly.
 #include <QAbstractItemModelTester>
+#include <QChartView>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QProcess>
+#include <QScatterSeries>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -67,6 +70,35 @@ class TestSearch : public QObject {
     // Every layout is TP 8 x PP 8 or 16, so DP is 16 or 8.
     for (int i = 0; i < t->rowCount(); ++i) QVERIFY(t->layout(i).result.config.dp == 16 || t->layout(i).result.config.dp == 8);
     QVERIFY(w.search_page()->status()->text().contains(QString("%1 layouts ranked").arg(lib.ranked.size())));
+  }
+
+  void scatterGreysExactlyTheLibrarysUnfitLayouts() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    const SearchOutcome lib = search(w.search_page()->request_for(w.setup()->project()));
+    // TP 8 x PP 8 of 175B without recomputation needs more than 76 GiB: some are refused.
+    QVERIFY(!lib.unfit.empty());
+    QVERIFY(run_search(w));
+    QScatterSeries* grey = w.search_page()->unfit_series();
+    QVERIFY(grey);
+    QCOMPARE(grey->count(), static_cast<int>(lib.unfit.size()));
+    // The usable-HBM line the points must lie right of.
+    double line_x = -1;
+    for (QAbstractSeries* s : w.search_page()->scatter()->chart()->series())
+      if (s->name() == "usable HBM") line_x = static_cast<QLineSeries*>(s)->at(0).x();
+    QCOMPARE(line_x, lib.ranked.front().result.usable_gib);
+    for (int k = 0; k < grey->count(); ++k) {
+      const SimResult& u = lib.unfit[static_cast<std::size_t>(k)].result;
+      QCOMPARE(grey->at(k).x(), u.peak_memory_gib);
+      QCOMPARE(grey->at(k).y(), u.tokens_per_s);
+      QVERIFY2(grey->at(k).x() > line_x, qPrintable(QString::fromStdString(u.config.summary())));
+    }
+    // The table ranks only what fits.
+    SearchTable* t = w.search_page()->table();
+    QCOMPARE(t->rowCount(), static_cast<int>(lib.ranked.size()));
+    for (int i = 0; i < t->rowCount(); ++i) QVERIFY(t->layout(i).result.fits);
   }
 
   void sortingAndFilteringKeepTheModelsConsistent() {
