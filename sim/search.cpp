@@ -314,14 +314,15 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   parallel_for(valid.size(), threads, progress, "estimating", r.cancel, [&](std::size_t i) {
     const ParallelConfig& c = valid[i];
     peak[i] = memory_model(r.model, c, r.reserve).peak().total() / kGiB;
-    if (peak[i] > usable && r.unfit <= 0) return;  // estimated only when asked to show it
+    if (peak[i] > usable && (r.unfit <= 0 || peak[i] > usable * r.unfit_within)) return;  // estimated only when shown
     const LayerCosts& layers = shapes.at({c.tp, c.micro_batch, c.sequence_parallel});
     estimate[i] = estimate_from(price_iteration(r.model, r.cluster, c, costs, layers), c);
   });
   std::vector<std::size_t> fitting, unfit;
   std::size_t closest = 0;
   for (std::size_t i = 0; i < valid.size(); ++i) {
-    (peak[i] <= usable ? fitting : unfit).push_back(i);
+    if (peak[i] <= usable) fitting.push_back(i);
+    else if (peak[i] <= usable * r.unfit_within) unfit.push_back(i);
     if (peak[i] < peak[closest]) closest = i;
   }
   out.fitting = fitting.size();

@@ -67,8 +67,11 @@ struct SearchRequest {
   // How many of the layouts refused only because they do not fit to simulate anyway and
   // return in SearchOutcome::unfit, the fastest by the estimate first: a picture of what
   // more memory would buy (the GUI greys them out right of the usable-HBM line). Each costs
-  // an estimate and one simulation, so the CLI asks for none and pays nothing.
+  // an estimate and one simulation, so the CLI asks for none and pays nothing. Only those
+  // needing at most unfit_within x the usable memory are candidates: the near misses (a GPU
+  // of twice the memory, by default), not layouts that would need 8x and crowd the picture.
   int unfit = 0;
+  double unfit_within = 2.0;
 };
 
 // Thrown by search() when SearchRequest::cancel was set; not an input error.
@@ -89,8 +92,9 @@ struct SearchOutcome {
   std::size_t fitting = 0;
   std::size_t simulated = 0;         // fitting layouts run on the event engine
   std::map<std::string, std::size_t> excluded;  // reason -> count
-  // At most SearchRequest::unfit of the excluded["does not fit in memory"] layouts, chosen
-  // by the estimate and simulated, fastest first; never ranked, never tied.
+  // At most SearchRequest::unfit of the excluded["does not fit in memory"] layouts (those
+  // within unfit_within x usable memory), chosen by the estimate and simulated, fastest
+  // first; never ranked, never tied.
   std::vector<RankedLayout> unfit;
   // When nothing fits: the valid layout needing the least memory, and that memory.
   ParallelConfig closest;
