@@ -1,6 +1,7 @@
 #include "cli/common_options.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -126,8 +127,8 @@ void LayoutFlags::add_to(CLI::App& app) {
   app.add_flag("--use-flash-attn", flash_attention, "Flash attention instead of the unfused kernels")->group(g);
   app.add_option("--precision", precision, "bf16 (default), fp16, fp8 or fp32")->group(g);
   app.add_option("--framework", framework,
-                 fmt::format("Software stack: {} (default {})", fmt::join(framework_preset_names(), ", "),
-                             kDefaultFramework))
+                 fmt::format("Software stack: {} (default: the one a --costs database measured, else {})",
+                             fmt::join(framework_preset_names(), ", "), kDefaultFramework))
       ->group(g);
 }
 
@@ -136,7 +137,8 @@ std::optional<LayoutFile> LayoutFlags::read_file() const {
   return read_layout_file(config_file);
 }
 
-ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file) const {
+ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file,
+                                    const std::optional<std::string>& measured_framework) const {
   ParallelConfig c;
   if (file) c = file->config;
   if (tp) c.tp = *tp;
@@ -152,6 +154,7 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   if (flash_attention) c.attention = AttentionKernel::Flash;
   if (precision) c.precision = precision_from(*precision, "--precision");
   if (framework) apply_framework(c, *framework);
+  else if (measured_framework) apply_framework(c, *measured_framework);
   if (first_stage_layers) c.first_stage_layers = *first_stage_layers;
   if (last_stage_layers) c.last_stage_layers = *last_stage_layers;
   if (c.tp < 1) fail("--tensor-model-parallel-size is {}; it must be >= 1", c.tp);
@@ -178,6 +181,12 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   return c;
 }
 
+void check_output_folder(const std::string& path, const char* flag) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent))
+    fail("{} {}: folder '{}' does not exist", flag, path, parent.string());
+}
+
 double parse_token_count(const std::string& text, const std::string& flag) {
   std::size_t used = 0;
   double value = 0;
@@ -197,10 +206,21 @@ double parse_token_count(const std::string& text, const std::string& flag) {
   return value * scale;
 }
 
-std::unique_ptr<CostSource> make_cost_source(const std::string& costs_file, const ClusterSpec& cluster,
-                                             Precision precision, const std::string& framework) {
-  if (costs_file.empty()) return std::make_unique<AnalyticCosts>(cluster, precision, framework);
-  return std::make_unique<MeasuredCosts>(read_cost_database(costs_file), costs_file, cluster, precision);
+std::optional<CostDatabase> read_costs(const std::string& costs_file) {
+  if (costs_file.empty()) return std::nullopt;
+  return read_cost_database(costs_file);
+}
+
+std::optional<std::string> measured_framework(const std::optional<CostDatabase>& db) {
+  if (!db) return std::nullopt;
+  return db->framework;
+}
+
+std::unique_ptr<CostSource> make_cost_source(std::optional<CostDatabase> db, const std::string& costs_file,
+                                             const ClusterSpec& cluster, Precision precision,
+                                             const std::string& framework) {
+  if (!db) return std::make_unique<AnalyticCosts>(cluster, precision, framework);
+  return std::make_unique<MeasuredCosts>(std::move(*db), costs_file, cluster, precision);
 }
 
 }  // namespace cc::cli

@@ -11,6 +11,7 @@
 
 #include "interop/layout_files.h"
 #include "sim/cluster_spec.h"
+#include "sim/cost_database.h"
 #include "sim/cost_source.h"
 #include "sim/memory_model.h"
 #include "sim/model_spec.h"
@@ -47,16 +48,27 @@ struct LayoutFlags {
   bool overlap_param_gather = false, flash_attention = false;
   void add_to(CLI::App& app);
   // The layout file first (when --config is given), then flags over it; DP from the GPU
-  // count when not given.
-  ParallelConfig resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file) const;
+  // count when not given. The stack: --framework, else the one a measured cost database
+  // ran (`measured_framework`), else the layout file's, else Megatron-Core.
+  ParallelConfig resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file,
+                         const std::optional<std::string>& measured_framework = std::nullopt) const;
   std::optional<LayoutFile> read_file() const;
 };
 
-// The cost source for --costs: the measured database at `costs_file`, or the analytic
-// model of the cluster when it is empty.
-// `framework` picks the analytic model's fitted per-stack constants.
-std::unique_ptr<CostSource> make_cost_source(const std::string& costs_file, const ClusterSpec& cluster,
-                                             Precision precision, const std::string& framework);
+// --costs FILE read once: the measured database, or none (the analytic model) when empty.
+std::optional<CostDatabase> read_costs(const std::string& costs_file);
+// The stack a measured database ran, which its predictions replay.
+std::optional<std::string> measured_framework(const std::optional<CostDatabase>& db);
+
+// The cost source: the measured database (read from `costs_file`), or the analytic model
+// of the cluster when there is none; `framework` picks the analytic model's fitted
+// per-stack constants.
+std::unique_ptr<CostSource> make_cost_source(std::optional<CostDatabase> db, const std::string& costs_file,
+                                             const ClusterSpec& cluster, Precision precision,
+                                             const std::string& framework);
+
+// The folder an output file goes into must exist before an hour of work, not after.
+void check_output_folder(const std::string& path, const char* flag);
 
 // "300e9", "300B", "1.5T" → tokens. Throws SpecError naming the flag on anything else.
 double parse_token_count(const std::string& text, const std::string& flag);

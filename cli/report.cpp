@@ -37,6 +37,7 @@ std::string format_report(const SimResult& r) {
   const auto& c = r.config;
   line("{} on {} x {} ({}) — {}", r.model.name, c.gpus(), r.cluster.gpu.name, r.cluster.name, r.cost_source);
   line("layout      {}  ({} microbatches per pipeline)", c.summary(), c.num_microbatches());
+  line("stack       {}", c.framework);
   line("{}", "");
   if (r.interval)
     line("iteration   {:.3f} s ({:.3f}–{:.3f})   {} tokens/s", r.iteration_time_s, r.iteration_time_low_s(),

@@ -36,11 +36,11 @@ struct SearchFlags {
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
   bool allow_cross_node_tp = false, overlap_grad_reduce = false, flash = false;
   std::string precision = "bf16";
-  std::string framework = kDefaultFramework;
+  std::optional<std::string> framework;  // default: the cost database's stack, else Megatron-Core
   std::string costs;
 };
 
-SearchSpace space_from(const SearchFlags& f) {
+SearchSpace space_from(const SearchFlags& f, const std::optional<std::string>& measured_framework) {
   SearchSpace s;
   if (!f.tp.empty()) s.tp = parse_int_list(f.tp, "--tensor-model-parallel-size");
   if (!f.pp.empty()) s.pp = parse_int_list(f.pp, "--pipeline-model-parallel-size");
@@ -69,7 +69,7 @@ SearchSpace space_from(const SearchFlags& f) {
   s.overlap_grad_reduce = f.overlap_grad_reduce;
   s.precision = precision_from(f.precision, "--precision");
   s.attention = f.flash ? AttentionKernel::Flash : AttentionKernel::Unfused;
-  const FrameworkSpec& stack = load_framework(f.framework);
+  const FrameworkSpec& stack = load_framework(f.framework.value_or(measured_framework.value_or(kDefaultFramework)));
   s.framework = stack.name;
   s.overlap_grad_reduce = f.overlap_grad_reduce || stack.overlap_grad_reduce;  // the stack's default
   return s;
@@ -126,9 +126,11 @@ void run(const SearchFlags& f) {
     fail("--tie-tolerance is {}; it must be in [0, 1)", *f.tie_tolerance);
   r.top = f.top;
   r.threads = f.threads;
-  r.space = space_from(f);
+  std::optional<CostDatabase> measured = read_costs(f.costs);
+  r.space = space_from(f, measured_framework(measured));
   if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
-  const std::unique_ptr<CostSource> costs = make_cost_source(f.costs, r.cluster, r.space.precision, r.space.framework);
+  const std::unique_ptr<CostSource> costs =
+      make_cost_source(std::move(measured), f.costs, r.cluster, r.space.precision, r.space.framework);
   r.costs = costs.get();
   const std::optional<ErrorBand> band = costs->error_band(r.gpus);
   r.tie_tolerance = f.tie_tolerance ? *f.tie_tolerance : cross_validated_tie_tolerance(*costs, r.gpus);
@@ -211,7 +213,10 @@ void add_search_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--tie-tolerance", f->tie_tolerance,
                   "Relative gap to the best under which layouts are tied (default: the cost model's held-out error)");
-  sub->add_option("--framework", f->framework, "Software stack the layouts run under")->capture_default_str()->group(g);
+  sub->add_option("--framework", f->framework,
+                  fmt::format("Software stack the layouts run under (default: the one a --costs database measured, else {})",
+                              kDefaultFramework))
+      ->group(g);
   sub->add_flag("--json", f->json, "Print one JSON document instead of the table");
   sub->add_option("--export", f->export_json, "Write the best layout and its prediction as JSON");
   sub->add_option("--export-megatron", f->export_megatron, "Write the best layout as Megatron-LM arguments");

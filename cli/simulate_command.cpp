@@ -43,7 +43,8 @@ void run(const SimulateFlags& f) {
   const ModelSpec model = f.model.resolve(file ? file->model : std::nullopt);
   const ClusterSpec cluster = f.cluster.resolve(file ? file->cluster : std::nullopt);
   const std::optional<int> gpus = f.cluster.gpus ? f.cluster.gpus : file ? file->gpus : std::nullopt;
-  const ParallelConfig config = f.layout.resolve(model, gpus, file ? &*file : nullptr);
+  std::optional<CostDatabase> measured = read_costs(f.costs);
+  const ParallelConfig config = f.layout.resolve(model, gpus, file ? &*file : nullptr, measured_framework(measured));
   validate(config, model, cluster, gpus.value_or(0));
 
   SimOptions options;
@@ -53,7 +54,7 @@ void run(const SimulateFlags& f) {
   if (!f.train_tokens.empty()) options.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   for (const auto& s : f.stragglers) options.stragglers.push_back(parse_straggler(s));
 
-  const std::unique_ptr<CostSource> costs = make_cost_source(f.costs, cluster, config.precision, config.framework);
+  const std::unique_ptr<CostSource> costs = make_cost_source(std::move(measured), f.costs, cluster, config.precision, config.framework);
   const SimResult result = simulate(model, cluster, config, *costs, options);
 
   if (!f.trace_out.empty()) write_file_atomically(f.trace_out, timeline_to_chrome_trace(result).dump() + "\n");

@@ -45,6 +45,11 @@ struct TrainReport {
   std::vector<double> step_seconds;  // wall time of each step this run trained (forward, backward, optimizer)
 };
 
+// Megatron-LM's GPT default (--hidden-dropout and --attention-dropout 0.1) for a model
+// that has dropout layers, 0 for one without: what a profile trains with, and what a run
+// it predicts must train with too.
+inline double megatron_dropout(const ModelSpec& model) { return model.dropout ? 0.1 : 0.0; }
+
 // Runs on every rank; rank 0 writes the log. Bad input throws SpecError on every rank.
 TrainReport train(const ModelSpec& model, const ParallelConfig& config, const TrainOptions& options,
                   std::ostream& log);

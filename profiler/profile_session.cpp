@@ -48,7 +48,7 @@ engine::TrainOptions options_for(const ProfileRequest& r) {
   engine::TrainOptions o;
   o.steps = r.warmup_steps + r.timed_steps;
   o.seed = r.seed;
-  o.dropout = r.model.dropout ? 0.1 : 0.0;  // Megatron-LM's GPT default when the model has dropout
+  o.dropout = engine::megatron_dropout(r.model);
   o.eval_windows = 0;
   o.any_vocabulary = true;  // byte tokens index a larger vocabulary: the shapes are the target's
   return o;
@@ -150,6 +150,7 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
   db.command = r.command;
   db.machine = backend.machine;
   db.dtype = to_string(r.precision);
+  db.framework = kMeasuredEngineFramework;  // what a prediction from these costs replays
   if (r.precision != Precision::FP32 && !backend.gpu)
     fail("--precision {}: the CPU engine computes in fp32; profile bf16 on GPUs (--backend cuda)", db.dtype);
   // The engine's weight-gradient GEMMs accumulate straight into the fp32 gradient

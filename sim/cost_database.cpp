@@ -8,6 +8,7 @@
 
 #include "sim/atomic_file.h"
 #include "sim/error.h"
+#include "sim/framework_spec.h"
 #include "sim/json_fields.h"
 
 namespace cc {
@@ -163,6 +164,7 @@ std::string cost_database_to_text(const CostDatabase& db) {
   doc["command"] = db.command;
   doc["machine"] = machine_to_json(db.machine);
   doc["dtype"] = db.dtype;
+  doc["framework"] = db.framework;
   doc["fused_ops"] = db.fused_ops;
   doc["runs"] = json::array();
   for (const auto& r : db.runs) doc["runs"].push_back(run_to_json(r));
@@ -187,6 +189,8 @@ CostDatabase cost_database_from_text(const std::string& text, const std::string&
   db.command = f.string("command");
   db.machine = machine_from(f.object("machine"));
   db.dtype = f.choice("dtype", kDtypes);
+  // Databases written before the field existed all came from clustercast's own profiler.
+  db.framework = f.choice_or("framework", framework_preset_names(), kMeasuredEngineFramework);
   each(f, "fused_ops", [&](const json& name, const std::string& at) {
     if (!name.is_string()) fail("{}: must be an op name (a string), found {}", at, name.dump());
     db.fused_ops.push_back(name.get<std::string>());

@@ -16,6 +16,8 @@
 namespace cc {
 
 inline constexpr int kCostDatabaseVersion = 1;
+// `clustercast profile` measures clustercast's own engine (traces/presets/frameworks/).
+inline constexpr const char* kMeasuredEngineFramework = "clustercast-engine";
 
 // What the measurements were taken on. GPU fields stay empty on the CPU backend.
 struct MachineFingerprint {
@@ -87,6 +89,10 @@ struct CostDatabase {
   std::string command;  // the exact command line that produced it
   MachineFingerprint machine;
   std::string dtype;    // element type of every op record: to_string(Precision), e.g. "fp32"
+  // The software stack whose semantics the runs had (a framework preset: whether pipeline
+  // sends block, what overlaps what). A prediction from this database replays them unless
+  // told otherwise, so a profile of our engine predicts our engine.
+  std::string framework = kMeasuredEngineFramework;
   // Ops the simulator prices that this engine fuses into another measured op (e.g. the
   // fp32 main-gradient accumulation happens inside the weight-gradient GEMM): they cost
   // nothing on their own and count as measured.

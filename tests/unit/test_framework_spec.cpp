@@ -11,8 +11,11 @@ namespace {
 
 TEST(FrameworkSpec, PresetsNameTheStacks) {
   EXPECT_EQ(framework_preset_names(),
-            (std::vector<std::string>{"megatron-2021", "megatron-core", "megatron-core-ci", "megatron-deepspeed", "nemo"}));
+            (std::vector<std::string>{"clustercast-engine", "megatron-2021", "megatron-core", "megatron-core-ci",
+                                      "megatron-deepspeed", "nemo"}));
   EXPECT_TRUE(load_framework("megatron-core").blocking_p2p);
+  // Our engine posts its pipeline sends without waiting (engine/pipeline_runner_impl.h).
+  EXPECT_FALSE(load_framework("clustercast-engine").blocking_p2p);
   EXPECT_EQ(load_framework("megatron-deepspeed").layer_partition, LayerPartition::DeepSpeedUniform);
   // NeMo 2's MegatronStrategy default DDP config overlaps both; Megatron-LM's flags are off.
   EXPECT_TRUE(load_framework("nemo").overlap_grad_reduce);
