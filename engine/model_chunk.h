@@ -8,6 +8,7 @@
 //              block: the first N layers of the chunk keep only their input, the rest all.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "engine/ops/cross_entropy.h"
@@ -57,8 +58,11 @@ class ModelChunk {
                ChunkSaved<T>& saved) const;
   // Last virtual stage: `dout` ignored, the loss gradient is `loss_scale` per row. First:
   // `dx` untouched (the embedding absorbs it).
+  // `recomputed` runs after each full-recompute group has rerun its forward, while the
+  // group's activations are all held again: the moment that group adds to the peak.
   void backward(const ModelWeights<T>& w, ModelWeights<T>& g, const PassEnv& env, int chunk, ChunkSaved<T>& saved,
-                const Mat<T>& dout, double loss_scale, Mat<T>& dx) const;
+                const Mat<T>& dout, double loss_scale, Mat<T>& dx,
+                const std::function<void()>& recomputed = {}) const;
 
   bool first_virtual_stage(int chunk) const { return chunk == 0 && m_.stage == 0; }
   bool last_virtual_stage(int chunk) const { return chunk == m_.virtual_stages - 1 && m_.stage == m_.pp - 1; }

@@ -76,7 +76,8 @@ void ModelChunk<T>::forward(const ModelWeights<T>& w, const PassEnv& env, int ch
 
 template <typename T>
 void ModelChunk<T>::backward(const ModelWeights<T>& w, ModelWeights<T>& g, const PassEnv& env, int chunk,
-                             ChunkSaved<T>& saved, const Mat<T>& dout, double loss_scale, Mat<T>& dx) const {
+                             ChunkSaved<T>& saved, const Mat<T>& dout, double loss_scale, Mat<T>& dx,
+                             const std::function<void()>& recomputed) const {
   const Phase B = Phase::Backward;
   const int vocab_start = m_.tp_rank * (m_.spec.vocab_size / m_.tp);
   Mat<T> d;
@@ -121,6 +122,7 @@ void ModelChunk<T>::backward(const ModelWeights<T>& w, ModelWeights<T>& g, const
                       y, saved.layers[static_cast<std::size_t>(i)]);
         x = std::move(y);
       }
+      if (recomputed) recomputed();
     }
     for (int i = end - 1; i >= begin; --i) {
       const int layer = m_.chunk_first_layer[static_cast<std::size_t>(chunk)] + i;

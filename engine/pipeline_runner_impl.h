@@ -56,6 +56,17 @@ double PipelineRunner<T>::train(const ModelWeights<T>& w, ModelWeights<T>& g, To
   const int p = c_.pp, v = c_.virtual_stages, s = m_.stage;
   const auto schedule = pipeline_schedule(p, c_.num_microbatches(), v);
   std::map<std::pair<int, int>, ChunkSaved<T>> live;  // (microbatch, chunk) -> kept activations
+  // The activations held now, after every forward pass and after every full-recompute
+  // group's rerun (when that group's activations are back, next to everything kept).
+  const auto account = [&] {
+    std::size_t total = 0, scores = 0, inputs = 0;
+    for (const auto& [key, kept] : live) {
+      total += kept.bytes();
+      scores += kept.scores_bytes();
+      inputs += kept.layer_input_bytes();
+    }
+    if (total > peak.total) peak = {total, scores, inputs, static_cast<int>(live.size())};
+  };
   double loss = 0;
   for (const PipelinePass& pass : schedule[static_cast<std::size_t>(s)]) {
     const PassEnv e = env(pass.microbatch);
@@ -69,19 +80,12 @@ double PipelineRunner<T>::train(const ModelWeights<T>& w, ModelWeights<T>& g, To
       ChunkSaved<T>& saved = live[{pass.microbatch, pass.chunk}];
       chunk_.forward(w, e, pass.chunk, x, mb.inputs, mb.targets, out, &loss, saved);
       if (vs < p * v - 1) send(out, (s + 1) % p, tag(true, vs + 1, pass.microbatch));
-      // Account the activations now held.
-      std::size_t total = 0, scores = 0, inputs = 0;
-      for (const auto& [key, kept] : live) {
-        total += kept.bytes();
-        scores += kept.scores_bytes();
-        inputs += kept.layer_input_bytes();
-      }
-      if (total > peak.total) peak = {total, scores, inputs, static_cast<int>(live.size())};
+      account();
     } else {
       Mat<T> dout, dx;
       if (vs < p * v - 1) receive(dout, e.region_rows(), (s + 1) % p, tag(false, vs, pass.microbatch));
       auto it = live.find({pass.microbatch, pass.chunk});
-      chunk_.backward(w, g, e, pass.chunk, it->second, dout, loss_scale, dx);
+      chunk_.backward(w, g, e, pass.chunk, it->second, dout, loss_scale, dx, account);
       live.erase(it);
       if (vs > 0) send(dx, (s + p - 1) % p, tag(false, vs - 1, pass.microbatch));
     }

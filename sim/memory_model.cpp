@@ -15,26 +15,35 @@ struct Widths {  // bytes per token of each class of stored activation
   double per_score;    // bytes per attention score element (s^2 terms), already / t via heads
 };
 
-// Activation classes of one layer (Korthikanti Sec. 4.1), per token:
-//   region (10h for GPT): two norm inputs 4h, QKV input 2h, FC1 input 2h, two dropout masks 2h
-//   TP-split (24h for GPT): Q, K, V 2(h+2kv), projection input 2h, FC1 output and FC2 input
-//   scores (5as/h for GPT): softmax output 2, dropout mask 1, dropout output 2 per element
-Widths layer_widths(const ModelSpec& m) {
-  const double h = m.hidden_size, kv = m.kv_channels(), f = m.ffn_hidden_size;
+// Bytes of one stored activation element: the training precision's width (16-bit runs keep
+// 16-bit activations, fp32 runs such as the CPU engine keep fp32 ones; fp8 recipes keep their
+// activations in bf16). Dropout masks are one byte whatever the precision.
+double activation_element_bytes(Precision p) { return p == Precision::FP32 ? 4 : 2; }
+
+// Activation classes of one layer (Korthikanti Sec. 4.1), per token, with e the element
+// width (2 in the paper's 16-bit formulas: 34sbh + 5as²b):
+//   region (10h for GPT): two norm inputs 2eh, QKV input eh, FC1 input eh, two dropout masks 2h
+//   TP-split (24h for GPT): Q, K, V e(q+2kv), projection input eq (q = heads x head width,
+//   h unless the model sets its own head width), FC1 output and FC2 input
+//   scores (5as/h for GPT): softmax output e, dropout mask 1, dropout output e per element
+Widths layer_widths(const ModelSpec& m, Precision p) {
+  const double e = activation_element_bytes(p);
+  const double h = m.hidden_size, q = m.query_width(), kv = m.kv_channels(), f = m.ffn_hidden_size;
   const double masks = m.dropout ? 2 * h : 0;
-  const double region = 4 * h + 2 * h + 2 * h + masks;
-  const double mlp = m.gated_mlp() ? 2 * (2 * f) + 2 * f : 2 * f + 2 * f;
-  const double tp_split = 2 * (h + 2 * kv) + 2 * h + mlp;
-  const double per_score = m.dropout ? 5 : 2;
+  const double region = 2 * e * h + e * h + e * h + masks;
+  const double mlp = m.gated_mlp() ? e * (2 * f) + e * f : e * f + e * f;
+  const double tp_split = e * (q + 2 * kv) + e * q + mlp;
+  const double per_score = m.dropout ? 2 * e + 1 : e;
   return {region, tp_split, per_score};
 }
 
 double layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranularity recompute) {
   const double t = c.tp;
+  const double e = activation_element_bytes(c.precision);
   const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
   const double region_split = c.sequence_parallel ? t : 1.0;
-  if (recompute == RecomputeGranularity::Full) return 2.0 * sb * m.hidden_size / region_split;
-  const Widths w = layer_widths(m);
+  if (recompute == RecomputeGranularity::Full) return e * sb * m.hidden_size / region_split;
+  const Widths w = layer_widths(m, c.precision);
   double bytes = sb * (w.region / region_split + w.tp_split / t);
   if (recompute == RecomputeGranularity::None) {
     const double heads = static_cast<double>(m.num_attention_heads) / t;
@@ -68,12 +77,12 @@ double layer_activation_bytes_without_recompute(const ModelSpec& m, const Parall
 }
 
 std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
-  const std::int64_t h = m.hidden_size, f = m.ffn_hidden_size, kv = m.kv_channels(), t = c.tp;
+  const std::int64_t h = m.hidden_size, q = m.query_width(), f = m.ffn_hidden_size, kv = m.kv_channels(), t = c.tp;
   const bool gated = m.gated_mlp();
   const std::int64_t norm = m.normalization == Normalization::LayerNorm ? 2 * h : h;
   // Column-parallel QKV and FC1 (weights and biases split), row-parallel projection and FC2
   // (weights split, biases replicated), norms replicated.
-  const std::int64_t split = h * (h + 2 * kv) + (h + 2 * kv) + h * h + (gated ? 3 * h * f : 2 * h * f + f);
+  const std::int64_t split = h * (q + 2 * kv) + (q + 2 * kv) + q * h + (gated ? 3 * h * f : 2 * h * f + f);
   const std::int64_t replicated = h + (gated ? 0 : h) + 2 * norm;
   const std::int64_t per_layer = split / t + replicated;
   const auto layers = c.layers_per_stage(m.num_layers);
@@ -95,6 +104,7 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
   const double h = m.hidden_size;
   const double region_split = c.sequence_parallel ? t : 1.0;
+  const double e = activation_element_bytes(c.precision);
   const double kept = layer_activation_bytes(m, c);
   const double full = layer_activation_bytes_without_recompute(m, c);
 
@@ -104,17 +114,20 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   if (c.recompute == RecomputeGranularity::Full) {
     const int n = std::min(c.recompute_num_layers, chunk_layers);
     if (c.recompute_method == RecomputeMethod::Uniform) {
-      a.per_in_flight = (chunk_layers / n) * 2.0 * sb * h / region_split;  // one input per group of n layers
+      a.per_in_flight = (chunk_layers / n) * e * sb * h / region_split;  // one input per group of n layers
       a.working = n * full;
     } else {  // block: the first n layers recompute, the rest keep everything
       a.per_in_flight = n * kept + (chunk_layers - n) * full;
-      a.working = full;
+      // Backward runs last layer first, freeing each kept layer as it goes: by the time the
+      // first n layers rerun one at a time, the chunk's kept layers are gone, so a rerun
+      // layer adds to the peak only when every layer of the chunk recomputes.
+      a.working = n < chunk_layers ? 0.0 : full;
     }
   }
   // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
   // in flight; the final norm, output-layer input and fp32 logits on the last stage.
   if (s == 0 && m.dropout) a.per_in_flight += sb * h / region_split / c.virtual_stages;
-  if (s == c.pp - 1) a.fixed = 2.0 * sb * h / region_split + 2.0 * sb * h / t + 4.0 * sb * m.vocab_size / t;
+  if (s == c.pp - 1) a.fixed = e * sb * h / region_split + e * sb * h / t + 4.0 * sb * m.vocab_size / t;
   return a;
 }
 

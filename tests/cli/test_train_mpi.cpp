@@ -154,8 +154,9 @@ TEST(TrainMpi, RecomputeChangesMemoryNotNumbers) {
   EXPECT_EQ(scores["none"], 4L * 4 * 2 * 128 * 128 * 9);
   EXPECT_EQ(scores["selective"], 0);
   EXPECT_EQ(none - selective, scores["none"]);
-  // Full keeps one input per layer plus the output layer's logits.
-  EXPECT_LT(full, selective / 3);
+  // Full keeps one input per layer plus the output layer's logits; its peak comes while one
+  // recomputed layer's activations are back during backward (one of tiny's four layers).
+  EXPECT_LT(full, selective / 2);
 }
 
 struct BadRun {

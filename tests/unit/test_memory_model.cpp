@@ -139,12 +139,16 @@ TEST(MemoryModel, FullRecomputeKeepsLayerInputsPlusOneLayerWorkingSet) {
   const double embedding_mask = 2048.0 * 4 * 6144;
   EXPECT_DOUBLE_EQ(uniform.stages[0].bytes.activations, 48 * input + working + output_terms + embedding_mask);
 
-  // Block method with 12 of 48 layers recomputed keeps everything for the other 36.
+  // Block method with 12 of 48 layers recomputed keeps everything for the other 36; those
+  // are freed (backward runs last layer first) before the 12 rerun, so no working set adds.
   c.recompute_method = RecomputeMethod::Block;
   c.recompute_num_layers = 12;
   const auto block = memory_model(m, c);
-  EXPECT_DOUBLE_EQ(block.stages[0].bytes.activations,
-                   12 * input + 36 * working + working + output_terms + embedding_mask);
+  EXPECT_DOUBLE_EQ(block.stages[0].bytes.activations, 12 * input + 36 * working + output_terms + embedding_mask);
+  // With every layer in the block, one rerun layer is back beside the 48 inputs.
+  c.recompute_num_layers = 48;
+  EXPECT_DOUBLE_EQ(memory_model(m, c).stages[0].bytes.activations,
+                   48 * input + working + output_terms + embedding_mask);
 }
 
 }  // namespace
