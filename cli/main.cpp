@@ -13,6 +13,7 @@
 #include "cli/search_command.h"
 #include "cli/simulate_command.h"
 #include "cli/train_command.h"
+#include "cli/validate_command.h"
 #include "sim/error.h"
 
 namespace {
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   cc::cli::add_search_command(app);
   cc::cli::add_profile_command(app, argc, argv);
   cc::cli::add_train_command(app);
+  cc::cli::add_validate_command(app, argc, argv);
   cc::cli::add_gui_command(app);
   try {
     app.parse(argc, argv);

@@ -47,13 +47,6 @@ class CuptiTimer final : public profiler::ScopeTimer {
 };
 #endif
 
-// The folder a file goes into must exist before an hour of profiling, not after.
-void check_output_folder(const std::string& path, const char* flag) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent))
-    fail("{} {}: folder '{}' does not exist", flag, path, parent.string());
-}
-
 void run(const ProfileFlags& f) {
   run_mpi_job([&](int rank, int) {
     std::ostringstream quiet;

@@ -1,11 +1,17 @@
 #include "cli/train_command.h"
 
+#include <mpi.h>
+
 #include <iostream>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/common_options.h"
 #include "cli/mpi_job.h"
 #include "engine/trainer.h"
+#include "profiler/step_breakdown.h"
+#include "sim/atomic_file.h"
 #include "sim/error.h"
 
 #ifdef CLUSTERCAST_HAVE_CUDA
@@ -25,6 +31,8 @@ struct TrainFlags {
   int recompute_num_layers = 1;
   std::string backend = "cpu", precision = "fp32";
   engine::TrainOptions options;
+  std::string report_json;  // rank 0 writes what `validate` compares with its prediction
+  int timed_from = 3;       // first step of the timed steps in that report (warm-up before)
 };
 
 ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
@@ -54,22 +62,68 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
   return c;
 }
 
+// The measured run as `clustercast validate` reads it: every step's time on the slowest
+// rank (a step ends for all ranks at its last collective, so the slowest rank is the
+// iteration), the engine's own activation accounting per stage, and on the CPU backend
+// where rank 0's timed steps went (profiler/step_breakdown.h).
+nlohmann::json report_json(const ModelSpec& model, const ParallelConfig& config, const TrainFlags& f, int world,
+                           const engine::TrainReport& report, const profiler::MeasuredBreakdown* breakdown) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& a : report.stage_activations)
+    stages.push_back({{"peak_bytes", a.total}, {"attention_scores_bytes", a.scores}, {"in_flight", a.in_flight}});
+  nlohmann::json j = {{"model", model_to_json(model)},
+                      {"layout", config_to_json(config)},
+                      {"ranks", world},
+                      {"backend", f.backend},
+                      {"first_timed_step", f.timed_from},
+                      {"step_seconds", report.step_seconds},
+                      {"stage_activations", stages}};
+  if (breakdown) {
+    const TimeBreakdown& t = breakdown->time;
+    j["breakdown"] = {{"steps", breakdown->steps},   {"compute_s", t.compute},     {"recompute_s", t.recompute},
+                      {"tp_comm_s", t.tp_comm},      {"pp_comm_s", t.pp_comm},     {"dp_comm_s", t.dp_comm},
+                      {"optimizer_s", t.optimizer},  {"unannotated_s", breakdown->unannotated}};
+  }
+  return j;
+}
+
 void run(const TrainFlags& f) {
   run_mpi_job([&](int rank, int world) {
     const ModelSpec model = f.model.resolve();
     const ParallelConfig config = layout_of(f, model, world);
+    if (!f.report_json.empty()) check_output_folder(f.report_json, "--report-json");
+    if (!f.report_json.empty() && (f.timed_from < 1 || f.timed_from > f.options.steps))
+      fail("--timed-from {}: the first timed step must be in 1..--steps {}", f.timed_from, f.options.steps);
     if (rank == 0)
       std::cout << "training " << model.name << " (" << model.total_parameters() << " parameters) with "
                 << config.summary() << " on " << world << " ranks\n";
+    engine::TrainReport report;
+    std::optional<profiler::MeasuredBreakdown> breakdown;
     if (f.backend == "cpu") {
-      engine::train(model, config, f.options, std::cout);
-      return;
-    }
+      profiler::HostRecorder recorder;
+      if (f.report_json.empty()) {
+        report = engine::train(model, config, f.options, std::cout);
+      } else {
+        {
+          const profiler::RecorderInstalled installed(recorder);
+          report = engine::train(model, config, f.options, std::cout);
+        }
+        breakdown = profiler::step_breakdown(recorder.events(), f.timed_from);
+      }
+    } else {
 #ifdef CLUSTERCAST_HAVE_CUDA
-    cuda::train_on_gpu(model, config, f.options, std::cout);
+      report = cuda::train_on_gpu(model, config, f.options, std::cout);
 #else
-    fail("--backend cuda: this clustercast was built without CUDA (no CUDA toolkit was found when it was built)");
+      fail("--backend cuda: this clustercast was built without CUDA (no CUDA toolkit was found when it was built)");
 #endif
+    }
+    if (f.report_json.empty()) return;
+    std::vector<double> slowest = report.step_seconds;
+    MPI_Allreduce(MPI_IN_PLACE, slowest.data(), static_cast<int>(slowest.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    report.step_seconds = slowest;
+    if (rank == 0)
+      write_file_atomically(f.report_json,
+                            report_json(model, config, f, world, report, breakdown ? &*breakdown : nullptr).dump(1) + "\n");
   });
 }
 
@@ -113,6 +167,11 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--save-every", o.save_every, "Checkpoint every N steps (and at the end)")->group(t);
   sub->add_option("--resume", o.resume_dir, "Resume from a checkpoint folder")->group(t);
   sub->add_option("--log-every", o.log_every, "Print every N steps")->capture_default_str()->group(t);
+  sub->add_option("--report-json", f->report_json,
+                  "Write step times, activation bytes per stage and (cpu) rank 0's time breakdown as JSON")
+      ->group(t);
+  sub->add_option("--timed-from", f->timed_from, "First step the --report-json breakdown counts (warm-up before it)")
+      ->capture_default_str()->group(t);
   sub->callback([f] { run(*f); });
 }
 

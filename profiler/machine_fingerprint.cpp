@@ -31,7 +31,7 @@ std::string proc_field(const char* path, const std::string& key) {
 
 }  // namespace
 
-MachineFingerprint cpu_fingerprint() {
+MachineFingerprint host_fingerprint() {
   MachineFingerprint m;
   m.backend = "cpu";
   m.cpu_model = proc_field("/proc/cpuinfo", "model name");
@@ -41,6 +41,11 @@ MachineFingerprint cpu_fingerprint() {
   double total_kib = 0;
   kib >> total_kib;
   m.memory_gib = std::round(total_kib / (1024.0 * 1024.0) * 10.0) / 10.0;
+  return m;
+}
+
+MachineFingerprint cpu_fingerprint() {
+  MachineFingerprint m = host_fingerprint();
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
   MPI_Get_library_version(version, &length);

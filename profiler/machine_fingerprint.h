@@ -8,5 +8,6 @@
 namespace cc::profiler {
 
 MachineFingerprint cpu_fingerprint();  // needs MPI initialised (reads the MPI library version)
+MachineFingerprint host_fingerprint();  // the same without the MPI library: CPU, cores, memory
 
 }  // namespace cc::profiler

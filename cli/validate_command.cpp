@@ -1,0 +1,351 @@
+#include "cli/validate_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/child_process.h"
+#include "cli/common_options.h"
+#include "cli/exit_code.h"
+#include "cli/validation_layouts.h"
+#include "cli/validation_report.h"
+#include "engine/trainer.h"
+#include "profiler/machine_fingerprint.h"
+#include "profiler/op_statistics.h"
+#include "sim/atomic_file.h"
+#include "sim/error.h"
+#include "sim/measured_costs.h"
+#include "sim/presets.h"
+#include "sim/simulator.h"
+#ifdef CLUSTERCAST_HAVE_CUDA
+#include "engine/cuda/cuda_check.h"
+#endif
+
+namespace cc::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The error clustercast states for a prediction from a cost database measured on the same
+// machine with the same engine: what traces/validation-cpu.md measures, and the bound
+// `validate` holds a release to unless told otherwise.
+constexpr double kStatedMeasuredError = 0.10;
+// The engine's activation accounting is exact bytes; the memory model is held closer.
+constexpr double kStatedActivationError = 0.05;
+
+// Ten layouts of the `small` preset on two ranks that the default profile (TP 1 and 2,
+// micro batches 1 and 2, no recompute) never ran: every parallelism, both pipeline
+// schedules, the three recompute modes, three micro batch sizes.
+constexpr const char* kDefaultLayouts =
+    "pp=2,mbs=2; pp=2,mbs=1,recompute=full; pp=2,vpp=3; pp=2,mbs=2,recompute=selective; tp=2,mbs=2; "
+    "tp=2,sp,recompute=selective,mbs=4; tp=2,sp,recompute=full,method=block,rlayers=2; dp=2,distopt,mbs=2; "
+    "mbs=4,recompute=selective; pp=2,vpp=3,mbs=1,recompute=selective";
+
+struct ValidateFlags {
+  ModelFlags model;
+  int ranks = 2;
+  std::string layouts = kDefaultLayouts;
+  std::string costs, costs_out;
+  std::string profile_tp, profile_micro_batch = "1,2";
+  int steps = 8, warmup_steps = 2;
+  std::optional<double> tolerance;
+  double memory_tolerance = kStatedActivationError;
+  std::string report;
+  std::string backend = "cpu";
+  bool oversubscribe = false;
+  std::string mpirun = "mpirun";
+  std::string command;
+};
+
+// A private folder for the children's files, removed however validation ends (an
+// interrupted validation leaves nothing behind).
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string pattern = (fs::temp_directory_path() / "clustercast-validate-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) fail("cannot create a scratch folder under {}", fs::temp_directory_path().string());
+    path_ = pattern;
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+int cores() { return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)); }
+
+void check_flags(const ValidateFlags& f) {
+  if (f.ranks < 1) fail("--ranks is {}; it must be >= 1", f.ranks);
+  if (f.ranks > cores() && !f.oversubscribe)
+    fail("--ranks {} is more than this machine's {} cores; ranks sharing cores time each other's work, so a "
+         "measurement would not be one: use fewer ranks, or --oversubscribe to run anyway",
+         f.ranks, cores());
+  if (f.warmup_steps < 0) fail("--warmup-steps is {}; it must be >= 0", f.warmup_steps);
+  if (f.steps - f.warmup_steps < 3)
+    fail("--steps {} with --warmup-steps {} leaves {} timed steps; a median needs at least 3", f.steps,
+         f.warmup_steps, f.steps - f.warmup_steps);
+  if (f.tolerance && !(*f.tolerance > 0 && *f.tolerance < 1))
+    fail("--tolerance is {}; it must be a fraction in (0, 1), e.g. 0.1", *f.tolerance);
+  if (!(f.memory_tolerance > 0 && f.memory_tolerance < 1))
+    fail("--memory-tolerance is {}; it must be a fraction in (0, 1), e.g. 0.05", f.memory_tolerance);
+  if (!f.report.empty()) check_output_folder(f.report, "--report");
+  if (!f.costs_out.empty()) check_output_folder(f.costs_out, "--costs-out");
+  if (!f.costs.empty() && !f.costs_out.empty()) fail("--costs-out keeps a new profile; with --costs nothing is profiled");
+  if (f.backend == "cuda") {
+#ifdef CLUSTERCAST_HAVE_CUDA
+    if (const std::string why = cuda::no_gpu_reason(); !why.empty()) fail("--backend cuda: {}", why);
+#else
+    fail("--backend cuda: this clustercast was built without CUDA (no CUDA toolkit was found when it was built)");
+#endif
+  }
+}
+
+// The per-layer shapes a database was measured at must be the model's: a profile of
+// another model prices other GEMMs. The sequence length may differ (it scales).
+void check_same_model(const CostDatabase& db, const ModelSpec& m, const std::string& path) {
+  for (const auto& run : db.runs) {
+    const ModelSpec p = model_from_json(nlohmann::json::parse(run.model), path);
+    if (p.hidden_size == m.hidden_size && p.num_attention_heads == m.num_attention_heads &&
+        p.num_query_groups == m.num_query_groups && p.ffn_hidden_size == m.ffn_hidden_size &&
+        p.activation == m.activation && p.dropout == m.dropout)
+      return;
+  }
+  if (db.runs.empty()) fail("cost database '{}' holds no profiled runs (made with --no-ops); profile the model", path);
+  const ModelSpec p = model_from_json(nlohmann::json::parse(db.runs.front().model), path);
+  fail("cost database '{}' was profiled on model '{}' (hidden {}, {} heads, ffn {}); this validation is of '{}' "
+       "(hidden {}, {} heads, ffn {}): profile '{}' or drop --costs",
+       path, p.name, p.hidden_size, p.num_attention_heads, p.ffn_hidden_size, m.name, m.hidden_size,
+       m.num_attention_heads, m.ffn_hidden_size, m.name);
+}
+
+// In-sample: the profile ran this very layout (same TP, micro batch, global batch,
+// recompute, SP, sequence length; the profile never pipelines or shards the optimizer).
+bool profiled_exactly(const CostDatabase& db, const ValidationLayout& l, const ModelSpec& m) {
+  const ParallelConfig& c = l.config;
+  for (const auto& run : db.runs) {
+    const ModelSpec p = model_from_json(nlohmann::json::parse(run.model), "cost database");
+    if (c.pp == 1 && !c.distributed_optimizer && run.tp == c.tp && run.micro_batch == c.micro_batch &&
+        run.global_batch == c.global_batch && run.recompute == to_string(c.recompute) &&
+        run.sequence_parallel == c.sequence_parallel && p.seq_length == l.model_for(m).seq_length)
+      return true;
+  }
+  return false;
+}
+
+std::vector<std::string> mpirun_prefix(const ValidateFlags& f) {
+  std::vector<std::string> a = {f.mpirun, "-np", std::to_string(f.ranks)};
+  if (f.oversubscribe) a.push_back("--oversubscribe");
+  if (geteuid() == 0) a.push_back("--allow-run-as-root");  // containers run as root; mpirun refuses it otherwise
+  a.push_back(fs::read_symlink("/proc/self/exe").string());
+  return a;
+}
+
+// Runs one MPI job; an interrupted one ends validation (exit 130), a failed one says why.
+void run_job(std::vector<std::string> argv, const std::string& log, const std::string& what) {
+  const ChildOutcome out = run_child(argv, log);
+  if (out.interrupted) {
+    std::cerr << "\nvalidate: interrupted; no report written\n";
+    throw ExitCode{130};
+  }
+  if (out.exit_code != 0) {
+    std::cerr << fmt::format("validate: {} failed with exit status {}; the end of its output:\n{}", what,
+                             out.exit_code, log_tail(log, 15));
+    throw ExitCode{out.exit_code == 2 ? 2 : 1};
+  }
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+LayoutCheck measured_check(const std::string& report_path, int first_timed_step) {
+  std::ifstream in(report_path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const std::vector<double> steps = j.at("step_seconds").get<std::vector<double>>();
+  const std::vector<double> timed(steps.begin() + (first_timed_step - 1), steps.end());
+  LayoutCheck c;
+  c.timed_steps = static_cast<int>(timed.size());
+  c.measured_s = profiler::percentile(timed, 50);
+  c.measured_min_s = *std::min_element(timed.begin(), timed.end());
+  c.measured_max_s = *std::max_element(timed.begin(), timed.end());
+  if (j.contains("breakdown")) {
+    const auto& b = j["breakdown"];
+    c.measured_split = StepSplit{b["compute_s"].get<double>() + b["recompute_s"].get<double>(),
+                                 b["tp_comm_s"].get<double>(),  b["pp_comm_s"].get<double>(),
+                                 b["dp_comm_s"].get<double>(),  b["optimizer_s"].get<double>(),
+                                 b["unannotated_s"].get<double>()};
+  }
+  return c;
+}
+
+void run(const ValidateFlags& f) {
+  check_flags(f);
+  const ModelSpec model = f.model.resolve();
+  const Precision precision = f.backend == "cuda" ? Precision::BF16 : Precision::FP32;
+  const std::vector<ValidationLayout> layouts = parse_validation_layouts(f.layouts, model, f.ranks, precision);
+  engine::TrainOptions options;
+  options.steps = f.steps;
+  options.dropout = engine::megatron_dropout(model);
+  options.eval_windows = 0;
+  for (const auto& l : layouts) engine::validate_training(l.model_for(model), l.config, options, f.ranks);
+
+  const ScratchFolder scratch;
+  const std::string model_file = scratch.file("model.json");
+  write_file_atomically(model_file, model_to_json(model).dump(1) + "\n");
+  const std::vector<std::string> mpirun = mpirun_prefix(f);
+  ValidationSummary v;
+  v.command = f.command;
+  v.machine = profiler::host_fingerprint();
+  v.machine.backend = f.backend;
+  v.model = fmt::format("{} ({} layers, hidden {}, {} heads, seq {}, {} parameters)", model.name, model.num_layers,
+                        model.hidden_size, model.num_attention_heads, model.seq_length, model.total_parameters());
+  v.ranks = f.ranks;
+  v.backend = f.backend;
+  v.tolerance = f.tolerance.value_or(kStatedMeasuredError);
+  v.memory_tolerance = f.memory_tolerance;
+  fmt::print("validating {} layouts of {} on {} ranks ({} backend): predict each from one profile, then train it\n",
+             layouts.size(), model.name, f.ranks, f.backend);
+
+  // 1. The cost database: the one given, or a profile now.
+  v.costs_path = f.costs;
+  if (f.costs.empty()) {
+    v.costs_path = f.costs_out.empty() ? scratch.file("costs.json") : f.costs_out;
+    const std::string tp = f.profile_tp.empty() ? (f.ranks > 1 ? fmt::format("1,{}", f.ranks) : "1") : f.profile_tp;
+    std::vector<std::string> argv = mpirun;
+    argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", tp, "--micro-batch-size", f.profile_micro_batch,
+                             "--backend", f.backend, "--out", v.costs_path});
+    fmt::print("[profile] TP {} x micro batch {} and the collective sweep (log: {})\n", tp, f.profile_micro_batch,
+               scratch.file("profile.log"));
+    std::cout.flush();
+    const auto t = Clock::now();
+    run_job(argv, scratch.file("profile.log"), "the profile");
+    v.profile_s = seconds_since(t);
+    fmt::print("[profile] done in {:.0f} s\n", v.profile_s);
+  }
+  v.costs = read_cost_database(v.costs_path);
+  check_same_model(v.costs, model, v.costs_path);
+  if (v.costs.machine.backend != f.backend)
+    fail("cost database '{}' was measured on the {} backend; this validation runs --backend {}", v.costs_path,
+         v.costs.machine.backend, f.backend);
+  if (v.costs.machine.cpu_model != v.machine.cpu_model)
+    fmt::print("note: the cost database was measured on '{}', this machine is '{}': its predictions are of that "
+               "machine\n", v.costs.machine.cpu_model, v.machine.cpu_model);
+
+  // 2. Predictions from the database alone, replaying the semantics of the engine it measured.
+  const ClusterSpec cluster = load_cluster("dgx-a100-80gb");  // only its GPU count matters: every cost is measured
+  const MeasuredCosts costs(v.costs, v.costs_path, cluster, precision);
+  auto t = Clock::now();
+  std::vector<SimResult> predicted;
+  for (const auto& l : layouts) {
+    ParallelConfig c = l.config;
+    apply_framework(c, v.costs.framework);
+    predicted.push_back(simulate(l.model_for(model), cluster, c, costs, SimOptions{}));
+  }
+  v.prediction_s = seconds_since(t);
+
+  // 3. Every layout trained for real.
+  t = Clock::now();
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const ValidationLayout& l = layouts[i];
+    const std::string report = scratch.file(fmt::format("train-{}.json", i));
+    std::vector<std::string> argv = mpirun;
+    argv.insert(argv.end(), {"train", "--model", model_file, "--backend", f.backend, "--precision", to_string(precision)});
+    const std::vector<std::string> layout_flags = l.train_flags(model);
+    argv.insert(argv.end(), layout_flags.begin(), layout_flags.end());
+    argv.insert(argv.end(), {"--steps", std::to_string(f.steps), "--timed-from", std::to_string(f.warmup_steps + 1),
+                             "--dropout", fmt::format("{}", options.dropout), "--eval-windows", "0", "--log-every",
+                             std::to_string(f.steps), "--report-json", report});
+    const double elapsed = seconds_since(t);
+    const std::string eta =
+        i == 0 ? "" : fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(i) * (layouts.size() - i));
+    fmt::print("[{}/{}] {}: predicted {:.4f} s; training {} steps{}\n", i + 1, layouts.size(), l.text,
+               predicted[i].iteration_time_s, f.steps, eta);
+    std::cout.flush();
+    run_job(argv, scratch.file(fmt::format("train-{}.log", i)), fmt::format("training layout '{}'", l.text));
+
+    LayoutCheck c = measured_check(report, f.warmup_steps + 1);
+    c.layout = l.text;
+    c.summary = l.config.summary();
+    c.in_sample = profiled_exactly(v.costs, l, model);
+    c.predicted_s = predicted[i].iteration_time_s;
+    c.predicted_split = split_of(predicted[i].breakdown);
+    // The stage whose activations the model gets most wrong is the one reported.
+    std::ifstream in(report);
+    const auto stages = nlohmann::json::parse(in).at("stage_activations");
+    double worst = -1;
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      const double meas = stages[s].at("peak_bytes").get<double>();
+      const double pred = predicted[i].memory.stages[s].bytes.activations;
+      if (const double e = std::abs(pred / meas - 1); e > worst) {
+        worst = e;
+        c.activation_stage = static_cast<int>(s);
+        c.predicted_activation_bytes = pred;
+        c.measured_activation_bytes = meas;
+      }
+    }
+    fmt::print("      measured {:.4f} s ({:+.1f}%), activations {:+.1f}%\n", c.measured_s, 100 * c.time_error(),
+               100 * c.memory_error());
+    v.layouts.push_back(c);
+  }
+  v.training_s = seconds_since(t);
+
+  // 4. The table, the report, and the verdict.
+  std::cout << "\n" << terminal_table(v);
+  if (!f.report.empty()) {
+    write_file_atomically(f.report, markdown_report(v));
+    fmt::print("wrote {}\n", f.report);
+  }
+  if (!v.passed()) {
+    fmt::print(stderr, "validate: some layouts miss the tolerance ({:.0f}% time, {:.0f}% activation memory)\n",
+               100 * v.tolerance, 100 * v.memory_tolerance);
+    throw ExitCode{3};
+  }
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, int argc, char** argv) {
+  auto f = std::make_shared<ValidateFlags>();
+  f->model.model = "small";
+  for (int i = 0; i < argc; ++i) f->command += (i ? " " : "") + std::string(argv[i]);
+  CLI::App* sub = app.add_subcommand(
+      "validate",
+      "Profile once, predict layouts the profile never ran, train each for real and compare (exit 3 on a miss)");
+  f->model.add_to(*sub);
+  sub->add_option("--ranks", f->ranks, "MPI ranks of every run")->capture_default_str();
+  sub->add_option("--layouts", f->layouts,
+                  "Layouts to check, ';'-separated: tp=N, pp=N, dp=N, mbs=N, gbs=N, vpp=N, sp, recompute=none|selective|full, "
+                  "method=uniform|block, rlayers=N, distopt, seq=N (default: ten layouts of small)");
+  sub->add_option("--costs", f->costs, "Predict from this cost database instead of profiling first");
+  sub->add_option("--costs-out", f->costs_out, "Keep the profile this validation makes");
+  sub->add_option("--profile-tp", f->profile_tp, "TP sizes the profile runs (default: 1 and --ranks)");
+  sub->add_option("--profile-micro-batch-size", f->profile_micro_batch, "Micro batch sizes the profile runs")
+      ->capture_default_str();
+  sub->add_option("--steps", f->steps, "Steps of every training run")->capture_default_str();
+  sub->add_option("--warmup-steps", f->warmup_steps, "Untimed steps first")->capture_default_str();
+  sub->add_option("--tolerance", f->tolerance,
+                  fmt::format("Largest |error| of an iteration time (default {}: the stated error of a measured "
+                              "prediction)", kStatedMeasuredError));
+  sub->add_option("--memory-tolerance", f->memory_tolerance, "Largest |error| of the activation memory")
+      ->capture_default_str();
+  sub->add_option("--report", f->report, "Write the Markdown report here (atomically, at the end)");
+  sub->add_option("--backend", f->backend, "cpu (MPI ranks) or cuda (one GPU per rank)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  sub->add_flag("--oversubscribe", f->oversubscribe, "Allow more ranks than cores (measurements then share cores)");
+  sub->add_option("--mpirun", f->mpirun, "The MPI launcher")->capture_default_str();
+  sub->callback([f] { run(*f); });
+}
+
+}  // namespace cc::cli
