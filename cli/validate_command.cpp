@@ -42,13 +42,14 @@ constexpr double kStatedMeasuredError = 0.10;
 // The engine's activation accounting is exact bytes; the memory model is held closer.
 constexpr double kStatedActivationError = 0.05;
 
-// Ten layouts of the `small` preset on two ranks that the default profile (TP 1 and 2,
-// micro batches 1 and 2, no recompute) never ran: every parallelism, both pipeline
-// schedules, the three recompute modes, three micro batch sizes.
+// Ten layouts on two ranks that the default profile (TP 1 and 2, micro batches 1 and 2, no
+// recompute) never ran: every parallelism, both pipeline schedules (interleaved with one
+// layer per virtual stage, so any even layer count splits), the three recompute modes, and
+// micro batches 1, 2 and 4.
 constexpr const char* kDefaultLayouts =
-    "pp=2,mbs=2; pp=2,mbs=1,recompute=full; pp=2,vpp=3; pp=2,mbs=2,recompute=selective; tp=2,mbs=2; "
+    "pp=2,mbs=2; pp=2,mbs=1,recompute=full; pp=2,lpvs=1; pp=2,mbs=2,recompute=selective; tp=2,mbs=2; "
     "tp=2,sp,recompute=selective,mbs=4; tp=2,sp,recompute=full,method=block,rlayers=2; dp=2,distopt,mbs=2; "
-    "mbs=4,recompute=selective; pp=2,vpp=3,mbs=1,recompute=selective";
+    "mbs=4,recompute=selective; pp=2,lpvs=1,mbs=1,recompute=selective";
 
 struct ValidateFlags {
   ModelFlags model;
@@ -325,8 +326,8 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
   f->model.add_to(*sub);
   sub->add_option("--ranks", f->ranks, "MPI ranks of every run")->capture_default_str();
   sub->add_option("--layouts", f->layouts,
-                  "Layouts to check, ';'-separated: tp=N, pp=N, dp=N, mbs=N, gbs=N, vpp=N, sp, recompute=none|selective|full, "
-                  "method=uniform|block, rlayers=N, distopt, seq=N (default: ten layouts of small)");
+                  "Layouts to check, ';'-separated: tp=N, pp=N, dp=N, mbs=N, gbs=N, vpp=N or lpvs=N, sp, recompute=none|selective|full, "
+                  "method=uniform|block, rlayers=N, distopt, seq=N (default: ten layouts of two ranks)");
   sub->add_option("--costs", f->costs, "Predict from this cost database instead of profiling first");
   sub->add_option("--costs-out", f->costs_out, "Keep the profile this validation makes");
   sub->add_option("--profile-tp", f->profile_tp, "TP sizes the profile runs (default: 1 and --ranks)");

@@ -13,7 +13,7 @@ namespace cc::cli {
 namespace {
 
 constexpr const char* kKeys =
-    "tp=N, pp=N, dp=N (optional: ranks / (TP x PP)), mbs=N, gbs=N, vpp=N (virtual stages per pipeline stage), sp, "
+    "tp=N, pp=N, dp=N (optional: ranks / (TP x PP)), mbs=N, gbs=N, vpp=N (virtual stages per pipeline stage) or lpvs=N (layers per virtual stage), sp, "
     "recompute=none|selective|full, method=uniform|block, rlayers=N, distopt, seq=N";
 
 std::string trim(const std::string& s) {
@@ -45,7 +45,7 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
     const std::string key = trim(part.substr(0, eq));
     const std::string value = eq == std::string::npos ? "" : trim(part.substr(eq + 1));
     static const std::set<std::string> flags = {"sp", "distopt"};
-    static const std::set<std::string> valued = {"tp", "pp", "dp", "mbs", "gbs", "vpp", "recompute", "method", "rlayers", "seq"};
+    static const std::set<std::string> valued = {"tp", "pp", "dp", "mbs", "gbs", "vpp", "lpvs", "recompute", "method", "rlayers", "seq"};
     if (flags.count(key) ? eq != std::string::npos : !valued.count(key) || value.empty())
       fail("--layouts '{}': '{}' is not understood; an item is a comma list of {}", item, part, kKeys);
     if (!keys.emplace(key, value).second) fail("--layouts '{}': '{}' is given twice", item, key);
@@ -66,6 +66,7 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
     fail("--layouts '{}': dp={} but {} ranks / (TP {} x PP {}) = {}", item, keys["dp"], ranks, c.tp, c.pp, c.dp);
   c.micro_batch = number("mbs", 1);
   c.global_batch = number("gbs", c.micro_batch * c.dp * kValidationMicrobatches);
+  if (keys.count("vpp") && keys.count("lpvs")) fail("--layouts '{}': give vpp= or lpvs=, not both", item);
   c.virtual_stages = number("vpp", 1);
   c.sequence_parallel = keys.count("sp") > 0;
   c.distributed_optimizer = keys.count("distopt") > 0;
@@ -76,6 +77,13 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
   c.attention = AttentionKernel::Unfused;  // the engine materialises the attention scores
   if (keys.count("seq")) l.seq_length = number("seq", 0);
   const ModelSpec m = l.model_for(model);
+  if (keys.count("lpvs")) {
+    const int per = number("lpvs", 1);
+    if (m.num_layers % (c.pp * per) != 0)
+      fail("--layouts '{}': {} layers do not split into PP {} stages of chunks of {} layers", item, m.num_layers,
+           c.pp, per);
+    c.virtual_stages = m.num_layers / (c.pp * per);
+  }
   if (m.num_layers % (c.pp * c.virtual_stages) != 0)
     fail("--layouts '{}': {} layers do not split into PP {} x vpp {} equal chunks", item, m.num_layers, c.pp,
          c.virtual_stages);
