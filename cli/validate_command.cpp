@@ -133,14 +133,16 @@ void check_same_model(const CostDatabase& db, const ModelSpec& m, const std::str
 }
 
 // In-sample: the profile ran this very layout (same TP, micro batch, global batch,
-// recompute, SP, sequence length; the profile never pipelines or shards the optimizer).
+// recompute, SP, sequence length and depth; the profile never pipelines or shards the
+// optimizer).
 bool profiled_exactly(const CostDatabase& db, const ValidationLayout& l, const ModelSpec& m) {
   const ParallelConfig& c = l.config;
   for (const auto& run : db.runs) {
     const ModelSpec p = model_from_json(nlohmann::json::parse(run.model), "cost database");
     if (c.pp == 1 && !c.distributed_optimizer && run.tp == c.tp && run.micro_batch == c.micro_batch &&
         run.global_batch == c.global_batch && run.recompute == to_string(c.recompute) &&
-        run.sequence_parallel == c.sequence_parallel && p.seq_length == l.model_for(m).seq_length)
+        run.sequence_parallel == c.sequence_parallel && p.seq_length == l.model_for(m).seq_length &&
+        p.num_layers == l.model_for(m).num_layers)
       return true;
   }
   return false;
@@ -327,7 +329,7 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--ranks", f->ranks, "MPI ranks of every run")->capture_default_str();
   sub->add_option("--layouts", f->layouts,
                   "Layouts to check, ';'-separated: tp=N, pp=N, dp=N, mbs=N, gbs=N, vpp=N or lpvs=N, sp, recompute=none|selective|full, "
-                  "method=uniform|block, rlayers=N, distopt, seq=N (default: ten layouts of two ranks)");
+                  "method=uniform|block, rlayers=N, distopt, seq=N, layers=N (default: ten layouts of two ranks)");
   sub->add_option("--costs", f->costs, "Predict from this cost database instead of profiling first");
   sub->add_option("--costs-out", f->costs_out, "Keep the profile this validation makes");
   sub->add_option("--profile-tp", f->profile_tp, "TP sizes the profile runs (default: 1 and --ranks)");

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kKeys =
     "tp=N, pp=N, dp=N (optional: ranks / (TP x PP)), mbs=N, gbs=N, vpp=N (virtual stages per pipeline stage) or lpvs=N (layers per virtual stage), sp, "
-    "recompute=none|selective|full, method=uniform|block, rlayers=N, distopt, seq=N";
+    "recompute=none|selective|full, method=uniform|block, rlayers=N, distopt, seq=N, layers=N (the model at another sequence length or depth)";
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\n");
@@ -45,7 +45,7 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
     const std::string key = trim(part.substr(0, eq));
     const std::string value = eq == std::string::npos ? "" : trim(part.substr(eq + 1));
     static const std::set<std::string> flags = {"sp", "distopt"};
-    static const std::set<std::string> valued = {"tp", "pp", "dp", "mbs", "gbs", "vpp", "lpvs", "recompute", "method", "rlayers", "seq"};
+    static const std::set<std::string> valued = {"tp", "pp", "dp", "mbs", "gbs", "vpp", "lpvs", "recompute", "method", "rlayers", "seq", "layers"};
     if (flags.count(key) ? eq != std::string::npos : !valued.count(key) || value.empty())
       fail("--layouts '{}': '{}' is not understood; an item is a comma list of {}", item, part, kKeys);
     if (!keys.emplace(key, value).second) fail("--layouts '{}': '{}' is given twice", item, key);
@@ -76,6 +76,7 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
   c.precision = precision;
   c.attention = AttentionKernel::Unfused;  // the engine materialises the attention scores
   if (keys.count("seq")) l.seq_length = number("seq", 0);
+  if (keys.count("layers")) l.num_layers = number("layers", 0);
   const ModelSpec m = l.model_for(model);
   if (keys.count("lpvs")) {
     const int per = number("lpvs", 1);
@@ -96,6 +97,7 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
 ModelSpec ValidationLayout::model_for(const ModelSpec& base) const {
   ModelSpec m = base;
   if (seq_length) m.seq_length = *seq_length;
+  if (num_layers) m.num_layers = *num_layers;
   return m;
 }
 
@@ -115,6 +117,10 @@ std::vector<std::string> ValidationLayout::train_flags(const ModelSpec& base) co
   if (seq_length) {
     f.push_back("--seq-length");
     f.push_back(std::to_string(*seq_length));
+  }
+  if (num_layers) {
+    f.push_back("--num-layers");
+    f.push_back(std::to_string(*num_layers));
   }
   return f;
 }

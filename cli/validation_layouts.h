@@ -21,6 +21,7 @@ struct ValidationLayout {
   std::string text;               // the item as written, trimmed
   ParallelConfig config;          // DP = ranks / (TP x PP)
   std::optional<int> seq_length;  // seq=N: the model at another sequence length
+  std::optional<int> num_layers;  // layers=N: the model at another depth
   ModelSpec model_for(const ModelSpec& base) const;
   // `clustercast train` flags for this layout (model, steps and backend are the caller's).
   std::vector<std::string> train_flags(const ModelSpec& base) const;

@@ -13,7 +13,11 @@
 #      NCCL collective sweep with 2+ GPUs, and writes the cost database
 #      OUT_DIR/gpu-gpt3-layers.json and its timeline OUT_DIR/gpu-gpt3-layers-trace.json;
 #   4. prices GPT-3 175B on 1,024 GPUs of this kind from that database (simulate --costs);
-#   5. prints a summary table last.
+#   5. validates the promise on the GPUs (clustercast validate --backend cuda): profiles
+#      `small` once, predicts layouts that profile never ran, trains each for real and writes
+#      OUT_DIR/validation-gpu.md — on one GPU the recompute modes, micro batches and layer
+#      counts; on several, every parallelism (the CPU default layout list);
+#   6. prints a summary table last.
 # Everything it writes goes under OUT_DIR. Budget: under 10 minutes on one GPU (build about
 # 4 minutes on 16 cores, tests about 2, profile about 2).
 set -euo pipefail
@@ -86,6 +90,18 @@ if (( profile_status == 0 )); then
     --global-batch-size 1536 --num-layers-per-virtual-pipeline-stage 4 > "$out/predict.log" 2>&1 && predict_status=0
 fi
 
+if (( gpus >= 2 )); then
+  layouts=""  # validate's default: TP, SP, PP 1F1B and interleaved, DP, distributed optimizer, recompute
+  ranks=2
+else
+  layouts="mbs=2; mbs=4; recompute=selective,mbs=2; recompute=full,mbs=4; recompute=full,method=block,rlayers=2; layers=12,mbs=2; layers=4,recompute=selective,mbs=4"
+  ranks=1
+fi
+log "validating: profile small, predict layouts it never ran, train each ($ranks GPU(s))"
+validate_status=0
+timeout 420 ./build-gpu/cli/clustercast validate --backend cuda --model small --ranks "$ranks" \
+  ${layouts:+--layouts "$layouts"} --report "$out/validation-gpu.md" > "$out/validate.log" 2>&1 || validate_status=$?
+
 echo
 echo "== GPU check summary =="
 printf '%-28s %s\n' "GPU" "$(head -1 "$out/gpus.txt")"
@@ -99,4 +115,7 @@ fi
 printf '%-28s %s\n' "GPT-3 175B on 1,024 GPUs" \
   "$([[ $predict_status == 0 ]] && echo "from the measured database (predict.log):" || echo "not predicted")"
 grep -E '^iteration|^training|measurements|^costs' "$out/predict.log" 2>/dev/null | sed 's/^/  /' || true
-(( status == 0 && profile_status == 0 && predict_status == 0 ))
+printf '%-28s %s\n' "validation (validate.log)" \
+  "$([[ $validate_status == 0 ]] && echo "every layout within the tolerance: $out/validation-gpu.md" || echo "status $validate_status")"
+grep -E '^iteration time: mean|^validation took' "$out/validate.log" 2>/dev/null | sed 's/^/  /' || true
+(( status == 0 && profile_status == 0 && predict_status == 0 && validate_status == 0 ))
