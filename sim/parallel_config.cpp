@@ -1,5 +1,7 @@
 #include "sim/parallel_config.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -101,9 +103,12 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   positive("--global-batch-size", c.global_batch);
   positive("virtual pipeline stages", c.virtual_stages);
   load_framework(c.framework);  // refuses an unknown stack by name
-  if (gpus > 0 && c.gpus() != gpus)
+  // Products of sizes are taken in 64 bits: micro batch 65,536 x DP 65,536 wraps an int to
+  // 0 (a SIGFPE in the modulo below), and TP x PP x DP can wrap onto the GPU count.
+  const std::int64_t world = std::int64_t{c.tp} * c.pp * c.dp;
+  if (gpus > 0 && world != gpus)
     fail("{}: --gpus {} is not TP {} x PP {} x DP {} = {}; choose DP = GPUs / (TP x PP)", w, gpus, c.tp, c.pp, c.dp,
-         c.gpus());
+         world);
   if (m.num_attention_heads % c.tp != 0)
     fail("{}: --tensor-model-parallel-size {} does not divide num_attention_heads {}", w, c.tp, m.num_attention_heads);
   if (m.num_query_groups % c.tp != 0)
@@ -114,9 +119,10 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
     fail("{}: --sequence-parallel needs --tensor-model-parallel-size > 1 (it splits the sequence over TP ranks)", w);
   if (c.sequence_parallel && m.seq_length % c.tp != 0)
     fail("{}: --sequence-parallel needs seq_length {} divisible by TP {}", w, m.seq_length, c.tp);
-  if (c.global_batch % (c.micro_batch * c.dp) != 0)
+  const std::int64_t samples_per_step = std::int64_t{c.micro_batch} * c.dp;
+  if (c.global_batch % samples_per_step != 0)
     fail("{}: --global-batch-size {} is not divisible by micro batch {} x DP {} = {}", w, c.global_batch,
-         c.micro_batch, c.dp, c.micro_batch * c.dp);
+         c.micro_batch, c.dp, samples_per_step);
   // The simulator runs every (microbatch, chunk) pass of every stage: bound the work.
   const double passes = 2.0 * c.num_microbatches() * c.virtual_stages * c.pp;
   if (passes > 20e6)
@@ -142,9 +148,9 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
       fail("{}: {} has no interleaved pipeline schedule (virtual stages {})", w, c.framework, c.virtual_stages);
     if (m.num_layers < c.pp)
       fail("{}: num_layers {} is fewer than PP {}; every stage needs a layer", w, m.num_layers, c.pp);
-  } else if (m.num_layers % (c.pp * c.virtual_stages) != 0) {
+  } else if (m.num_layers % (std::int64_t{c.pp} * c.virtual_stages) != 0) {
     fail("{}: num_layers {} is not divisible by PP {} x virtual stages {} = {}", w, m.num_layers, c.pp,
-         c.virtual_stages, c.pp * c.virtual_stages);
+         c.virtual_stages, std::int64_t{c.pp} * c.virtual_stages);
   }
   if (c.recompute == RecomputeGranularity::Full) {
     if (c.recompute_num_layers < 1)

@@ -85,6 +85,24 @@ class InvalidLayout : public ::testing::Test {
   }
 };
 
+TEST_F(InvalidLayout, ProductsOfSizesDoNotWrap) {
+  // Micro batch 65,536 x DP 65,536 = 2^32 wrapped a 32-bit int to 0 and the divisibility
+  // check died of SIGFPE (`simulate --dp 65536 --micro-batch-size 65536`).
+  c.tp = 1;
+  c.pp = 1;
+  c.dp = 65536;
+  c.micro_batch = 65536;
+  c.global_batch = 65536;
+  EXPECT_NE(check(65536).find("not divisible by micro batch 65536 x DP 65536 = 4294967296"), std::string::npos)
+      << check(65536);
+  // TP 8 x PP 8,192 x DP 65,536 = 2^32 GPUs, which a 32-bit product reported as 0.
+  c.micro_batch = 1;
+  c.tp = 8;
+  c.pp = 8192;
+  c.dp = 65536;
+  EXPECT_NE(check(8).find("= 4294967296"), std::string::npos) << check(8);
+}
+
 TEST_F(InvalidLayout, EachRuleNamesItsValue) {
   EXPECT_EQ(check(), "(no error)");
   EXPECT_NE(check(100).find("--gpus 100 is not TP 8 x PP 8 x DP 2 = 128"), std::string::npos);
