@@ -11,6 +11,7 @@
 
 #include "engine/rng.h"
 #include "sim/error.h"
+#include "sim/json_fields.h"
 
 namespace cc::engine {
 namespace {
@@ -29,17 +30,9 @@ std::vector<std::uint8_t> read_bytes(const std::string& path) {
   if (!fs::exists(status)) fail("corpus '{}': no such file", path);
   if (fs::is_directory(status)) fail("corpus '{}': is a directory, not a file", path);
 
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("corpus '{}': cannot open: {}", path, std::strerror(errno));
-  std::vector<std::uint8_t> bytes;
-  char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    const std::streamsize got = in.gcount();
-    bytes.insert(bytes.end(), reinterpret_cast<const std::uint8_t*>(buffer),
-                 reinterpret_cast<const std::uint8_t*>(buffer) + got);
-  }
-  if (in.bad()) fail("corpus '{}': read error: {}", path, std::strerror(errno));
+  // One reader for every user-named input: a FIFO or device is refused, never read forever.
+  const std::string text = read_regular_file(path, "corpus");
+  std::vector<std::uint8_t> bytes(text.begin(), text.end());
   return bytes;
 }
 

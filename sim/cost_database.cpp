@@ -208,11 +208,7 @@ CostDatabase cost_database_from_text(const std::string& text, const std::string&
 }
 
 CostDatabase read_cost_database(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cost database '{}' cannot be opened (no such file or not readable)", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return cost_database_from_text(text.str(), fmt::format("cost database '{}'", path));
+  return cost_database_from_text(read_regular_file(path, "cost database"), fmt::format("cost database '{}'", path));
 }
 
 void write_cost_database(const std::string& path, const CostDatabase& db) {

@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/ranges.h>
 
@@ -100,20 +105,139 @@ JsonFields JsonFields::object(const std::string& key) const {
   return JsonFields(v, where_ + " (" + key + ")");
 }
 
+namespace {
+
+// Walks a document only to learn where a parse stopped: the path of keys and array
+// indices down to the value being read ("layers[3].hidden_size"), and the token there.
+class WhereItStopped : public nlohmann::json::json_sax_t {
+ public:
+  std::string path() const {
+    std::string out;
+    for (const auto& level : levels_) {
+      if (level.in_array) out += fmt::format("[{}]", level.index - 1);
+      else if (!level.key.empty()) out += (out.empty() ? "" : ".") + level.key;
+    }
+    return out;
+  }
+  const std::string& token() const { return token_; }
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    value();
+    levels_.push_back({});
+    return true;
+  }
+  bool key(string_t& k) override {
+    levels_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return pop(); }
+  bool start_array(std::size_t) override {
+    value();
+    levels_.push_back({"", true, 0});
+    return true;
+  }
+  bool end_array() override { return pop(); }
+  bool parse_error(std::size_t, const std::string& last_token, const nlohmann::json::exception&) override {
+    token_ = last_token;
+    // The value that failed is the next element of an array being read.
+    if (!levels_.empty() && levels_.back().in_array) ++levels_.back().index;
+    return false;
+  }
+
+ private:
+  struct Level {
+    std::string key;
+    bool in_array = false;
+    int index = 0;  // elements of the array seen so far
+  };
+  bool value() {
+    if (!levels_.empty() && levels_.back().in_array) ++levels_.back().index;
+    return true;
+  }
+  bool pop() {
+    levels_.pop_back();
+    return true;
+  }
+  std::vector<Level> levels_;
+  std::string token_;
+};
+
+}  // namespace
+
 nlohmann::json parse_json(const std::string& text, const std::string& where) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     fail("{}: not valid JSON (byte {}): {}", where, e.byte, e.what());
+  } catch (const nlohmann::json::out_of_range&) {
+    // nlohmann refuses a number that overflows a double (406) without saying where.
+    WhereItStopped stopped;
+    nlohmann::json::sax_parse(text, &stopped);
+    const std::string field = stopped.path().empty() ? "the top-level value" : "field '" + stopped.path() + "'";
+    fail("{}: {} is {}, beyond the range of a double (about 1.8e308)", where, field, stopped.token());
   }
 }
 
+namespace {
+
+// Opens `path` for reading if it is a regular file; refuses anything else by name.
+int open_regular_file(const std::string& path, const std::string& what) {
+  // O_NONBLOCK so that opening a FIFO with no writer returns at once instead of hanging.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail("{} '{}' cannot be opened: {}", what, path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    fail("{} '{}' cannot be read: {}", what, path, std::strerror(error));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    fail("{} '{}' is {}; give the path of a regular file", what, path, kind);
+  }
+  return fd;
+}
+
+}  // namespace
+
+void check_regular_file(const std::string& path, const std::string& what) { ::close(open_regular_file(path, what)); }
+
+std::string read_regular_file(const std::string& path, const std::string& what) {
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{open_regular_file(path, what)};
+  const int fd = closer.fd;
+  // A regular file never blocks: reading it back with O_NONBLOCK set is the same as without.
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail("{} '{}' cannot be read: {}", what, path, std::strerror(errno));
+    }
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  return text;
+}
+
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{} '{}' cannot be opened (no such file or not readable)", what, path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_json(text.str(), fmt::format("{} '{}'", what, path));
+  return parse_json(read_regular_file(path, what), fmt::format("{} '{}'", what, path));
 }
 
 }  // namespace cc

@@ -44,9 +44,17 @@ class JsonFields {
   std::string where_;
 };
 
-// Parses text as JSON; a syntax error becomes a SpecError naming `where` and the position.
+// Parses text as JSON; a syntax error becomes a SpecError naming `where` and the position,
+// and a number beyond a double (1e400) one naming the field that holds it.
 nlohmann::json parse_json(const std::string& text, const std::string& where);
-// Reads and parses a file; a missing file is a SpecError naming it.
+// The whole text of the regular file at `path`. Anything else is refused by name before a
+// byte is read: a FIFO would block forever, a directory reads as empty, a device never ends.
+// `what` names the file's role in messages ("model file", "cost database", ...). Every
+// reader of a user-named input goes through this.
+std::string read_regular_file(const std::string& path, const std::string& what);
+// The same refusals without reading: for a command to check its inputs before it starts.
+void check_regular_file(const std::string& path, const std::string& what);
+// Reads and parses a file; a missing or non-regular file is a SpecError naming it.
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
 
 }  // namespace cc
