@@ -89,8 +89,11 @@ void run(const ProfileFlags& f) {
 #endif
     const profiler::ProfileOutcome outcome = profiler::run_profile(r, backend, log);
     if (rank != 0) return;
-    write_cost_database(f.out, outcome.database);
-    if (!f.trace_out.empty()) write_file_atomically(f.trace_out, outcome.chrome_trace);
+    // Both outputs or neither: a failed --trace-out leaves no database behind.
+    OutputSet files;
+    files.add(f.out, cost_database_to_text(outcome.database), "--out");
+    if (!f.trace_out.empty()) files.add(f.trace_out, outcome.chrome_trace, "--trace-out");
+    files.commit();
     std::cout << "wrote " << f.out << " (" << outcome.database.ops.size() << " op records, "
               << outcome.database.collectives.size() << " collective curves)";
     if (!f.trace_out.empty()) std::cout << " and " << f.trace_out;

@@ -126,6 +126,10 @@ void run(const SearchFlags& f) {
     fail("--tie-tolerance is {}; it must be in [0, 1)", *f.tie_tolerance);
   r.top = f.top;
   r.threads = f.threads;
+  // Outputs that cannot be written are refused before the search, not after it.
+  if (!f.export_json.empty()) check_output_folder(f.export_json, "--export");
+  if (!f.export_megatron.empty()) check_output_folder(f.export_megatron, "--export-megatron");
+  if (!f.export_nemo.empty()) check_output_folder(f.export_nemo, "--export-nemo");
   std::optional<CostDatabase> measured = read_costs(f.costs);
   r.space = space_from(f, measured_framework(measured));
   if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
@@ -143,13 +147,15 @@ void run(const SearchFlags& f) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  // Render every export before writing any, so a failure leaves no file behind.
   const SimResult& best = out.ranked.front().result;
-  std::vector<std::pair<std::string, std::string>> files;
-  if (!f.export_json.empty()) files.emplace_back(f.export_json, layout_json(best, r.reserve));
-  if (!f.export_megatron.empty()) files.emplace_back(f.export_megatron, megatron_arguments(best, r.reserve));
-  if (!f.export_nemo.empty()) files.emplace_back(f.export_nemo, nemo_yaml(best, r.reserve));
-  for (const auto& [path, text] : files) write_file_atomically(path, text);
+  // All exports or none: each goes to its temporary, and they are renamed only once every
+  // one has been written.
+  OutputSet files;
+  if (!f.export_json.empty()) files.add(f.export_json, layout_json(best, r.reserve), "--export");
+  if (!f.export_megatron.empty())
+    files.add(f.export_megatron, megatron_arguments(best, r.reserve), "--export-megatron");
+  if (!f.export_nemo.empty()) files.add(f.export_nemo, nemo_yaml(best, r.reserve), "--export-nemo");
+  files.commit();
 
   if (f.json) {
     std::cout << outcome_json(out, r).dump(2) << "\n";
@@ -175,7 +181,7 @@ void run(const SearchFlags& f) {
   std::cout << "\nexcluded (counted at the first rule each breaks):\n";
   for (const auto& [why, n] : out.excluded)
     if (n > 0) std::cout << fmt::format("  {:>9}  {}\n", with_commas(static_cast<double>(n)), why);
-  for (const auto& [path, text] : files) std::cout << "wrote " << path << "\n";
+  for (const auto& path : files.paths()) std::cout << "wrote " << path << "\n";
 }
 
 }  // namespace

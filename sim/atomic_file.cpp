@@ -1,30 +1,138 @@
 #include "sim/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
 
 #include "sim/error.h"
 
 namespace cc {
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) fail("cannot write '{}': {}", path, std::strerror(errno));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      fail("writing '{}' failed: {}", path, std::strerror(errno));
+namespace {
+
+std::string label(const std::string& what, const std::string& path) {
+  return what.empty() ? fmt::format("'{}'", path) : fmt::format("{} '{}'", what, path);
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+// Renaming over a device node, FIFO or symlink would replace it with a regular file
+// (`--export /dev/full` once did), so only a missing target or a regular file is written.
+void check_target(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;  // absent: fine (a missing folder fails at open)
+  if (!S_ISREG(st.st_mode))
+    fail("{} is {}; clustercast replaces its outputs whole, so it writes only regular files — name a file path",
+         label(what, path), kind_of(st.st_mode));
+}
+
+// A fresh temporary beside `path` (same folder, so the rename stays on one filesystem),
+// created with O_EXCL: two runs writing the same target never share one. Created 0666
+// under the umask, like any file the user writes, unlike mkstemp's 0600.
+int open_unique_temporary(const std::string& path, const std::string& what, std::string& temp) {
+  static std::atomic<unsigned> counter{0};
+  thread_local std::mt19937_64 random(std::random_device{}() ^
+                                      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    temp = fmt::format("{}.{}-{:x}-{:08x}.tmp", path, ::getpid(), counter++, static_cast<std::uint32_t>(random()));
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) {
+      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+      if (errno == ENOENT && !parent.empty() && !std::filesystem::is_directory(parent))
+        fail("cannot write {}: folder '{}' does not exist", label(what, path), parent.string());
+      fail("cannot write {}: {}", label(what, path), std::strerror(errno));
     }
   }
+  fail("cannot write {}: no unused temporary name beside it after 100 tries", label(what, path));
+}
+
+// Writes `contents` to a new temporary and returns its name; nothing is left on failure.
+std::string write_temporary(const std::string& path, const std::string& contents, const std::string& what) {
+  check_target(path, what);
+  std::string temp;
+  const int fd = open_unique_temporary(path, what, temp);
+  const char* data = contents.data();
+  std::size_t left = contents.size();
+  int error = 0;
+  while (left > 0) {
+    const ssize_t wrote = ::write(fd, data, left);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      error = wrote < 0 ? errno : ENOSPC;
+      break;
+    }
+    data += wrote;
+    left -= static_cast<std::size_t>(wrote);
+  }
+  // close() reports deferred write errors (NFS, quota), so it counts too.
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    ::unlink(temp.c_str());
+    fail("writing {} failed: {}", label(what, path), std::strerror(error));
+  }
+  return temp;
+}
+
+void move_into_place(const std::string& temp, const std::string& path, const std::string& what) {
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
-    std::remove(temp.c_str());
-    fail("cannot move '{}' into place: {}", path, why);
+    ::unlink(temp.c_str());
+    fail("cannot move {} into place: {}", label(what, path), why);
+  }
+}
+
+}  // namespace
+
+void check_output_target(const std::string& path, const std::string& what) { check_target(path, what); }
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  move_into_place(write_temporary(path, contents, ""), path, "");
+}
+
+OutputSet::~OutputSet() {
+  for (const auto& s : staged_) ::unlink(s.temp.c_str());
+}
+
+void OutputSet::add(const std::string& path, const std::string& contents, const std::string& what) {
+  // Two outputs on one path would have the later silently replace the earlier.
+  for (const auto& s : staged_) {
+    std::error_code ec;
+    if (s.path == path || std::filesystem::weakly_canonical(s.path, ec) == std::filesystem::weakly_canonical(path, ec))
+      fail("{} and {} name the same file; give each output its own path", label(s.what, s.path), label(what, path));
+  }
+  staged_.push_back({path, write_temporary(path, contents, what), what});
+  paths_.push_back(path);
+}
+
+void OutputSet::commit() {
+  std::vector<Staged> staged = std::move(staged_);
+  staged_.clear();
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    try {
+      move_into_place(staged[i].temp, staged[i].path, staged[i].what);
+    } catch (...) {
+      for (std::size_t j = i + 1; j < staged.size(); ++j) ::unlink(staged[j].temp.c_str());
+      throw;
+    }
   }
 }
 

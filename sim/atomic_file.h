@@ -1,12 +1,47 @@
-// atomic_file.h — every file clustercast writes goes to "<path>.tmp" first and is renamed
-// into place only when complete, so a failed or interrupted run never leaves half a file.
+// atomic_file.h — every file clustercast writes goes to a temporary of its own beside the
+// target (a unique name, so concurrent runs never share one) and is renamed into place only
+// when complete, so a failed or interrupted run never leaves half a file. A target that
+// exists and is not a regular file (a device, a FIFO, a directory, a symlink) is refused
+// rather than replaced.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace cc {
 
-// Throws SpecError naming the path if the folder is missing or not writable.
+// Throws SpecError naming the path if the folder is missing or not writable, the target is
+// not a regular file, or the write fails (disk full).
 void write_file_atomically(const std::string& path, const std::string& contents);
+
+// Refuses (SpecError naming `what` and the path) a target that exists and is not a regular
+// file; the writers check again, this lets a command refuse before its hour of work.
+void check_output_target(const std::string& path, const std::string& what);
+
+// Several outputs of one command, all or none: add() writes each to its temporary, and only
+// commit() renames them into place, so when the second of three cannot be written the
+// first is not left behind. Temporaries not committed are removed by the destructor.
+// (A rename failing inside commit() — the folder's permissions changing under us — can still
+// leave the ones renamed before it; every check that can fail runs in add().)
+class OutputSet {
+ public:
+  OutputSet() = default;
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  ~OutputSet();
+
+  // `what` names the output in messages, e.g. "--export"; empty: just the path.
+  void add(const std::string& path, const std::string& contents, const std::string& what = "");
+  void commit();
+  // The targets added so far, in order (also after commit(): what was written).
+  const std::vector<std::string>& paths() const { return paths_; }
+
+ private:
+  struct Staged {
+    std::string path, temp, what;
+  };
+  std::vector<Staged> staged_;
+  std::vector<std::string> paths_;
+};
 
 }  // namespace cc
