@@ -5,12 +5,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <system_error>
 
 #include "sim/atomic_file.h"
 #include "sim/error.h"
+#include "sim/json_fields.h"
 
 namespace cc::engine {
 namespace {
@@ -133,19 +133,9 @@ class Reader {
 std::string read_whole_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) fail("checkpoint '{}': no such file", path);
-  if (fs::is_directory(status)) fail("checkpoint '{}': is a directory, not a file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("checkpoint '{}': cannot open: {}", path, std::strerror(errno));
-  std::string bytes;
-  char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) fail("checkpoint '{}': read error: {}", path, std::strerror(errno));
-  return bytes;
+  if (!fs::exists(fs::status(path, ec))) fail("checkpoint '{}': no such file", path);
+  // Refuses a directory, FIFO or device by name (a FIFO would block forever).
+  return read_regular_file(path, "checkpoint");
 }
 
 // A name read from a possibly damaged file, safe to put in a message: non-printable bytes
@@ -294,6 +284,14 @@ std::string find_meta(const CheckpointData& data, const std::string& key,
   std::vector<std::string> keys;
   for (const auto& entry : data.meta) keys.push_back(entry.first);
   fail("checkpoint '{}': no meta entry '{}' ({})", path, key, list_names(keys));
+}
+
+void expect_meta(const CheckpointData& data, const std::string& key, const std::string& expected,
+                 const std::string& path, const std::string& hint) {
+  const std::string found = find_meta(data, key, path);
+  if (found != expected)
+    fail("checkpoint '{}': {} is '{}', but this rank's is '{}'{}", path, key, printable(found), expected,
+         hint.empty() ? "" : "; " + hint);
 }
 
 }  // namespace cc::engine

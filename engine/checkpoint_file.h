@@ -50,6 +50,11 @@ const std::vector<float>& find_array(const CheckpointData& data, const std::stri
 std::string find_meta(const CheckpointData& data, const std::string& key,
                       const std::string& path);
 
+// Throws SpecError "checkpoint 'PATH': KEY is 'FOUND', but this rank's is 'EXPECTED'; HINT"
+// when the entry differs (and find_meta's message when it is missing).
+void expect_meta(const CheckpointData& data, const std::string& key, const std::string& expected,
+                 const std::string& path, const std::string& hint = "");
+
 // CRC-32/IEEE (reflected polynomial 0xEDB88320, init and final XOR 0xFFFFFFFF).
 // crc32_ieee("123456789") == 0xCBF43926.
 std::uint32_t crc32_ieee(const void* data, std::size_t size);

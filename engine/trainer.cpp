@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -49,10 +50,22 @@ void validate_training(const ModelSpec& model, const ParallelConfig& c, const Tr
   if (world_size != c.gpus())
     fail("{} MPI ranks do not match TP {} x PP {} x DP {} = {}; run mpirun -np {} (DP = ranks / (TP x PP))", world_size,
          c.tp, c.pp, c.dp, c.gpus(), c.gpus());
+  // Byte tokens index rows 0..255: a smaller vocabulary would read past the embedding.
+  if (model.vocab_size < 256)
+    fail("the engine trains on bytes (vocab 256); vocab_size {} has too few rows — use --vocab-size 256",
+         model.vocab_size);
   if (o.steps < 1) fail("--steps is {}; it must be >= 1", o.steps);
-  if (!(o.lr > 0)) fail("--lr is {}; it must be > 0", o.lr);
+  // Written as !(in range) so that NaN is refused too. An AdamW step above 1 or a decay
+  // above 1 per unit of lr diverges at the first step: those are typos, not experiments.
+  if (!(o.lr > 0 && o.lr <= 1)) fail("--lr is {}; it must be in (0, 1]", o.lr);
+  if (!(o.weight_decay >= 0 && o.weight_decay <= 1)) fail("--weight-decay is {}; it must be in [0, 1]", o.weight_decay);
+  if (!(o.clip_grad >= 0 && std::isfinite(o.clip_grad)))
+    fail("--clip-grad is {}; it must be a finite norm >= 0 (0: off)", o.clip_grad);
+  if (o.warmup_steps < 0) fail("--warmup-steps is {}; it must be >= 0", o.warmup_steps);
   if (!(o.dropout >= 0 && o.dropout < 1)) fail("--dropout is {}; it must be in [0, 1)", o.dropout);
   if (o.eval_windows < 0) fail("--eval-windows is {}; it must be >= 0", o.eval_windows);
+  if (o.save_every < 0) fail("--save-every is {}; it must be >= 0 (0: only at the end)", o.save_every);
+  if (o.log_every < 1) fail("--log-every is {}; it must be >= 1", o.log_every);
 }
 
 TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o, std::ostream& log) {
@@ -76,6 +89,13 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   ModelWeights<Real> grads = allocate_weights<Real>(m);
   Optimizer<Real> optimizer(m, c, groups, w, AdamWConfig{o.lr, 0.9, 0.95, 1e-8, o.weight_decay}, o.clip_grad);
   const std::string layout = fmt::format("{} {} seed {}", model.name, c.summary(), o.seed);
+  // Which shard of the model a checkpoint holds: its world rank and grid coordinates.
+  auto rank_meta = [&] {
+    return std::map<std::string, std::string>{{"rank", std::to_string(groups.world_rank)},
+                                              {"tp_rank", std::to_string(groups.me.tp)},
+                                              {"pp_rank", std::to_string(groups.me.pp)},
+                                              {"dp_rank", std::to_string(groups.me.dp)}};
+  };
   long start = 0;
   if (!o.resume_dir.empty()) {
     agree(groups.world, [&] {
@@ -84,6 +104,10 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
       if (find_meta(ck, "layout", path) != layout)
         fail("checkpoint '{}' was written by '{}', not '{}': resume with the same model, layout and seed", path,
              find_meta(ck, "layout", path), layout);
+      // The file must be this rank's own shard: a renamed or swapped rank-R.ckpt of the same
+      // run has the right layout and sizes but another rank's weights.
+      for (const auto& [key, value] : rank_meta())
+        expect_meta(ck, key, value, path, "each rank resumes only from the file it saved (rank-R.ckpt)");
       start = std::stol(find_meta(ck, "step", path));
       std::vector<Real> flat = find_array(ck, "params", path);
       std::vector<Real> expected;
@@ -103,7 +127,9 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
       std::filesystem::create_directories(dir, ec);
       if (ec) fail("cannot create checkpoint folder '{}': {}", dir, ec.message());
       CheckpointData ck;
-      ck.meta = {{"layout", layout}, {"step", std::to_string(step)}, {"rank", std::to_string(groups.world_rank)}};
+      ck.meta = rank_meta();
+      ck.meta["layout"] = layout;
+      ck.meta["step"] = std::to_string(step);
       std::vector<Real> flat;
       pack(w, m, flat);
       ck.arrays = {{"params", flat}, {"adam_m", optimizer.first_moment()}, {"adam_v", optimizer.second_moment()}};
