@@ -23,6 +23,12 @@ struct ModelFlags {
   std::string model;  // preset or file; empty: GPT-style model from the shape flags alone
   std::optional<int> num_layers, hidden_size, heads, query_groups, ffn, seq_length, vocab;
   bool swiglu = false;
+  // Megatron-LM's names for the architecture, so a launch line pastes; each is checked
+  // against what ModelSpec represents and refused by name where it cannot.
+  std::optional<int> max_position_embeddings;
+  std::optional<std::string> normalization, position_embedding_type;
+  std::optional<double> hidden_dropout, attention_dropout;
+  bool untie_embeddings = false, group_query_attention = false, disable_bias_linear = false;
   void add_to(CLI::App& app);
   // `from_file`: the model a layout file carries, used when --model is not given.
   ModelSpec resolve(const std::optional<ModelSpec>& from_file = std::nullopt) const;
@@ -34,8 +40,10 @@ struct ClusterFlags {
   std::optional<double> cuda_context_gib, comm_buffers_gib, fragmentation, headroom;
   void add_to(CLI::App& app);
   ClusterSpec resolve(const std::optional<ClusterSpec>& from_file = std::nullopt) const;
-  // Flags over the layout file's reserve over the defaults.
-  MemoryReserve reserve(const std::optional<MemoryReserve>& from_file = std::nullopt) const;
+  // Flags over the layout file's reserve over the defaults; the file's values pass the
+  // flags' range checks, and a refusal names `file`.
+  MemoryReserve reserve(const std::optional<MemoryReserve>& from_file = std::nullopt,
+                        const std::string& file = "") const;
 };
 
 // The layout flags of `simulate` (single values). `search` has its own list-valued flags.
@@ -46,6 +54,9 @@ struct LayoutFlags {
   std::optional<std::string> recompute_granularity, recompute_method, precision, framework;
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false;
   bool overlap_param_gather = false, flash_attention = false;
+  // Megatron-LM's precision and attention vocabulary beside --precision / --use-flash-attn.
+  bool bf16 = false, fp16 = false, recompute_activations = false;
+  std::optional<std::string> attention_backend, fp8_format;
   void add_to(CLI::App& app);
   // The layout file first (when --config is given), then flags over it; DP from the GPU
   // count when not given. The stack: --framework, else the one a measured cost database

@@ -1,9 +1,11 @@
 // clustercast — simulate, search, profile and train large-language-model layouts.
 // Exit codes: 0 success, 2 bad input (the message says which value and what is valid),
 // 1 an internal error (a bug: please report it).
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -36,6 +38,19 @@ int main(int argc, char** argv) {
   cc::cli::add_train_command(app);
   cc::cli::add_validate_command(app, argc, argv);
   cc::cli::add_gui_command(app);
+  // CLI11 answers an unknown first word with only "A subcommand is required": name the word
+  // and list what would be valid.
+  std::vector<std::string> subcommands;
+  for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(subcommands.begin(), subcommands.end(), argv[1]) == subcommands.end()) {
+    if (reports_errors()) {
+      std::cerr << "clustercast: '" << argv[1] << "' is not a subcommand; valid subcommands:";
+      for (std::size_t i = 0; i < subcommands.size(); ++i) std::cerr << (i ? ", " : " ") << subcommands[i];
+      std::cerr << " (clustercast --help)\n";
+    }
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

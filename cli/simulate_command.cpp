@@ -2,6 +2,9 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "cli/common_options.h"
 #include "cli/report.h"
@@ -19,6 +22,7 @@ struct SimulateFlags {
   ClusterFlags cluster;
   LayoutFlags layout;
   std::string train_tokens;
+  std::optional<long long> train_iters;  // Megatron-LM's budget: iterations of the global batch
   std::string costs;
   bool json = false;
   std::string trace_out;
@@ -30,8 +34,15 @@ Straggler parse_straggler(const std::string& text) {
   const auto colon = text.find(':');
   try {
     if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    Straggler s{std::stoi(text.substr(0, colon)), std::stod(text.substr(colon + 1))};
-    if (s.slowdown < 1.0) fail("--straggler '{}': the slowdown must be >= 1", text);
+    std::size_t rank_used = 0, slowdown_used = 0;
+    const std::string rank = text.substr(0, colon), slowdown = text.substr(colon + 1);
+    Straggler s{std::stoi(rank, &rank_used), std::stod(slowdown, &slowdown_used)};
+    if (rank_used != rank.size() || slowdown_used != slowdown.size()) throw std::invalid_argument("trailing text");
+    if (s.rank < 0) fail("--straggler '{}': the rank must be >= 0", text);
+    // A rank 100 times slower than the rest is already a failed node, not a straggler;
+    // beyond that (1e12, inf) the simulated times stop being representable.
+    if (!(s.slowdown >= 1.0 && s.slowdown <= 100.0))  // also refuses NaN
+      fail("--straggler '{}': the slowdown {} must be between 1 and 100", text, slowdown);
     return s;
   } catch (const std::logic_error&) {
     fail("--straggler '{}' is not RANK:SLOWDOWN (e.g. 17:1.3)", text);
@@ -39,6 +50,7 @@ Straggler parse_straggler(const std::string& text) {
 }
 
 void run(const SimulateFlags& f) {
+  if (!f.trace_out.empty()) check_output_folder(f.trace_out, "--trace-out");
   const std::optional<LayoutFile> file = f.layout.read_file();
   const ModelSpec model = f.model.resolve(file ? file->model : std::nullopt);
   const ClusterSpec cluster = f.cluster.resolve(file ? file->cluster : std::nullopt);
@@ -50,8 +62,15 @@ void run(const SimulateFlags& f) {
   SimOptions options;
   options.every_rank = f.every_rank;
   options.keep_timeline = !f.trace_out.empty();
-  options.reserve = f.cluster.reserve(file ? file->reserve : std::nullopt);
+  options.reserve = f.cluster.reserve(file ? file->reserve : std::nullopt, f.layout.config_file);
   if (!f.train_tokens.empty()) options.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
+  if (f.train_iters) {
+    if (!f.train_tokens.empty()) fail("--train-iters {} and --train-tokens {} both set the budget; give one", *f.train_iters, f.train_tokens);
+    if (*f.train_iters < 1) fail("--train-iters is {}; it must be >= 1", *f.train_iters);
+    // The same bound as --train-tokens, reached through iterations x global batch x sequence.
+    const double tokens = static_cast<double>(*f.train_iters) * config.global_batch * model.seq_length;
+    options.train_tokens = parse_token_count(fmt::format("{}", tokens), fmt::format("--train-iters {} ({} x {} tokens)", *f.train_iters, config.global_batch, model.seq_length));
+  }
   for (const auto& s : f.stragglers) options.stragglers.push_back(parse_straggler(s));
 
   const std::unique_ptr<CostSource> costs = make_cost_source(std::move(measured), f.costs, cluster, config.precision, config.framework);
@@ -73,6 +92,8 @@ void add_simulate_command(CLI::App& app) {
   flags->cluster.add_to(*sub);
   flags->layout.add_to(*sub);
   sub->add_option("--train-tokens", flags->train_tokens, "Token budget for training_days (e.g. 300e9, 300B)");
+  sub->add_option("--train-iters", flags->train_iters,
+                  "Token budget as Megatron-LM gives it: iterations of the global batch (x its sequence length)");
   sub->add_option("--costs", flags->costs,
                   "Cost database from `clustercast profile` (default: the analytic model of the cluster)");
   sub->add_flag("--json", flags->json, "Print one JSON document instead of the report");

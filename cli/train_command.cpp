@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include "profiler/step_breakdown.h"
 #include "sim/atomic_file.h"
 #include "sim/error.h"
+#include "sim/json_fields.h"
 
 #ifdef CLUSTERCAST_HAVE_CUDA
 #include "engine/cuda/gpu_trainer.h"
@@ -94,6 +96,12 @@ void run(const TrainFlags& f) {
     if (!f.report_json.empty()) check_output_folder(f.report_json, "--report-json");
     if (!f.report_json.empty() && (f.timed_from < 1 || f.timed_from > f.options.steps))
       fail("--timed-from {}: the first timed step must be in 1..--steps {}", f.timed_from, f.options.steps);
+    // Every option is checked before the first line of output, so bad input prints nothing.
+    engine::validate_training(model, config, f.options, world);
+    if (!f.options.data.empty()) check_regular_file(f.options.data, "corpus");
+    if (!f.options.resume_dir.empty() && !std::filesystem::is_directory(f.options.resume_dir))
+      fail("--resume '{}' is not a folder; give a checkpoint folder DIR/step-N written by --save",
+           f.options.resume_dir);
     if (rank == 0)
       std::cout << "training " << model.name << " (" << model.total_parameters() << " parameters) with "
                 << config.summary() << " on " << world << " ranks\n";

@@ -1,6 +1,6 @@
 #include "interop/layout_files.h"
 
-#include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -15,14 +15,6 @@
 namespace cc {
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("layout file '{}' cannot be opened (no such file or not readable)", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 int to_int(const std::string& value, const std::string& what, const std::string& where) {
   try {
@@ -258,6 +250,12 @@ LayoutFile read_json_layout(const std::string& text, const std::string& where) {
   LayoutFile out;
   const JsonFields f(doc, where);
   // Either an exported layout with a "config" object, or a bare config object.
+  // layout_json() writes format "clustercast-layout", version 1: refuse what we did not write
+  // rather than read a future or foreign file as if it were ours.
+  if (f.has("format") && f.string("format") != "clustercast-layout")
+    fail("{}: format is '{}'; the only layout format read is 'clustercast-layout'", where, f.string("format"));
+  if (f.has("version") && f.integer("version", 0) != 1)
+    fail("{}: version is {}; this clustercast reads layout version 1", where, f.raw("version").dump());
   const nlohmann::json& config_doc = f.has("config") ? f.raw("config") : doc;
   const JsonFields config(config_doc, where);
   for (const char* key : {"tensor_model_parallel_size", "pipeline_model_parallel_size"})
@@ -269,8 +267,11 @@ LayoutFile read_json_layout(const std::string& text, const std::string& where) {
   if (f.has("gpus")) out.gpus = static_cast<int>(f.integer("gpus", 1));
   if (f.has("memory_reserve")) {
     const JsonFields m = f.object("memory_reserve");
-    out.reserve = MemoryReserve{m.number("cuda_context_gib", 0), m.number("comm_buffers_gib", 0),
-                                m.number("fragmentation_fraction", 0), m.number("headroom_fraction", 0)};
+    // Any number here: the range checks are the flags' own (cli ClusterFlags::reserve), one
+    // path for values from flags and from files.
+    constexpr double kAny = std::numeric_limits<double>::lowest();
+    out.reserve = MemoryReserve{m.number("cuda_context_gib", kAny), m.number("comm_buffers_gib", kAny),
+                                m.number("fragmentation_fraction", kAny), m.number("headroom_fraction", kAny)};
   }
   return out;
 }
@@ -278,7 +279,7 @@ LayoutFile read_json_layout(const std::string& text, const std::string& where) {
 }  // namespace
 
 LayoutFile read_layout_file(const std::string& path) {
-  const std::string text = read_text(path);
+  const std::string text = read_regular_file(path, "layout file");
   const std::string where = "layout file '" + path + "'";
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) fail("{} is empty", where);

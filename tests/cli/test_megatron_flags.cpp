@@ -1,0 +1,125 @@
+// Megatron-LM's own flags in `simulate` mean what they mean there: each is compared with the
+// clustercast flag it stands for (same prediction), a launch line exported by `search`
+// pastes unchanged, and shape overrides on a preset move the fields that follow them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_runner.h"
+
+namespace cc::cli_test {
+namespace {
+
+const std::vector<std::string> kGpt3 = {"simulate", "--model", "gpt3-175b", "--gpus", "1024", "--tp", "8", "--pp",
+                                        "16", "--micro-batch-size", "1", "--global-batch-size", "1536", "--json"};
+
+nlohmann::json simulate_json(const std::vector<std::string>& args) {
+  const RunResult r = run_clustercast(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return nlohmann::json::object();
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(MegatronFlags, AttentionBackendAutoFlashAndFusedAreFlashLocalAndUnfusedStoreTheScores) {
+  const auto flash = simulate_json(with(kGpt3, {"--use-flash-attn"}));
+  const auto unfused = simulate_json(with(kGpt3, {"--attention-backend", "unfused"}));
+  ASSERT_TRUE(flash.contains("peak_memory_gib") && unfused.contains("peak_memory_gib"));
+  // Without this difference the equalities below would prove nothing.
+  EXPECT_LT(flash.at("peak_memory_gib").get<double>(), unfused.at("peak_memory_gib").get<double>());
+  for (const char* backend : {"auto", "flash", "fused"}) {
+    const auto j = simulate_json(with(kGpt3, {"--attention-backend", backend}));
+    EXPECT_EQ(j.at("config").at("attention"), "flash") << backend;
+    EXPECT_EQ(j.at("iteration_time_s"), flash.at("iteration_time_s")) << backend;
+  }
+  const auto local = simulate_json(with(kGpt3, {"--attention-backend", "local"}));
+  EXPECT_EQ(local.at("config").at("attention"), "unfused");
+  EXPECT_EQ(local.at("peak_memory_gib"), unfused.at("peak_memory_gib"));
+}
+
+TEST(MegatronFlags, PrecisionRecomputeAndIterationBudgetSpellings) {
+  EXPECT_EQ(simulate_json(with(kGpt3, {"--fp16"})).at("config").at("precision"), "fp16");
+  EXPECT_EQ(simulate_json(with(kGpt3, {"--bf16"})).at("config").at("precision"), "bf16");
+  EXPECT_EQ(simulate_json(with(kGpt3, {"--bf16", "--fp8-format", "hybrid", "--cluster", "dgx-h100"}))
+                .at("config")
+                .at("precision"),
+            "fp8");
+  EXPECT_EQ(simulate_json(with(kGpt3, {"--recompute-activations"})).at("config").at("recompute_granularity"),
+            "selective");
+  // 1000 iterations x 1536 sequences x 2048 tokens.
+  const auto iters = simulate_json(with(kGpt3, {"--train-iters", "1000"}));
+  const auto tokens = simulate_json(with(kGpt3, {"--train-tokens", "3145728000"}));
+  EXPECT_GT(tokens.at("training_days").get<double>(), 0);
+  EXPECT_EQ(iters.at("training_days"), tokens.at("training_days"));
+}
+
+TEST(MegatronFlags, ArchitectureFlagsSetTheModel) {
+  const auto m = simulate_json({"simulate", "--gpus", "4", "--tp", "4", "--num-layers", "4", "--hidden-size", "1024",
+                                "--num-attention-heads", "16", "--group-query-attention", "--num-query-groups", "4",
+                                "--swiglu", "--disable-bias-linear", "--normalization", "RMSNorm",
+                                "--position-embedding-type", "rope", "--max-position-embeddings", "8192",
+                                "--untie-embeddings-and-output-weights", "--hidden-dropout", "0",
+                                "--attention-dropout", "0", "--json"})
+                     .at("model");
+  EXPECT_EQ(m.at("num_query_groups"), 4);
+  EXPECT_EQ(m.at("normalization"), "rmsnorm");
+  EXPECT_EQ(m.at("position_embedding"), "rope");
+  EXPECT_EQ(m.at("tied_embeddings"), false);
+  EXPECT_EQ(m.at("dropout"), false);
+  // Megatron-LM: --group-query-attention without --num-query-groups means one group.
+  EXPECT_EQ(simulate_json({"simulate", "--gpus", "1", "--num-layers", "2", "--hidden-size", "256",
+                           "--num-attention-heads", "8", "--group-query-attention", "--json"})
+                .at("model")
+                .at("num_query_groups"),
+            1);
+}
+
+TEST(MegatronFlags, TheSearchExportPastesIntoSimulateUnchanged) {
+  const TempDir dir;
+  const RunResult s = run_clustercast({"search", "--model", "gpt3-13b", "--gpus", "64", "--global-batch-size", "512",
+                                       "--export-megatron", dir.file("best.args")});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  std::vector<std::string> args{"simulate", "--gpus", "64", "--json"};
+  std::istringstream lines(read_file(dir.file("best.args")));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) args.push_back(w);
+  }
+  ASSERT_GT(args.size(), 20u);
+  const auto pasted = simulate_json(args);
+  const auto from_file = simulate_json({"simulate", "--config", dir.file("best.args"), "--json"});
+  EXPECT_EQ(pasted.at("iteration_time_s"), from_file.at("iteration_time_s"));
+  EXPECT_EQ(pasted.at("config"), from_file.at("config"));
+}
+
+TEST(ShapeOverrides, HeadsOnAMultiHeadPresetMoveItsQueryGroups) {
+  // small: 8 heads, 8 query groups. Before: --num-attention-heads 4 kept 8 groups and was refused.
+  const auto m = simulate_json({"simulate", "--model", "small", "--gpus", "1", "--num-attention-heads", "4", "--json"});
+  EXPECT_EQ(m.at("model").at("num_query_groups"), 4);
+  // llama2-70b is grouped-query (64 heads, 8 groups): its groups stay.
+  const auto g = simulate_json(
+      {"simulate", "--model", "llama2-70b", "--gpus", "8", "--tp", "8", "--num-attention-heads", "32", "--json"});
+  EXPECT_EQ(g.at("model").at("num_query_groups"), 8);
+}
+
+TEST(ShapeOverrides, AnFfnThatIsAMultipleOfTheHiddenSizeFollowsIt) {
+  // gpt3-175b: FFN 4 x 12288. With --hidden-size 6144 it is 4 x 6144.
+  const auto m = simulate_json({"simulate", "--model", "gpt3-175b", "--gpus", "8", "--tp", "8", "--hidden-size",
+                                "6144", "--json"});
+  EXPECT_EQ(m.at("model").at("ffn_hidden_size"), 24576);
+  // llama2-7b: 11008 is no multiple of 4096, so it stays; --ffn-hidden-size always wins.
+  EXPECT_EQ(simulate_json({"simulate", "--model", "llama2-7b", "--gpus", "8", "--tp", "8", "--hidden-size", "2048",
+                           "--json"})
+                .at("model")
+                .at("ffn_hidden_size"),
+            11008);
+  EXPECT_EQ(simulate_json({"simulate", "--model", "gpt3-175b", "--gpus", "8", "--tp", "8", "--hidden-size", "6144",
+                           "--ffn-hidden-size", "16384", "--json"})
+                .at("model")
+                .at("ffn_hidden_size"),
+            16384);
+}
+
+}  // namespace
+}  // namespace cc::cli_test
