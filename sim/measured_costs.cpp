@@ -46,6 +46,12 @@ ComputeOp at_shape(const ComputeOp& op, const std::array<std::int64_t, 4>& shape
   return r;
 }
 
+// What an op's time follows: FLOPs for matrix products and attention, bytes moved for
+// elementwise ops and the optimizer.
+double work(const ComputeOp& op) {
+  return op.kind == OpKind::Elementwise || op.kind == OpKind::Optimizer ? op.bytes : op.flops;
+}
+
 double shape_distance(const std::array<std::int64_t, 4>& a, const std::array<std::int64_t, 4>& b) {
   double sum = 0;
   for (std::size_t i = 0; i < 4; ++i) sum += std::abs(std::log(static_cast<double>(a[i]) / static_cast<double>(b[i])));
@@ -116,6 +122,29 @@ const OpRecord* MeasuredCosts::nearest(const ComputeOp& op) const {
   return nullptr;
 }
 
+// Along the op's measured shapes at the nearest record's TP degree (the profile's micro
+// batch sizes), as a collective along its sweep: between two measured shapes a straight
+// line in log(work)-log(time); beyond them the last measured throughput (time per FLOP or
+// byte) holds. Measured, not a device model's ratio: the analytic model is a GPU's, whose
+// latency floors made doubled CPU work look 1.6x as long when it took 2x.
+double MeasuredCosts::scaled_time(const ComputeOp& op, const OpRecord& nearest) const {
+  std::vector<std::pair<double, double>> points;  // (work, seconds), each measured shape of the op
+  for (const auto& r : db_.ops)
+    if (r.name == nearest.name && r.phase == nearest.phase && r.tp == nearest.tp && r.mean_s > 0)
+      points.emplace_back(work(at_shape(op, r.shape)), r.mean_s);
+  std::sort(points.begin(), points.end());
+  const double w = work(op);
+  const auto hi = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.first >= w; });
+  if (hi == points.begin() || hi == points.end() || hi->first == (hi - 1)->first) {
+    const auto& end = hi == points.begin() ? points.front() : points.back();
+    if (hi != points.end() && hi->first == w) return hi->second;
+    return end.second * w / end.first;
+  }
+  const auto lo = hi - 1;
+  const double f = std::log(w / lo->first) / std::log(hi->first / lo->first);
+  return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
+}
+
 OpCost MeasuredCosts::compute(const ComputeOp& op) const {
   if (std::find(db_.fused_ops.begin(), db_.fused_ops.end(), op.name) != db_.fused_ops.end()) {
     note(op.name, op.phase, Pricing::Fused);
@@ -127,8 +156,7 @@ OpCost MeasuredCosts::compute(const ComputeOp& op) const {
   }
   if (const OpRecord* r = nearest(op)) {
     note(op.name, op.phase, Pricing::Scaled);
-    const double ratio = analytic_.compute(op).seconds / analytic_.compute(at_shape(op, r->shape)).seconds;
-    return {r->mean_s * ratio, true};
+    return {scaled_time(op, *r), true};
   }
   note(op.name, op.phase, Pricing::Analytic);
   return analytic_.compute(op);
@@ -154,21 +182,25 @@ std::string MeasuredCosts::describe() const {
                      db_.dtype);
 }
 
-std::string MeasuredCosts::coverage() const {
+MeasuredCosts::PricingCounts MeasuredCosts::pricing_counts() const {
   const std::lock_guard<std::mutex> lock(mutex_);
-  int exact = 0, scaled = 0, fused = 0;
-  std::vector<std::string> analytic;
+  PricingCounts c;
   for (const auto& [name, how] : pricing_) {
-    if (how == Pricing::Exact) ++exact;
-    if (how == Pricing::Scaled) ++scaled;
-    if (how == Pricing::Fused) ++fused;
-    if (how == Pricing::Analytic) analytic.push_back(name);
+    if (how == Pricing::Exact) ++c.exact;
+    if (how == Pricing::Scaled) ++c.scaled;
+    if (how == Pricing::Fused) ++c.fused;
+    if (how == Pricing::Analytic) c.analytic.push_back(name);
   }
+  return c;
+}
+
+std::string MeasuredCosts::coverage() const {
+  const PricingCounts c = pricing_counts();
   std::string line = fmt::format("{} ops measured at their shape, {} scaled from the nearest measured shape, {} fused",
-                                 exact, scaled, fused);
-  if (analytic.empty()) return line + ", none from the analytic model";
-  return fmt::format("{}, {} from the analytic model (not in the database): {}", line, analytic.size(),
-                     fmt::join(analytic, ", "));
+                                 c.exact, c.scaled, c.fused);
+  if (c.analytic.empty()) return line + ", none from the analytic model";
+  return fmt::format("{}, {} from the analytic model (not in the database): {}", line, c.analytic.size(),
+                     fmt::join(c.analytic, ", "));
 }
 
 }  // namespace cc

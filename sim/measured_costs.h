@@ -1,6 +1,7 @@
 // measured_costs.h — prices ops from a profiled cost database (cost_database.h): an exact
 // (name, phase, shape) hit uses the measured mean; another shape of a measured op uses
-// the nearest measured shape scaled by the analytic model's ratio between the two shapes;
+// the op's measured shapes: between two of them interpolated in log(work)-log(time), beyond
+// them the nearest end's measured throughput (work: FLOPs or bytes);
 // collectives on a measured group size inside a node use the sweep itself, interpolated
 // between measured sizes (a single latency/bandwidth line misses shared-memory transports
 // by up to 3x: bandwidth peaks while messages fit in cache and falls beyond).
@@ -35,12 +36,20 @@ class MeasuredCosts final : public CostSource {
   std::string describe() const override;
   std::string coverage() const override;
 
+  // How the (op, phase) pairs priced so far were priced (coverage() says it in words).
+  struct PricingCounts {
+    int exact = 0, scaled = 0, fused = 0;
+    std::vector<std::string> analytic;  // ops the database lacks
+  };
+  PricingCounts pricing_counts() const;
+
   const CostDatabase& database() const { return db_; }
 
  private:
   enum class Pricing { Exact, Scaled, Fused, Analytic };
   const OpRecord* exact(const ComputeOp& op) const;
   const OpRecord* nearest(const ComputeOp& op) const;
+  double scaled_time(const ComputeOp& op, const OpRecord& nearest) const;
   void note(const std::string& name, Phase phase, Pricing how) const;
 
   CostDatabase db_;

@@ -1,5 +1,6 @@
-// MeasuredCosts: a measured shape prices at its median; another shape of a measured op is
-// the nearest measurement scaled by the analytic model's ratio; fused ops cost nothing;
+// MeasuredCosts: a measured shape prices at its mean; another shape of a measured op is
+// interpolated between its measured shapes in log(work)-log(time), beyond them at the nearest
+// end's throughput; fused ops cost nothing;
 // only ops absent from the database fall back to the analytic model, and coverage() says so.
 #include <gtest/gtest.h>
 
@@ -49,16 +50,21 @@ TEST_F(Measured, RecomputeUsesTheForwardMeasurement) {
   EXPECT_DOUBLE_EQ(costs.compute(gemm("fc1", 256, 512, 128, Phase::Recompute)).seconds, 0.00074);
 }
 
-TEST_F(Measured, OtherShapeScalesTheNearestMeasurementByTheAnalyticRatio) {
+TEST_F(Measured, BeyondTheMeasuredShapesTheLastThroughputHolds) {
   const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
-  const AnalyticCosts analytic(cluster, Precision::FP32, AnalyticParams{});  // what a database falls back on
-  const ComputeOp wider = gemm("fc1", 2048, 1024, 256);  // nearest: the 1024x1024x256 record
-  const double expected =
-      0.0108 * analytic.compute(wider).seconds / analytic.compute(gemm("fc1", 1024, 1024, 256)).seconds;
+  const ComputeOp wider = gemm("fc1", 2048, 1024, 256);  // 2x the FLOPs of the largest record (0.0108 s)
   const OpCost c = costs.compute(wider);
-  EXPECT_NEAR(c.seconds, expected, 1e-15);
+  EXPECT_NEAR(c.seconds, 2 * 0.0108, 1e-12);
   EXPECT_TRUE(c.measured);
-  EXPECT_GT(c.seconds, 0.0108);  // twice the rows cannot be cheaper
+  // Below the smallest (256x512x128 in 0.00074 s), its throughput: half the FLOPs, half the time.
+  EXPECT_NEAR(costs.compute(gemm("fc1", 128, 512, 128)).seconds, 0.00074 / 2, 1e-12);
+}
+
+TEST_F(Measured, BetweenTwoMeasuredShapesTimeIsInterpolatedInLogLog) {
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  // The records are 16x apart in FLOPs (256x512x128 -> 1024x1024x256); 512x1024x128 has 4x
+  // the smaller one's FLOPs, half way in log(FLOPs): the geometric mean of the two times.
+  EXPECT_NEAR(costs.compute(gemm("fc1", 512, 1024, 128)).seconds, std::sqrt(0.00074 * 0.0108), 1e-12);
 }
 
 TEST_F(Measured, FusedOpsCostNothingAndUnknownOpsAreAnalyticAndReported) {
