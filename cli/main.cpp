@@ -1,11 +1,9 @@
 // clustercast — simulate, search, profile and train large-language-model layouts.
 // Exit codes: 0 success, 2 bad input (the message says which value and what is valid),
 // 1 an internal error (a bug: please report it).
-#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -40,15 +38,16 @@ int main(int argc, char** argv) {
   cc::cli::add_gui_command(app);
   // CLI11 answers an unknown first word with only "A subcommand is required": name the word
   // and list what would be valid.
-  std::vector<std::string> subcommands;
-  for (const CLI::App* sub : app.get_subcommands({})) subcommands.push_back(sub->get_name());
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::find(subcommands.begin(), subcommands.end(), argv[1]) == subcommands.end()) {
-    if (reports_errors()) {
-      std::cerr << "clustercast: '" << argv[1] << "' is not a subcommand; valid subcommands:";
-      for (std::size_t i = 0; i < subcommands.size(); ++i) std::cerr << (i ? ", " : " ") << subcommands[i];
-      std::cerr << " (clustercast --help)\n";
-    }
+  std::string subcommands;
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    subcommands += (subcommands.empty() ? "" : ", ") + sub->get_name();
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    if (reports_errors())
+      std::cerr << "clustercast: '" << argv[1] << "' is not a subcommand; valid subcommands: " << subcommands
+                << " (clustercast --help)\n";
     return 2;
   }
   try {
@@ -58,7 +57,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (reports_errors()) std::cerr << "clustercast: " << e.what() << "\n";
+    if (reports_errors()) {
+      std::cerr << "clustercast: " << e.what();
+      // No subcommand at all (`clustercast`, `clustercast --frob`): say which there are.
+      if (app.get_subcommands().empty()) std::cerr << "; subcommands: " << subcommands;
+      std::cerr << "\n";
+    }
     return 2;
   } catch (const cc::cli::ExitCode& e) {
     return e.code;
