@@ -11,8 +11,9 @@
 //   arrays                name (u64 length + bytes), u64 element count, raw IEEE-754 floats
 //   crc          u32      CRC-32 (IEEE 802.3, as zlib/PNG) of every byte before it
 // Writing is atomic (a temporary of its own beside PATH, then rename) and deterministic: the
-// same data gives the same bytes. Reading validates everything; every length is bounded by the bytes that remain, so
-// a damaged or foreign file gives a SpecError, never a crash or a huge allocation.
+// same data gives the same bytes. Reading validates everything; every length is bounded by the
+// bytes that remain, so a damaged or foreign file gives a SpecError, never a crash or a huge
+// allocation.
 #pragma once
 
 #include <cstddef>
