@@ -55,6 +55,9 @@ void run(const SimulateFlags& f) {
   const ModelSpec model = f.model.resolve(file ? file->model : std::nullopt);
   const ClusterSpec cluster = f.cluster.resolve(file ? file->cluster : std::nullopt);
   const std::optional<int> gpus = f.cluster.gpus ? f.cluster.gpus : file ? file->gpus : std::nullopt;
+  // A count from the file passes the check --gpus would, and the message names the file.
+  if (!f.cluster.gpus && gpus && *gpus < 1)
+    fail("layout file '{}': the GPU count is {}; it must be >= 1", f.layout.config_file, *gpus);
   std::optional<CostDatabase> measured = read_costs(f.costs);
   const ParallelConfig config = f.layout.resolve(model, gpus, file ? &*file : nullptr, measured_framework(measured));
   validate(config, model, cluster, gpus.value_or(0));

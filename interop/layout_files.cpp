@@ -237,8 +237,15 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
     m.validate(where);
     out.model = m;
   }
-  if (has("trainer.devices") && has("trainer.num_nodes"))
-    out.gpus = integer("trainer.devices", 1) * integer("trainer.num_nodes", 1);
+  if (has("trainer.devices") && has("trainer.num_nodes")) {
+    // In 64 bits: two values up to 1e9 each wrapped an int and printed an overflowed DP.
+    const long long devices = integer("trainer.devices", 1), nodes = integer("trainer.num_nodes", 1);
+    if (devices < 1 || nodes < 1 || devices * nodes > std::numeric_limits<int>::max())
+      fail("{}: trainer.devices {} x trainer.num_nodes {} is not a GPU count; each must be >= 1 and the product at "
+           "most {}",
+           where, devices, nodes, std::numeric_limits<int>::max());
+    out.gpus = static_cast<int>(devices * nodes);
+  }
   apply_clustercast_comment(text, out, where);
   if (out.gpus) c.dp = *out.gpus / std::max(1, c.tp * c.pp);
   if (c.global_batch == 0) c.global_batch = c.micro_batch * c.dp;
