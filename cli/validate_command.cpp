@@ -170,6 +170,16 @@ void run_job(std::vector<std::string> argv, const std::string& log, const std::s
   }
 }
 
+// The report's command must paste back into a shell: --layouts holds spaces and ';'.
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=,:+-") ==
+                          std::string::npos)
+    return arg;
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 LayoutCheck measured_check(const std::string& report_path, int first_timed_step) {
@@ -247,13 +257,15 @@ void run(const ValidateFlags& f) {
 
   // 2. Predictions from the database alone, replaying the semantics of the engine it measured.
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");  // only its GPU count matters: every cost is measured
-  const MeasuredCosts costs(v.costs, v.costs_path, cluster, precision);
   auto t = Clock::now();
   std::vector<SimResult> predicted;
+  std::vector<MeasuredCosts::PricingCounts> pricing;
   for (const auto& l : layouts) {
     ParallelConfig c = l.config;
     apply_framework(c, v.costs.framework);
+    const MeasuredCosts costs(v.costs, v.costs_path, cluster, precision);  // one per layout: its own pricing counts
     predicted.push_back(simulate(l.model_for(model), cluster, c, costs, SimOptions{}));
+    pricing.push_back(costs.pricing_counts());
   }
   v.prediction_s = seconds_since(t);
 
@@ -281,6 +293,9 @@ void run(const ValidateFlags& f) {
     c.layout = l.text;
     c.summary = l.config.summary();
     c.in_sample = profiled_exactly(v.costs, l, model);
+    c.new_shape = l.seq_length || l.num_layers;
+    c.ops_scaled = pricing[i].scaled;
+    c.ops_analytic = static_cast<int>(pricing[i].analytic.size());
     c.predicted_s = predicted[i].iteration_time_s;
     c.predicted_split = split_of(predicted[i].breakdown);
     // The stage whose activations the model gets most wrong is the one reported.
@@ -321,7 +336,7 @@ void run(const ValidateFlags& f) {
 void add_validate_command(CLI::App& app, int argc, char** argv) {
   auto f = std::make_shared<ValidateFlags>();
   f->model.model = "small";
-  for (int i = 0; i < argc; ++i) f->command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) f->command += (i ? " " : "") + shell_quoted(argv[i]);
   CLI::App* sub = app.add_subcommand(
       "validate",
       "Profile once, predict layouts the profile never ran, train each for real and compare (exit 3 on a miss)");
