@@ -23,6 +23,18 @@ double max_abs(const std::vector<LayoutCheck>& ls, double (LayoutCheck::*error)(
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
+// Mean |time error| of the layouts at shapes the profile ran against those at new shapes
+// (another sequence length or depth, priced by scaling), when both kinds are present.
+std::string shape_split(const std::vector<LayoutCheck>& ls) {
+  std::vector<LayoutCheck> ran, scaled;
+  for (const auto& l : ls) (l.new_shape ? scaled : ran).push_back(l);
+  if (ran.empty() || scaled.empty()) return "";
+  return fmt::format("At the model shape the profile ran: mean |error| {:.1f}% over {} layouts; at shapes it never ran "
+                     "(seq= or layers=, priced by scaling the nearest measured op): {:.1f}% over {}.\n",
+                     100 * mean_abs(ran, &LayoutCheck::time_error), ran.size(),
+                     100 * mean_abs(scaled, &LayoutCheck::time_error), scaled.size());
+}
+
 bool within(const LayoutCheck& l, const ValidationSummary& v) {
   return std::abs(l.time_error()) <= v.tolerance && std::abs(l.memory_error()) <= v.memory_tolerance;
 }
@@ -74,6 +86,7 @@ std::string terminal_table(const ValidationSummary& v) {
                    100 * mean_abs(v.layouts, &LayoutCheck::memory_error),
                    100 * max_abs(v.layouts, &LayoutCheck::memory_error), held_out_count(v), 100 * v.tolerance,
                    100 * v.memory_tolerance);
+  t += shape_split(v.layouts);
   const double total = v.profile_s + v.training_s + v.prediction_s;
   t += fmt::format("validation took {:.0f} s: profile {:.0f} s, training {:.0f} s, prediction {:.3f} s ({:.3f}% of it)\n",
                    total, v.profile_s, v.training_s, v.prediction_s, total > 0 ? 100 * v.prediction_s / total : 0.0);
@@ -96,20 +109,22 @@ std::string markdown_report(const ValidationSummary& v) {
        "keeps for backward, per stage\n";
   r += fmt::format("- held-out means the profile never ran that layout; {}\n\n", held_out_count(v));
   r += "| layout | held-out | predicted s | measured s (min–max) | error | predicted activations | measured | error | "
-       "miss sits in |\n|---|---|---|---|---|---|---|---|---|\n";
+       "miss sits in | ops scaled / analytic |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& l : v.layouts)
     r += fmt::format("| `{}` ({}) | {} | {:.4f} | {:.4f} ({:.4f}–{:.4f}, {} steps) | {} | {:.2f} MB (stage {}) | "
-                     "{:.2f} MB | {} | {} |\n",
+                     "{:.2f} MB | {} | {} | {} / {} |\n",
                      l.layout, l.summary, l.in_sample ? "no (in-sample)" : "yes", l.predicted_s, l.measured_s,
                      l.measured_min_s, l.measured_max_s, l.timed_steps, pct(l.time_error()),
                      l.predicted_activation_bytes / 1e6, l.activation_stage, l.measured_activation_bytes / 1e6,
-                     pct(l.memory_error()), l.miss_sits());
+                     pct(l.memory_error()), l.miss_sits(), l.ops_scaled, l.ops_analytic);
   r += fmt::format("\nIteration time: mean |error| **{:.1f}%**, worst **{:.1f}%**. Activation memory: mean |error| "
                    "**{:.1f}%**, worst **{:.1f}%**. Tolerance {:.0f}% (time) and {:.0f}% (memory): **{}**.\n\n",
                    100 * mean_abs(v.layouts, &LayoutCheck::time_error), 100 * max_abs(v.layouts, &LayoutCheck::time_error),
                    100 * mean_abs(v.layouts, &LayoutCheck::memory_error),
                    100 * max_abs(v.layouts, &LayoutCheck::memory_error), 100 * v.tolerance, 100 * v.memory_tolerance,
                    v.passed() ? "every layout within it" : "some layouts miss it");
+  r += shape_split(v.layouts);
+  if (!shape_split(v.layouts).empty()) r += "\n";
   r += "## Where the time went (seconds per iteration, stage 0 / rank 0)\n\n"
        "Pipeline = transfers and bubble together (the engine's blocking receive holds both); unannotated = host "
        "time outside every engine scope.\n\n"

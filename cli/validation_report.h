@@ -24,6 +24,9 @@ struct LayoutCheck {
   std::string layout;            // as written in --layouts
   std::string summary;           // ParallelConfig::summary()
   bool in_sample = false;        // the profile itself ran exactly this layout
+  bool new_shape = false;        // seq= or layers=: a model shape the profile never ran
+  int ops_scaled = 0;            // (op, phase) pairs priced from the nearest measured shape
+  int ops_analytic = 0;          // (op, phase) pairs the database lacks (analytic model)
   double predicted_s = 0;
   double measured_s = 0;         // median of the timed steps (slowest rank)
   double measured_min_s = 0, measured_max_s = 0;
