@@ -91,6 +91,9 @@ nlohmann::json report_json(const ModelSpec& model, const ParallelConfig& config,
 
 void run(const TrainFlags& f) {
   run_mpi_job([&](int rank, int world) {
+    // The engine draws its masks from --dropout alone; Megatron's pair would be ignored.
+    if (f.model.hidden_dropout || f.model.attention_dropout)
+      fail("--hidden-dropout / --attention-dropout: the training engine has one --dropout for both; give --dropout");
     const ModelSpec model = f.model.resolve();
     const ParallelConfig config = layout_of(f, model, world);
     if (!f.report_json.empty()) check_output_folder(f.report_json, "--report-json");
