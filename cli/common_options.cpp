@@ -172,7 +172,7 @@ ClusterSpec ClusterFlags::resolve(const std::optional<ClusterSpec>& from_file) c
 namespace {
 
 // Every memory-reserve value, with its flag and its sane range. Flags and layout files go
-// through the same check (check_reserve), so a file cannot carry what a flag would refuse.
+// through the same check (check_reserve_value), so a file cannot carry what a flag would refuse.
 struct ReserveField {
   const char* flag;
   double max;
