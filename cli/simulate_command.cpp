@@ -68,11 +68,14 @@ void run(const SimulateFlags& f) {
   options.reserve = f.cluster.reserve(file ? file->reserve : std::nullopt, f.layout.config_file);
   if (!f.train_tokens.empty()) options.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   if (f.train_iters) {
-    if (!f.train_tokens.empty()) fail("--train-iters {} and --train-tokens {} both set the budget; give one", *f.train_iters, f.train_tokens);
+    if (!f.train_tokens.empty())
+      fail("--train-iters {} and --train-tokens {} both set the budget; give one", *f.train_iters, f.train_tokens);
     if (*f.train_iters < 1) fail("--train-iters is {}; it must be >= 1", *f.train_iters);
     // The same bound as --train-tokens, reached through iterations x global batch x sequence.
     const double tokens = static_cast<double>(*f.train_iters) * config.global_batch * model.seq_length;
-    options.train_tokens = parse_token_count(fmt::format("{}", tokens), fmt::format("--train-iters {} ({} x {} tokens)", *f.train_iters, config.global_batch, model.seq_length));
+    const std::string what =
+        fmt::format("--train-iters {} ({} x {} tokens)", *f.train_iters, config.global_batch, model.seq_length);
+    options.train_tokens = parse_token_count(fmt::format("{}", tokens), what);
   }
   for (const auto& s : f.stragglers) options.stragglers.push_back(parse_straggler(s));
 
