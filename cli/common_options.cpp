@@ -233,7 +233,8 @@ void LayoutFlags::add_to(CLI::App& app) {
                "--attention-backend flash)")->group(g);
   app.add_option("--attention-backend", attention_backend,
                  "auto, flash or fused: scores never stored; unfused or local: the s x s scores are "
-                 "materialised, as in the 2021-2022 papers' runs (default: the layout file's, else unfused)")
+                 "materialised, as in the 2021-2022 papers' runs (default: the layout file's, else the stack's: "
+                 "flash for megatron-core and nemo, unfused for megatron-2021, megatron-deepspeed and our engine)")
       ->group(g);
   app.add_flag("--recompute-activations", recompute_activations, "= --recompute-granularity selective")->group(g);
   app.add_option("--precision", precision, "bf16 (default), fp16, fp8 or fp32")->group(g);
@@ -274,14 +275,9 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   if (overlap_param_gather) c.overlap_param_gather = true;
   if (flash_attention) c.attention = AttentionKernel::Flash;
   if (attention_backend) {
-    // Megatron-Core: auto picks flash or fused, neither of which stores the scores.
-    const std::string& b = *attention_backend;
-    const bool scores_stored = b == "unfused" || b == "local";
-    if (!scores_stored && b != "auto" && b != "flash" && b != "fused")
-      fail("--attention-backend '{}' is not one of auto, flash, fused, unfused, local", b);
-    if (flash_attention && scores_stored)
-      fail("--use-flash-attn contradicts --attention-backend {}; give one of them", b);
-    c.attention = scores_stored ? AttentionKernel::Unfused : AttentionKernel::Flash;
+    c.attention = attention_backend_from(*attention_backend, "simulate");
+    if (flash_attention && c.attention != AttentionKernel::Flash)
+      fail("--use-flash-attn contradicts --attention-backend {}; give one of them", *attention_backend);
   }
   if (bf16 && fp16) fail("--bf16 and --fp16 are both given; give one");
   const char* megatron_precision = bf16 ? "bf16" : fp16 ? "fp16" : nullptr;
@@ -300,6 +296,8 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   if (precision) c.precision = precision_from(*precision, "--precision");
   if (framework) apply_framework(c, *framework);
   else if (measured_framework) apply_framework(c, *measured_framework);
+  // No kernel named and no layout file: the stack's own default.
+  if (!flash_attention && !attention_backend && !file) c.attention = default_attention(c.framework);
   if (first_stage_layers) c.first_stage_layers = *first_stage_layers;
   if (last_stage_layers) c.last_stage_layers = *last_stage_layers;
   if (c.tp < 1) fail("--tensor-model-parallel-size is {}; it must be >= 1", c.tp);
@@ -324,6 +322,12 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   if (global_batch) c.global_batch = *global_batch;
   else if (!file) c.global_batch = c.micro_batch * c.dp;
   return c;
+}
+
+AttentionKernel default_attention(const std::string& framework) {
+  const bool scores_stored =
+      framework == "megatron-2021" || framework == "megatron-deepspeed" || framework == "clustercast-engine";
+  return scores_stored ? AttentionKernel::Unfused : AttentionKernel::Flash;
 }
 
 void check_output_folder(const std::string& path, const char* flag) {

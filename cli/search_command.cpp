@@ -68,9 +68,10 @@ SearchSpace space_from(const SearchFlags& f, const std::optional<std::string>& m
   s.allow_cross_node_tp = f.allow_cross_node_tp;
   s.overlap_grad_reduce = f.overlap_grad_reduce;
   s.precision = precision_from(f.precision, "--precision");
-  s.attention = f.flash ? AttentionKernel::Flash : AttentionKernel::Unfused;
   const FrameworkSpec& stack = load_framework(f.framework.value_or(measured_framework.value_or(kDefaultFramework)));
   s.framework = stack.name;
+  // The same default as simulate's: the stack's own kernel unless --use-flash-attn.
+  s.attention = f.flash ? AttentionKernel::Flash : default_attention(stack.name);
   s.overlap_grad_reduce = f.overlap_grad_reduce || stack.overlap_grad_reduce;  // the stack's default
   return s;
 }

@@ -127,6 +127,9 @@ LayoutFile read_megatron(const std::string& text, const std::string& where) {
   c.distributed_optimizer = f.count("--use-distributed-optimizer") > 0;
   c.overlap_grad_reduce = f.count("--overlap-grad-reduce") > 0;
   c.overlap_param_gather = f.count("--overlap-param-gather") > 0;
+  // Megatron-LM's default --attention-backend auto runs flash or fused attention.
+  c.attention = AttentionKernel::Flash;
+  if (f.count("--attention-backend")) c.attention = attention_backend_from(f.at("--attention-backend"), where);
   if (f.count("--use-flash-attn")) c.attention = AttentionKernel::Flash;
   if (f.count("--fp16")) c.precision = Precision::FP16;
   if (f.count("--fp8-format")) c.precision = Precision::FP8;
@@ -285,6 +288,12 @@ LayoutFile read_json_layout(const std::string& text, const std::string& where) {
 
 }  // namespace
 
+AttentionKernel attention_backend_from(const std::string& name, const std::string& where) {
+  if (name == "auto" || name == "flash" || name == "fused") return AttentionKernel::Flash;
+  if (name == "unfused" || name == "local") return AttentionKernel::Unfused;
+  fail("{}: --attention-backend '{}' is not one of auto, flash, fused, unfused, local", where, name);
+}
+
 LayoutFile read_layout_file(const std::string& path) {
   const std::string text = read_regular_file(path, "layout file");
   const std::string where = "layout file '" + path + "'";
@@ -342,7 +351,8 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve& reserve)
   if (c.distributed_optimizer) arg("--use-distributed-optimizer");
   if (c.overlap_grad_reduce) arg("--overlap-grad-reduce");
   if (c.overlap_param_gather) arg("--overlap-param-gather");
-  if (c.attention == AttentionKernel::Flash) arg("--use-flash-attn");
+  // Always written: without it Megatron-LM (and our reader) take auto, i.e. flash.
+  arg("--attention-backend", c.attention == AttentionKernel::Flash ? "flash" : "unfused");
   switch (c.precision) {
     case Precision::BF16: arg("--bf16"); break;
     case Precision::FP16: arg("--fp16"); break;

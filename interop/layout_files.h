@@ -24,6 +24,10 @@ struct LayoutFile {
 
 LayoutFile read_layout_file(const std::string& path);
 
+// Megatron-LM's --attention-backend: auto, flash and fused never store the s x s scores
+// (Flash); unfused and local do (Unfused). Anything else is a SpecError naming `where`.
+AttentionKernel attention_backend_from(const std::string& name, const std::string& where);
+
 std::string layout_json(const SimResult& result, const MemoryReserve& reserve);
 std::string megatron_arguments(const SimResult& result, const MemoryReserve& reserve);
 std::string nemo_yaml(const SimResult& result, const MemoryReserve& reserve);

@@ -93,6 +93,24 @@ TEST(MegatronFlags, TheSearchExportPastesIntoSimulateUnchanged) {
   EXPECT_EQ(pasted.at("config"), from_file.at("config"));
 }
 
+TEST(MegatronFlags, WithoutAnAttentionFlagEachStackRunsItsOwnDefault) {
+  // Megatron-Core's --attention-backend auto: flash or fused; the 2021-2022 stacks stored scores.
+  EXPECT_EQ(simulate_json(kGpt3).at("config").at("attention"), "flash");
+  EXPECT_EQ(simulate_json(with(kGpt3, {"--framework", "nemo"})).at("config").at("attention"), "flash");
+  EXPECT_EQ(simulate_json(with(kGpt3, {"--framework", "megatron-2021"})).at("config").at("attention"), "unfused");
+  EXPECT_EQ(simulate_json(with(kGpt3, {"--framework", "megatron-deepspeed"})).at("config").at("attention"),
+            "unfused");
+  // A Megatron argument file without the flag is read with Megatron-LM's default too.
+  const TempDir dir;
+  write_file(dir.file("launch.args"), "--tensor-model-parallel-size 8\n--pipeline-model-parallel-size 16\n"
+                                      "--micro-batch-size 1\n--global-batch-size 1536\n");
+  EXPECT_EQ(simulate_json({"simulate", "--model", "gpt3-175b", "--gpus", "1024", "--config", dir.file("launch.args"),
+                           "--json"})
+                .at("config")
+                .at("attention"),
+            "flash");
+}
+
 TEST(ShapeOverrides, HeadsOnAMultiHeadPresetMoveItsQueryGroups) {
   // small: 8 heads, 8 query groups. Before: --num-attention-heads 4 kept 8 groups and was refused.
   const auto m = simulate_json({"simulate", "--model", "small", "--gpus", "1", "--num-attention-heads", "4", "--json"});
