@@ -325,9 +325,7 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
 }
 
 AttentionKernel default_attention(const std::string& framework) {
-  const bool scores_stored =
-      framework == "megatron-2021" || framework == "megatron-deepspeed" || framework == "clustercast-engine";
-  return scores_stored ? AttentionKernel::Unfused : AttentionKernel::Flash;
+  return load_framework(framework).flash_attention ? AttentionKernel::Flash : AttentionKernel::Unfused;
 }
 
 void check_output_folder(const std::string& path, const char* flag) {

@@ -23,6 +23,7 @@ FrameworkSpec framework_from_json(const nlohmann::json& doc, const std::string& 
                           : LayerPartition::DeepSpeedUniform;
   s.overlap_grad_reduce = f.boolean("overlap_grad_reduce");
   s.overlap_param_gather = f.boolean("overlap_param_gather");
+  s.flash_attention = f.boolean("flash_attention");
   return s;
 }
 

@@ -24,6 +24,9 @@ struct FrameworkSpec {
   // backward, and (distributed optimizer) the parameter all-gather hidden in the forward.
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  // The attention kernel when a launch line does not say: fused/flash (no s x s scores kept)
+  // or the unfused kernels that store them, as the 2021-2022 papers' runs did.
+  bool flash_attention = false;
 };
 
 inline constexpr const char* kDefaultFramework = "megatron-core";

@@ -1,6 +1,7 @@
 // The GUI driven as a user would, under the offscreen platform: real widgets, real
 // simulations on the worker thread. Expected values come from calling the library
 // directly with the same inputs, or are worked out by hand in the comments.
+#include <QDir>
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QFile>
@@ -338,7 +339,9 @@ class TestGui : public QObject {
       QCOMPARE(a.read(8), QByteArray("\x89PNG\r\n\x1a\n"));
       QVERIFY(b.readAll().contains("<svg"));
     }
-    QVERIFY(!QFile::exists(trace + ".tmp"));
+    // Every export went through a unique temporary beside its target: none is left over.
+    for (const QString& name : QDir(dir.path()).entryList(QDir::Files))
+      QVERIFY2(!name.endsWith(".tmp"), qPrintable(name));
   }
 
   void newerEditWins() {

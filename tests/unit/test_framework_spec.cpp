@@ -16,6 +16,10 @@ TEST(FrameworkSpec, PresetsNameTheStacks) {
   EXPECT_TRUE(load_framework("megatron-core").blocking_p2p);
   // Our engine posts its pipeline sends without waiting (engine/pipeline_runner_impl.h).
   EXPECT_FALSE(load_framework("clustercast-engine").blocking_p2p);
+  // Megatron-Core's --attention-backend auto keeps no s x s scores; the papers' runs did.
+  EXPECT_TRUE(load_framework("megatron-core").flash_attention);
+  EXPECT_FALSE(load_framework("megatron-2021").flash_attention);
+  EXPECT_FALSE(load_framework("clustercast-engine").flash_attention);
   EXPECT_EQ(load_framework("megatron-deepspeed").layer_partition, LayerPartition::DeepSpeedUniform);
   // NeMo 2's MegatronStrategy default DDP config overlaps both; Megatron-LM's flags are off.
   EXPECT_TRUE(load_framework("nemo").overlap_grad_reduce);
