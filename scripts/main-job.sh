@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: set up, build, and simulate GPT-3 175B on 1,024 A100-80GB
 # with the layout of Korthikanti et al. 2022 (TP 8, PP 16, sequence parallelism, selective
-# recomputation) for a 300B-token run.
+# recomputation, and the unfused attention of that run, which stored the s x s scores) for a
+# 300B-token run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh default
 ./build/cli/clustercast simulate --model gpt3-175b --cluster dgx-a100-80gb --gpus 1024 \
   --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --sequence-parallel \
   --recompute-granularity selective --micro-batch-size 1 --global-batch-size 1536 \
-  --train-tokens 300e9
+  --attention-backend unfused --train-tokens 300e9
