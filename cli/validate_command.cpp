@@ -182,7 +182,9 @@ std::string shell_quoted(const std::string& arg) {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-LayoutCheck measured_check(const std::string& report_path, int first_timed_step) {
+// The measured side of one layout from `train --report-json`, beside its prediction: step
+// times, rank 0's time split, and the stage whose activations the model gets most wrong.
+LayoutCheck measured_check(const std::string& report_path, int first_timed_step, const SimResult& predicted) {
   std::ifstream in(report_path);
   const nlohmann::json j = nlohmann::json::parse(in);
   const std::vector<double> steps = j.at("step_seconds").get<std::vector<double>>();
@@ -198,6 +200,18 @@ LayoutCheck measured_check(const std::string& report_path, int first_timed_step)
                                  b["tp_comm_s"].get<double>(),  b["pp_comm_s"].get<double>(),
                                  b["dp_comm_s"].get<double>(),  b["optimizer_s"].get<double>(),
                                  b["unannotated_s"].get<double>()};
+  }
+  const auto& stages = j.at("stage_activations");
+  double worst = -1;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const double meas = stages[s].at("peak_bytes").get<double>();
+    const double pred = predicted.memory.stages[s].bytes.activations;
+    if (const double e = std::abs(pred / meas - 1); e > worst) {
+      worst = e;
+      c.activation_stage = static_cast<int>(s);
+      c.predicted_activation_bytes = pred;
+      c.measured_activation_bytes = meas;
+    }
   }
   return c;
 }
@@ -289,7 +303,7 @@ void run(const ValidateFlags& f) {
     std::cout.flush();
     run_job(argv, scratch.file(fmt::format("train-{}.log", i)), fmt::format("training layout '{}'", l.text));
 
-    LayoutCheck c = measured_check(report, f.warmup_steps + 1);
+    LayoutCheck c = measured_check(report, f.warmup_steps + 1, predicted[i]);
     c.layout = l.text;
     c.summary = l.config.summary();
     c.in_sample = profiled_exactly(v.costs, l, model);
@@ -298,20 +312,6 @@ void run(const ValidateFlags& f) {
     c.ops_analytic = static_cast<int>(pricing[i].analytic.size());
     c.predicted_s = predicted[i].iteration_time_s;
     c.predicted_split = split_of(predicted[i].breakdown);
-    // The stage whose activations the model gets most wrong is the one reported.
-    std::ifstream in(report);
-    const auto stages = nlohmann::json::parse(in).at("stage_activations");
-    double worst = -1;
-    for (std::size_t s = 0; s < stages.size(); ++s) {
-      const double meas = stages[s].at("peak_bytes").get<double>();
-      const double pred = predicted[i].memory.stages[s].bytes.activations;
-      if (const double e = std::abs(pred / meas - 1); e > worst) {
-        worst = e;
-        c.activation_stage = static_cast<int>(s);
-        c.predicted_activation_bytes = pred;
-        c.measured_activation_bytes = meas;
-      }
-    }
     fmt::print("      measured {:.4f} s ({:+.1f}%), activations {:+.1f}%\n", c.measured_s, 100 * c.time_error(),
                100 * c.memory_error());
     v.layouts.push_back(c);
