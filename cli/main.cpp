@@ -1,77 +1,28 @@
 // clustercast — simulate, search, profile and train large-language-model layouts.
-// Exit codes: 0 success, 2 bad input (the message says which value and what is valid),
-// 1 an internal error (a bug: please report it).
-#include <cstdlib>
-#include <iostream>
-#include <string>
-
+// This executable simulates and searches; it links neither MPI nor CUDA, so it starts like the
+// small program it is. `train`, `profile` and `validate` run in clustercast-engine
+// (engine_main.cpp), to which it hands them over; `gui` runs clustercast-gui.
 #include <CLI/CLI.hpp>
 
+#include "cli/engine_commands.h"
 #include "cli/exit_code.h"
 #include "cli/gui_command.h"
-#include "cli/profile_command.h"
+#include "cli/run_cli.h"
 #include "cli/search_command.h"
 #include "cli/simulate_command.h"
-#include "cli/train_command.h"
-#include "cli/validate_command.h"
-#include "sim/error.h"
-
-namespace {
-
-// Under mpirun every rank parses the same command line: let only rank 0 report a bad one.
-bool reports_errors() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
-    if (const char* rank = std::getenv(var)) return std::string(rank) == "0";
-  return true;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && cc::cli::is_engine_command(argv[1])) {
+    try {
+      cc::cli::forward_to_engine(argc, argv);
+    } catch (const cc::cli::ExitCode& e) {
+      return e.code;
+    }
+  }
   CLI::App app{"clustercast — a cluster simulator and performance modeler for LLM training"};
-  app.require_subcommand(1);
   cc::cli::add_simulate_command(app);
   cc::cli::add_search_command(app);
-  cc::cli::add_profile_command(app, argc, argv);
-  cc::cli::add_train_command(app);
-  cc::cli::add_validate_command(app, argc, argv);
+  cc::cli::add_engine_command_forwarders(app);
   cc::cli::add_gui_command(app);
-  // CLI11 answers an unknown first word with only "A subcommand is required": name the word
-  // and list what would be valid.
-  std::string subcommands;
-  bool known = false;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    subcommands += (subcommands.empty() ? "" : ", ") + sub->get_name();
-    known = known || (argc > 1 && sub->get_name() == argv[1]);
-  }
-  if (argc > 1 && argv[1][0] != '-' && !known) {
-    if (reports_errors())
-      std::cerr << "clustercast: '" << argv[1] << "' is not a subcommand; valid subcommands: " << subcommands
-                << " (clustercast --help)\n";
-    return 2;
-  }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    if (reports_errors()) {
-      std::cerr << "clustercast: " << e.what();
-      // No subcommand at all (`clustercast`, `clustercast --frob`): say which there are.
-      if (app.get_subcommands().empty()) std::cerr << "; subcommands: " << subcommands;
-      std::cerr << "\n";
-    }
-    return 2;
-  } catch (const cc::cli::ExitCode& e) {
-    return e.code;
-  } catch (const cc::SpecError& e) {
-    std::cerr << "clustercast: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "clustercast: internal error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return cc::cli::run_cli(app, argc, argv);
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/common_options.h"
+#include "cli/engine_commands.h"
 #include "cli/mpi_job.h"
 #include "cli/value_lists.h"
 #include "profiler/machine_fingerprint.h"
@@ -107,8 +108,7 @@ void add_profile_command(CLI::App& app, int argc, char** argv) {
   auto f = std::make_shared<ProfileFlags>();
   f->model.model = "small";
   for (int i = 0; i < argc; ++i) f->command += (i ? " " : "") + std::string(argv[i]);
-  CLI::App* sub = app.add_subcommand(
-      "profile", "Measure every op and collective of a real engine run at a model's shapes; write a cost database");
+  CLI::App* sub = app.add_subcommand("profile", engine_command_summary("profile"));
   f->model.add_to(*sub);
   profiler::ProfileRequest& r = f->request;
   const char* g = "Runs (one per TP size x micro batch size; DP = ranks / TP)";

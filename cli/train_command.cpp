@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common_options.h"
+#include "cli/engine_commands.h"
 #include "cli/mpi_job.h"
 #include "engine/trainer.h"
 #include "profiler/step_breakdown.h"
@@ -143,7 +144,7 @@ void run(const TrainFlags& f) {
 void add_train_command(CLI::App& app) {
   auto f = std::make_shared<TrainFlags>();
   f->model.model = "tiny";
-  CLI::App* sub = app.add_subcommand("train", "Train a GPT for real (one MPI rank; start with mpirun -np N)");
+  CLI::App* sub = app.add_subcommand("train", engine_command_summary("train"));
   f->model.add_to(*sub);
   const char* g = "Parallel layout (DP = ranks / (TP x PP))";
   sub->add_option("--tensor-model-parallel-size,--tp", f->tp, "Tensor-parallel size")->capture_default_str()->group(g);

@@ -13,6 +13,7 @@
 
 #include "cli/child_process.h"
 #include "cli/common_options.h"
+#include "cli/engine_commands.h"
 #include "cli/exit_code.h"
 #include "cli/validation_layouts.h"
 #include "cli/validation_report.h"
@@ -337,9 +338,7 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
   auto f = std::make_shared<ValidateFlags>();
   f->model.model = "small";
   for (int i = 0; i < argc; ++i) f->command += (i ? " " : "") + shell_quoted(argv[i]);
-  CLI::App* sub = app.add_subcommand(
-      "validate",
-      "Profile once, predict layouts the profile never ran, train each for real and compare (exit 3 on a miss)");
+  CLI::App* sub = app.add_subcommand("validate", engine_command_summary("validate"));
   f->model.add_to(*sub);
   sub->add_option("--ranks", f->ranks, "MPI ranks of every run")->capture_default_str();
   sub->add_option("--layouts", f->layouts,

@@ -1,0 +1,65 @@
+#include "cli/run_cli.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "cli/exit_code.h"
+#include "sim/error.h"
+
+namespace cc::cli {
+
+namespace {
+
+// Under mpirun every rank parses the same command line: let only rank 0 report a bad one.
+bool reports_errors() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* rank = std::getenv(var)) return std::string(rank) == "0";
+  return true;
+}
+
+}  // namespace
+
+int run_cli(CLI::App& app, int argc, char** argv) {
+  app.require_subcommand(1);
+  // CLI11 answers an unknown first word with only "A subcommand is required": name the word
+  // and list what would be valid.
+  std::string subcommands;
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    subcommands += (subcommands.empty() ? "" : ", ") + sub->get_name();
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    if (reports_errors())
+      std::cerr << "clustercast: '" << argv[1] << "' is not a subcommand; valid subcommands: " << subcommands
+                << " (clustercast --help)\n";
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (reports_errors()) {
+      std::cerr << "clustercast: " << e.what();
+      // No subcommand at all (`clustercast`, `clustercast --frob`): say which there are.
+      if (app.get_subcommands().empty()) std::cerr << "; subcommands: " << subcommands;
+      std::cerr << "\n";
+    }
+    return 2;
+  } catch (const ExitCode& e) {
+    return e.code;
+  } catch (const cc::SpecError& e) {
+    std::cerr << "clustercast: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "clustercast: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace cc::cli
