@@ -179,7 +179,9 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
       m.hidden_size = static_cast<int>(integer_of(f, {"hidden_size", "n_embed"}, "hidden size"));
       m.num_attention_heads =
           static_cast<int>(integer_of(f, {"n_head", "num_attention_heads"}, "attention head count"));
-      m.ffn_hidden_size = 4 * m.hidden_size;  // BloomMLP: dense_h_to_4h, fixed
+      // BloomMLP: dense_h_to_4h, fixed. In 64 bits: a hidden size the reader accepts (up to an
+      // int) overflowed 4h in an int; validate() then names the hidden size.
+      m.ffn_hidden_size = static_cast<int>(4LL * m.hidden_size);
       m.num_query_groups = m.num_attention_heads;
       break;
     case Keys::Falcon: {

@@ -67,6 +67,10 @@ long long JsonFields::integer(const std::string& key, long long min_value, long 
   const double as_double = v.get<double>();
   if (as_double > static_cast<double>(max_value) || (v.is_number_unsigned() && v.get<unsigned long long>() > 9e18))
     fail("{}: field '{}' is {}; it must be at most {}", where_, key, v.dump(), max_value);
+  // Below the minimum while still a double: a whole float beyond long long (-1e30) cannot be
+  // converted (undefined behaviour, which the UBSan build of tests/fuzz reports).
+  if (v.is_number_float() && as_double < static_cast<double>(min_value))
+    fail("{}: field '{}' is {}; it must be >= {}", where_, key, v.dump(), min_value);
   const auto value = v.is_number_integer() ? v.get<long long>() : static_cast<long long>(as_double);
   if (value < min_value) fail("{}: field '{}' is {}; it must be >= {}", where_, key, value, min_value);
   return value;

@@ -57,8 +57,12 @@ ModelSpec load_model(const std::string& arg, std::optional<int> seq_length, std:
   }
   if (!looks_like_path(arg) || !std::filesystem::exists(arg))
     fail("--model '{}' is neither a preset nor an existing file; presets: {}", arg, fmt::join(model_preset_names(), ", "));
-  const auto doc = read_json_file(arg, "model file");
-  const std::string where = fmt::format("model file '{}'", arg);
+  return model_from_text(read_regular_file(arg, "model file"), fmt::format("model file '{}'", arg), seq_length, notes);
+}
+
+ModelSpec model_from_text(const std::string& text, const std::string& where, std::optional<int> seq_length,
+                          std::vector<std::string>* notes) {
+  const auto doc = parse_json(text, where);
   if (is_hf_config(doc)) {
     HfImport hf = model_from_hf_config(doc, where, seq_length);
     if (notes) notes->insert(notes->end(), hf.notes.begin(), hf.notes.end());
