@@ -13,6 +13,7 @@
 
 #include "engine/checkpoint_file.h"
 #include "engine/data.h"
+#include "engine/host_memory.h"
 #include "engine/optimizer.h"
 #include "engine/training_loop.h"
 #include "sim/error.h"
@@ -74,6 +75,13 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   validate_training(model, c, o, world_size);
   const ProcessGroups groups = make_process_groups(c.tp, c.dp, c.pp);
   const bool root = groups.world_rank == 0;
+  // Before allocating: every rank on this machine will hold its share at once.
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int ranks_on_host = 1;
+  MPI_Comm_size(host, &ranks_on_host);
+  MPI_Comm_free(&host);
+  agree(groups.world, [&] { check_host_memory(model, c, ranks_on_host, available_host_bytes()); });
   const RankModel m = make_rank_model(model, c.tp, groups.me.tp, c.pp, groups.me.pp, c.virtual_stages);
   const int S = model.seq_length, B = c.global_batch, mb = c.micro_batch;
 

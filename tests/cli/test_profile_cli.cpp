@@ -168,6 +168,20 @@ TEST(ProfileBadInput, Bf16OnTheCpuIsRefused) {
   EXPECT_TRUE(dir.entries().empty());
 }
 
+// A model far larger than this machine's RAM is refused on every rank before anything is
+// allocated (it used to end in std::bad_alloc, exit 1, or the OOM killer). GPT-3 175B needs
+// terabytes per rank; no CI machine has that.
+TEST(ProfileBadInput, AModelLargerThanTheMachinesMemoryIsRefusedWithTheMemoryItNeeds) {
+  const TempDir dir;
+  const RunResult r = run_mpi(2, {"profile", "--model", "gpt3-175b", "--no-collectives", "--out", dir.file("x.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("model 'gpt3-175b'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GiB per rank"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GiB is available (MemAvailable)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
+  EXPECT_TRUE(dir.entries().empty());
+}
+
 // On a machine without a GPU (every CI machine) the CUDA backend says why it cannot run —
 // no device, or a build without the CUDA toolkit — and writes nothing.
 TEST(ProfileBadInput, CudaBackendWithoutAGpuSaysWhy) {
