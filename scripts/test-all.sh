@@ -13,3 +13,4 @@ ctest --preset default -j "$(nproc)"
 bash scripts/build.sh asan
 ctest --preset asan -j "$(nproc)"
 ctest --preset asan-mpi-sample -j "$(nproc)"
+bash scripts/fuzz.sh 60
