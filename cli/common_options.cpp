@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <span>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,62 +16,33 @@
 
 namespace cc::cli {
 
-void ModelFlags::add_to(CLI::App& app) {
-  app.add_option("--model", model, "Model preset name, model JSON, or HuggingFace config.json")
-      ->group("Model");
-  app.add_option("--num-layers", num_layers, "Override: transformer layers")->group("Model");
-  app.add_option("--hidden-size", hidden_size,
-                 "Override: hidden size; a preset FFN that is a whole multiple of its hidden size (4h) keeps "
-                 "that multiple, any other FFN size stays as it is")
-      ->group("Model");
-  app.add_option("--num-attention-heads", heads,
-                 "Override: attention heads; on a multi-head preset the query groups follow (stay MHA), "
-                 "on a grouped-query preset they stay")
-      ->group("Model");
-  app.add_option("--num-query-groups", query_groups, "Override: KV heads (grouped-query attention)")->group("Model");
-  app.add_option("--ffn-hidden-size", ffn, "Override: MLP hidden size")->group("Model");
-  app.add_option("--seq-length", seq_length, "Override: sequence length")->group("Model");
-  app.add_option("--vocab-size", vocab, "Override: (padded) vocabulary size")->group("Model");
-  app.add_flag("--swiglu", swiglu, "Override: gated SwiGLU MLP instead of GeLU")->group("Model");
-  const char* g = "Model (Megatron-LM names)";
-  app.add_option("--max-position-embeddings", max_position_embeddings,
-                 "Positions the model supports (>= --seq-length; learned positions: equal to it)")
-      ->group(g);
-  app.add_option("--normalization", normalization, "LayerNorm or RMSNorm")->group(g);
-  app.add_option("--position-embedding-type", position_embedding_type, "learned_absolute or rope")->group(g);
-  app.add_flag("--untie-embeddings-and-output-weights", untie_embeddings, "A separate output layer")->group(g);
-  app.add_flag("--group-query-attention", group_query_attention,
-               "Grouped-query attention: --num-query-groups KV heads (without it: the preset's, else 1 as in "
-               "Megatron-LM)")
-      ->group(g);
-  app.add_flag("--disable-bias-linear", disable_bias_linear,
-               "No biases in linear layers (modelled for gated SwiGLU/GeGLU MLPs, which have none)")
-      ->group(g);
-  app.add_option("--hidden-dropout", hidden_dropout, "Hidden dropout probability (0: no masks stored)")->group(g);
-  app.add_option("--attention-dropout", attention_dropout, "Attention dropout probability")->group(g);
-}
-
 namespace {
 
-// Megatron-LM spells these in its own way; ModelSpec holds a subset. Anything else is refused
-// by name rather than read as the nearest thing we model.
-Normalization normalization_from(const std::string& name) {
-  if (name == "LayerNorm") return Normalization::LayerNorm;
-  if (name == "RMSNorm") return Normalization::RMSNorm;
-  fail("--normalization '{}' is not modelled; valid: LayerNorm, RMSNorm", name);
-}
-
-PositionEmbedding position_embedding_from(const std::string& name) {
-  if (name == "learned_absolute") return PositionEmbedding::Learned;
-  if (name == "rope") return PositionEmbedding::Rope;
-  fail("--position-embedding-type '{}' is not modelled; valid: learned_absolute, rope", name);
-}
-
-void check_dropout(const char* flag, const std::optional<double>& p) {
-  if (p && !(*p >= 0 && *p < 1)) fail("{} is {}; it must be a probability in [0, 1)", flag, *p);
+// Registers one of interop's Megatron-LM option tables with CLI11: the names, help and fields
+// come from there, so the command line and an argument file cannot drift apart.
+template <class Args>
+void add_megatron_options(CLI::App& app, Args& args, std::span<const MegatronOption<Args>> table) {
+  for (const auto& o : table) {
+    std::string names = o.flag;
+    if (o.alias) names += std::string(",") + o.alias;
+    CLI::Option* option = std::visit(
+        [&](auto member) -> CLI::Option* {
+          using T = std::remove_reference_t<decltype(args.*member)>;
+          if constexpr (std::is_same_v<T, bool>) return app.add_flag(names, args.*member, o.help);
+          else return app.add_option(names, args.*member, o.help);
+        },
+        o.field);
+    option->group(o.group);
+  }
 }
 
 }  // namespace
+
+void ModelFlags::add_to(CLI::App& app) {
+  app.add_option("--model", model, "Model preset name, model JSON, or HuggingFace config.json")
+      ->group("Model");
+  add_megatron_options<MegatronModelArgs>(app, *this, megatron_model_options());
+}
 
 ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
   ModelSpec m;
@@ -81,7 +54,7 @@ ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
     m = *from_file;
   } else {
     // No preset: a GPT-style model (4h GeLU MLP, LayerNorm, learned positions) from flags.
-    if (!num_layers || !hidden_size || !heads)
+    if (!num_layers || !hidden_size || !num_attention_heads)
       fail("no --model given: pass a preset (e.g. --model gpt3-175b) or at least --num-layers, --hidden-size and "
            "--num-attention-heads");
     m.name = "custom";
@@ -89,57 +62,8 @@ ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
     m.vocab_size = 51200;
   }
   const bool from_flags_alone = model.empty() && !from_file;
-  // What the base model was before the overrides, for the fields that follow others.
-  const bool base_is_mha = m.num_query_groups == 0 || m.num_query_groups == m.num_attention_heads;
-  const bool ffn_is_multiple = m.hidden_size > 0 && m.ffn_hidden_size > 0 && m.ffn_hidden_size % m.hidden_size == 0;
-  const int ffn_multiple = ffn_is_multiple ? m.ffn_hidden_size / m.hidden_size : 0;
-  if (num_layers) m.num_layers = *num_layers;
-  if (hidden_size) m.hidden_size = *hidden_size;
-  if (heads) m.num_attention_heads = *heads;
-  // Query groups: given, else Megatron's 1 under --group-query-attention on a model from flags,
-  // else they follow new heads on a multi-head model (an MHA preset stays MHA); a
-  // grouped-query preset keeps its groups.
-  if (query_groups) m.num_query_groups = *query_groups;
-  else if (group_query_attention && from_flags_alone) m.num_query_groups = 1;
-  else if (heads && (from_flags_alone || base_is_mha)) m.num_query_groups = *heads;
-  // FFN: given, else 4h from flags alone, else a preset's whole multiple of h follows a new h.
-  if (ffn) m.ffn_hidden_size = *ffn;
-  else if (from_flags_alone) m.ffn_hidden_size = 4 * m.hidden_size;
-  else if (hidden_size && ffn_is_multiple) m.ffn_hidden_size = ffn_multiple * m.hidden_size;
-  if (seq_length) m.seq_length = *seq_length;
-  if (vocab) m.vocab_size = *vocab;
-  if (swiglu) m.activation = Activation::SwiGLU;
-  if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
-  if (normalization) m.normalization = normalization_from(*normalization);
-  if (position_embedding_type) m.position_embedding = position_embedding_from(*position_embedding_type);
-  if (untie_embeddings) m.tied_embeddings = false;
-  check_dropout("--hidden-dropout", hidden_dropout);
-  check_dropout("--attention-dropout", attention_dropout);
-  if (hidden_dropout || attention_dropout) {
-    // ModelSpec has one switch for both (are dropout masks stored?); Megatron's default is 0.1.
-    const bool hidden_on = hidden_dropout.value_or(0.1) > 0, attention_on = attention_dropout.value_or(0.1) > 0;
-    if (hidden_on != attention_on)
-      fail("--hidden-dropout {} with --attention-dropout {}: dropout in only one of the two is not modelled; "
-           "give both zero or both non-zero",
-           hidden_dropout.value_or(0.1), attention_dropout.value_or(0.1));
-    m.dropout = hidden_on;
-  }
-  if (disable_bias_linear && !m.gated_mlp())
-    fail("--disable-bias-linear on model '{}' with a GeLU MLP is not modelled (its MLP biases are counted); it is "
-         "modelled for gated MLPs (--swiglu), which have none",
-         m.name);
-  if (max_position_embeddings) {
-    if (*max_position_embeddings < m.seq_length)
-      fail("--max-position-embeddings {} is below the sequence length {}; it must be >= --seq-length",
-           *max_position_embeddings, m.seq_length);
-    // The learned position table is sized by the sequence length in ModelSpec.
-    if (m.position_embedding == PositionEmbedding::Learned && *max_position_embeddings != m.seq_length)
-      fail("--max-position-embeddings {} with learned positions and sequence length {} is not modelled: the "
-           "position table is sized by --seq-length (give them equal, or --position-embedding-type rope)",
-           *max_position_embeddings, m.seq_length);
-  }
-  m.validate(from_flags_alone ? "model flags" : "model '" + m.name + "' with overrides");
-  return m;
+  return apply_megatron_model(*this, m, from_flags_alone,
+                              from_flags_alone ? "model flags" : "model '" + m.name + "' with overrides");
 }
 
 void ClusterFlags::add_to(CLI::App& app) {
@@ -207,45 +131,26 @@ MemoryReserve ClusterFlags::reserve(const std::optional<MemoryReserve>& from_fil
 
 void LayoutFlags::add_to(CLI::App& app) {
   const char* g = "Parallel layout (Megatron-LM names)";
-  app.add_option("--config", config_file, "Layout file exported by `search` (JSON, Megatron args or NeMo YAML)")
+  app.add_option("--config", config_file,
+                 "Layout file exported by `search` (JSON, Megatron-LM arguments or NeMo YAML), or NeMo's own YAML")
       ->group(g);
-  app.add_option("--tensor-model-parallel-size,--tp", tp, "Tensor-parallel size")->group(g);
-  app.add_option("--pipeline-model-parallel-size,--pp", pp, "Pipeline-parallel size")->group(g);
+  add_megatron_options<MegatronLayoutArgs>(app, *this, megatron_layout_options());
   app.add_option("--data-parallel-size,--dp", dp, "Data-parallel size (default: GPUs / (TP x PP))")->group(g);
-  app.add_flag("--sequence-parallel", sequence_parallel, "Sequence parallelism (needs TP > 1)")->group(g);
-  app.add_option("--micro-batch-size", micro_batch, "Micro batch size")->group(g);
-  app.add_option("--global-batch-size", global_batch, "Global batch size (default: micro batch x DP)")->group(g);
-  app.add_option("--num-layers-per-virtual-pipeline-stage", layers_per_virtual_stage,
-                 "Layers per virtual stage: interleaved 1F1B")->group(g);
-  app.add_option("--decoder-first-pipeline-num-layers", first_stage_layers, "Layers on the first stage (uneven split)")
-      ->group(g);
-  app.add_option("--decoder-last-pipeline-num-layers", last_stage_layers, "Layers on the last stage (uneven split)")
-      ->group(g);
-  app.add_option("--recompute-granularity", recompute_granularity, "none, selective or full")->group(g);
-  app.add_option("--recompute-method", recompute_method, "uniform or block (full recompute)")->group(g);
-  app.add_option("--recompute-num-layers", recompute_num_layers, "Layers per recompute group (uniform) or recomputed "
-                 "layers per stage (block)")->group(g);
-  app.add_flag("--use-distributed-optimizer", distributed_optimizer, "Shard optimizer state over DP")->group(g);
-  app.add_flag("--overlap-grad-reduce", overlap_grad_reduce, "Reduce gradients in buckets during backward")->group(g);
-  app.add_flag("--overlap-param-gather", overlap_param_gather, "Hide the parameter all-gather (distributed optimizer)")
-      ->group(g);
-  app.add_flag("--use-flash-attn", flash_attention, "Flash attention instead of the unfused kernels (= "
-               "--attention-backend flash)")->group(g);
-  app.add_option("--attention-backend", attention_backend,
-                 "auto, flash or fused: scores never stored; unfused or local: the s x s scores are "
-                 "materialised, as in the 2021-2022 papers' runs (default: the layout file's, else the stack's: "
-                 "flash for megatron-core and nemo, unfused for megatron-2021, megatron-deepspeed and our engine)")
-      ->group(g);
-  app.add_flag("--recompute-activations", recompute_activations, "= --recompute-granularity selective")->group(g);
   app.add_option("--precision", precision, "bf16 (default), fp16, fp8 or fp32")->group(g);
-  app.add_flag("--bf16", bf16, "= --precision bf16")->group(g);
-  app.add_flag("--fp16", fp16, "= --precision fp16")->group(g);
-  app.add_option("--fp8-format", fp8_format, "hybrid or e4m3: FP8 GEMMs (= --precision fp8; Megatron-LM passes "
-                 "--bf16 beside it)")->group(g);
   app.add_option("--framework", framework,
                  fmt::format("Software stack: {} (default: the one a --costs database measured, else {})",
                              fmt::join(framework_preset_names(), ", "), kDefaultFramework))
       ->group(g);
+  // Megatron-LM's flags without bearing on time or memory, so a launch line pastes: accepted,
+  // left aside and named in a note. Not in --help (the README lists them).
+  for (const auto& f : megatron_ignored_flags()) {
+    if (!f.on_command_line) continue;
+    CLI::Option* o = f.values == 0 ? app.add_flag(f.flag) : app.add_option(f.flag);
+    if (f.values > 1) o->expected(f.values);
+    if (f.values < 0) o->expected(1, CLI::detail::expected_max_vector_size);
+    o->group("");
+    ignored_.emplace_back(f.flag, o);
+  }
 }
 
 std::optional<LayoutFile> LayoutFlags::read_file() const {
@@ -255,60 +160,31 @@ std::optional<LayoutFile> LayoutFlags::read_file() const {
 
 ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file,
                                     const std::optional<std::string>& measured_framework) const {
+  std::vector<std::string> ignored = file ? file->ignored : std::vector<std::string>{};
+  for (const auto& [flag, option] : ignored_)
+    if (option->count() > 0) ignored.push_back(flag);
+  if (!ignored.empty())
+    fmt::print(stderr, "note: Megatron-LM flags left aside, as they bear on neither time nor memory: {}\n",
+               fmt::join(ignored, ", "));
+  if (file)
+    for (const auto& note : file->notes) fmt::print(stderr, "note: {}\n", note);
+
   ParallelConfig c;
   if (file) c = file->config;
-  if (tp) c.tp = *tp;
-  if (pp) c.pp = *pp;
-  if (sequence_parallel) c.sequence_parallel = true;
-  if (micro_batch) c.micro_batch = *micro_batch;
-  if (recompute_granularity) c.recompute = recompute_granularity_from(*recompute_granularity, "--recompute-granularity");
-  if (recompute_activations) {
-    if (recompute_granularity && c.recompute != RecomputeGranularity::Selective)
-      fail("--recompute-activations means selective recompute, but --recompute-granularity is '{}'",
-           *recompute_granularity);
-    c.recompute = RecomputeGranularity::Selective;
-  }
-  if (recompute_method) c.recompute_method = recompute_method_from(*recompute_method, "--recompute-method");
-  if (recompute_num_layers) c.recompute_num_layers = *recompute_num_layers;
-  if (distributed_optimizer) c.distributed_optimizer = true;
-  if (overlap_grad_reduce) c.overlap_grad_reduce = true;
-  if (overlap_param_gather) c.overlap_param_gather = true;
-  if (flash_attention) c.attention = AttentionKernel::Flash;
-  if (attention_backend) {
-    c.attention = attention_backend_from(*attention_backend, "simulate");
-    if (flash_attention && c.attention != AttentionKernel::Flash)
-      fail("--use-flash-attn contradicts --attention-backend {}; give one of them", *attention_backend);
-  }
-  if (bf16 && fp16) fail("--bf16 and --fp16 are both given; give one");
-  const char* megatron_precision = bf16 ? "bf16" : fp16 ? "fp16" : nullptr;
-  if (megatron_precision && precision && *precision != megatron_precision &&
-      !(*precision == "fp8" && bf16))  // Megatron's fp8 runs pass --bf16 beside --fp8-format
-    fail("--{} contradicts --precision {}; give one of them", megatron_precision, *precision);
-  if (fp8_format) {
-    if (*fp8_format != "hybrid" && *fp8_format != "e4m3")
-      fail("--fp8-format '{}' is not one of hybrid, e4m3", *fp8_format);
-    if (fp16) fail("--fp8-format {} with --fp16 is not modelled; FP8 runs keep bf16 beside it (--bf16)", *fp8_format);
-    if (precision && *precision != "fp8")
+  apply_megatron_layout(*this, c, model, "");
+  if (precision) {
+    // Megatron-LM's spellings beside ours must agree (its fp8 runs pass --bf16 beside --fp8-format).
+    const char* named = bf16 ? "bf16" : fp16 ? "fp16" : nullptr;
+    if (named && *precision != named && !(*precision == "fp8" && bf16))
+      fail("--{} contradicts --precision {}; give one of them", named, *precision);
+    if (fp8_format && *precision != "fp8")
       fail("--fp8-format {} contradicts --precision {}; give one of them", *fp8_format, *precision);
-    megatron_precision = "fp8";
+    c.precision = precision_from(*precision, "--precision");
   }
-  if (megatron_precision) c.precision = precision_from(megatron_precision, "--precision");
-  if (precision) c.precision = precision_from(*precision, "--precision");
   if (framework) apply_framework(c, *framework);
   else if (measured_framework) apply_framework(c, *measured_framework);
   // No kernel named and no layout file: the stack's own default.
-  if (!flash_attention && !attention_backend && !file) c.attention = default_attention(c.framework);
-  if (first_stage_layers) c.first_stage_layers = *first_stage_layers;
-  if (last_stage_layers) c.last_stage_layers = *last_stage_layers;
-  if (c.tp < 1) fail("--tensor-model-parallel-size is {}; it must be >= 1", c.tp);
-  if (c.pp < 1) fail("--pipeline-model-parallel-size is {}; it must be >= 1", c.pp);
-  if (layers_per_virtual_stage) {
-    const int per_stage = *layers_per_virtual_stage;
-    if (per_stage < 1 || model.num_layers % (c.pp * per_stage) != 0)
-      fail("--num-layers-per-virtual-pipeline-stage {} does not divide num_layers {} / PP {}", per_stage,
-           model.num_layers, c.pp);
-    c.virtual_stages = model.num_layers / (c.pp * per_stage);
-  }
+  if (!use_flash_attn && !attention_backend && !file) c.attention = default_attention(c.framework);
   if (dp) {
     c.dp = *dp;
   } else if (gpus) {
@@ -319,8 +195,7 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
     c.dp = 1;
   }
   if (c.dp < 1) fail("--data-parallel-size is {}; it must be >= 1", c.dp);
-  if (global_batch) c.global_batch = *global_batch;
-  else if (!file) c.global_batch = c.micro_batch * c.dp;
+  if (!global_batch && !file) c.global_batch = c.micro_batch * c.dp;
   return c;
 }
 

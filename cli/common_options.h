@@ -6,10 +6,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "interop/layout_files.h"
+#include "interop/megatron_options.h"
 #include "sim/cluster_spec.h"
 #include "sim/cost_database.h"
 #include "sim/cost_source.h"
@@ -19,16 +22,10 @@
 
 namespace cc::cli {
 
-struct ModelFlags {
+// The fields of Megatron-LM's shape flags come from MegatronModelArgs: registered from and
+// applied by interop/megatron_options.h, the definitions a Megatron argument file is read through.
+struct ModelFlags : MegatronModelArgs {
   std::string model;  // preset or file; empty: GPT-style model from the shape flags alone
-  std::optional<int> num_layers, hidden_size, heads, query_groups, ffn, seq_length, vocab;
-  bool swiglu = false;
-  // Megatron-LM's names for the architecture, so a launch line pastes; each is checked
-  // against what ModelSpec represents and refused by name where it cannot.
-  std::optional<int> max_position_embeddings;
-  std::optional<std::string> normalization, position_embedding_type;
-  std::optional<double> hidden_dropout, attention_dropout;
-  bool untie_embeddings = false, group_query_attention = false, disable_bias_linear = false;
   void add_to(CLI::App& app);
   // `from_file`: the model a layout file carries, used when --model is not given.
   ModelSpec resolve(const std::optional<ModelSpec>& from_file = std::nullopt) const;
@@ -47,23 +44,24 @@ struct ClusterFlags {
 };
 
 // The layout flags of `simulate` (single values). `search` has its own list-valued flags.
-struct LayoutFlags {
+// Megatron-LM's layout, precision and attention flags are the MegatronLayoutArgs fields
+// (interop/megatron_options.h).
+struct LayoutFlags : MegatronLayoutArgs {
   std::string config_file;
-  std::optional<int> tp, pp, dp, micro_batch, global_batch, layers_per_virtual_stage;
-  std::optional<int> first_stage_layers, last_stage_layers, recompute_num_layers;
-  std::optional<std::string> recompute_granularity, recompute_method, precision, framework;
-  bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false;
-  bool overlap_param_gather = false, flash_attention = false;
-  // Megatron-LM's precision and attention vocabulary beside --precision / --use-flash-attn.
-  bool bf16 = false, fp16 = false, recompute_activations = false;
-  std::optional<std::string> attention_backend, fp8_format;
+  std::optional<int> dp;
+  std::optional<std::string> precision, framework;
   void add_to(CLI::App& app);
   // The layout file first (when --config is given), then flags over it; DP from the GPU
   // count when not given. The stack: --framework, else the one a measured cost database
-  // ran (`measured_framework`), else the layout file's, else Megatron-Core.
+  // ran (`measured_framework`), else the layout file's, else Megatron-Core. Prints one note
+  // line naming the Megatron-LM flags (given or in the file) left aside as bearing on neither
+  // time nor memory.
   ParallelConfig resolve(const ModelSpec& model, std::optional<int> gpus, const LayoutFile* file,
                          const std::optional<std::string>& measured_framework = std::nullopt) const;
   std::optional<LayoutFile> read_file() const;
+
+ private:
+  std::vector<std::pair<std::string, CLI::Option*>> ignored_;  // Megatron-LM flags accepted and left aside
 };
 
 // The attention kernel a stack runs when the command line names none: Megatron-Core and NeMo

@@ -129,7 +129,10 @@ void run(const SearchFlags& f) {
   r.threads = f.threads;
   // Outputs that cannot be written are refused before the search, not after it.
   if (!f.export_json.empty()) check_output_folder(f.export_json, "--export");
-  if (!f.export_megatron.empty()) check_output_folder(f.export_megatron, "--export-megatron");
+  if (!f.export_megatron.empty()) {
+    check_output_folder(f.export_megatron, "--export-megatron");
+    check_output_folder(megatron_script_path(f.export_megatron), "--export-megatron");
+  }
   if (!f.export_nemo.empty()) check_output_folder(f.export_nemo, "--export-nemo");
   std::optional<CostDatabase> measured = read_costs(f.costs);
   r.space = space_from(f, measured_framework(measured));
@@ -153,8 +156,13 @@ void run(const SearchFlags& f) {
   // one has been written.
   OutputSet files;
   if (!f.export_json.empty()) files.add(f.export_json, layout_json(best, r.reserve), "--export");
-  if (!f.export_megatron.empty())
+  if (!f.export_megatron.empty()) {
+    // The arguments alone (`pretrain_gpt.py $(cat FILE)`), and beside them the launch script with
+    // what arguments cannot say (environment, nodes, cluster), which `simulate --config` reads.
     files.add(f.export_megatron, megatron_arguments(best, r.reserve), "--export-megatron");
+    files.add(megatron_script_path(f.export_megatron), megatron_launch_script(best, r.reserve, f.export_megatron),
+              "--export-megatron");
+  }
   if (!f.export_nemo.empty()) files.add(f.export_nemo, nemo_yaml(best, r.reserve), "--export-nemo");
   files.commit();
 
@@ -226,7 +234,9 @@ void add_search_command(CLI::App& app) {
       ->group(g);
   sub->add_flag("--json", f->json, "Print one JSON document instead of the table");
   sub->add_option("--export", f->export_json, "Write the best layout and its prediction as JSON");
-  sub->add_option("--export-megatron", f->export_megatron, "Write the best layout as Megatron-LM arguments");
+  sub->add_option("--export-megatron", f->export_megatron,
+                  "Write the best layout as Megatron-LM arguments (FILE, for `pretrain_gpt.py $(cat FILE)`) and its "
+                  "launch script (FILE.sh)");
   sub->add_option("--export-nemo", f->export_nemo, "Write the best layout as a NeMo Megatron YAML");
   sub->callback([f] { run(*f); });
 }

@@ -218,10 +218,15 @@ void MainWindow::export_layout(const QString& path, const QString& format) {
   if (!last_ || stale_) fail("nothing to export: the current setup has no valid result");
   const SimResult& r = *last_->result;
   const MemoryReserve reserve = setup_->project().reserve;
-  const std::string text = format == "json"       ? layout_json(r, reserve)
-                           : format == "megatron" ? megatron_arguments(r, reserve)
-                                                  : nemo_yaml(r, reserve);
-  write_file_atomically(path.toStdString(), text);
+  const std::string target = path.toStdString();
+  OutputSet files;  // the Megatron arguments and their launch script, both or neither
+  if (format == "megatron") {
+    files.add(target, megatron_arguments(r, reserve));
+    files.add(megatron_script_path(target), megatron_launch_script(r, reserve, target));
+  } else {
+    files.add(target, format == "json" ? layout_json(r, reserve) : nemo_yaml(r, reserve));
+  }
+  files.commit();
   report(tr("exported %1").arg(path));
 }
 

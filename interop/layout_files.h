@@ -1,12 +1,17 @@
 // layout_files.h — the layout files `search` (and the GUI) export and `simulate --config` reads back:
-// our JSON (config, model, cluster and the full prediction), a Megatron-LM argument file,
-// and a NeMo Megatron YAML. The Megatron and NeMo files carry one comment line,
-// "# clustercast: --cluster NAME --gpus N ...", with what their own formats cannot say.
-// The format is recognised from the content, not the file name.
+// our JSON (config, model, cluster and the full prediction), a Megatron-LM argument file with
+// its launch script, and a NeMo Megatron YAML. The format is recognised from the content, not the
+// file name. One file per format: layout_json.cpp, megatron_arguments.cpp, nemo_yaml.cpp.
+//
+// What a format cannot say (the cluster, the GPU count, the memory reserve) travels in a comment
+// line "# clustercast: --cluster NAME --gpus N ...": inside the NeMo YAML, and in the launch
+// script beside a Megatron argument file (BEST.args.sh beside BEST.args), so that the argument
+// file itself holds nothing but Megatron-LM arguments (`pretrain_gpt.py $(cat BEST.args)`).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/memory_model.h"
 #include "sim/parallel_config.h"
@@ -20,8 +25,19 @@ struct LayoutFile {
   std::optional<ClusterSpec> cluster;
   std::optional<int> gpus;
   std::optional<MemoryReserve> reserve;
+  // Flags or keys read and left aside because they bear on neither time nor memory (learning
+  // rate, data paths, logging...), for the one note line a command prints.
+  std::vector<std::string> ignored;
+  // What the reader assumed where the file is silent (e.g. the vocabulary of a NeMo config
+  // whose tokenizer it does not know), one sentence each, for the command to print as notes.
+  std::vector<std::string> notes;
 };
 
+// One layout document from its text; `where` names it in messages ("layout file 'x.yaml'").
+// Bad input of any kind is a SpecError naming the value.
+LayoutFile parse_layout_text(const std::string& text, const std::string& where);
+// A regular file read and parsed; for a Megatron argument file, the launch script beside it
+// (megatron_script_path) adds the cluster and GPU count when it exists.
 LayoutFile read_layout_file(const std::string& path);
 
 // Megatron-LM's --attention-backend: auto, flash and fused never store the s x s scores
@@ -29,7 +45,14 @@ LayoutFile read_layout_file(const std::string& path);
 AttentionKernel attention_backend_from(const std::string& name, const std::string& where);
 
 std::string layout_json(const SimResult& result, const MemoryReserve& reserve);
+// Megatron-LM arguments only, one per line: what a format cannot express (ALiBi, GeGLU) is a
+// SpecError naming it.
 std::string megatron_arguments(const SimResult& result, const MemoryReserve& reserve);
+// The runnable launch script that goes beside the argument file: the environment Megatron-LM
+// needs, torchrun with the node count, `pretrain_gpt.py $(cat ARGS)`, and the clustercast line.
+std::string megatron_launch_script(const SimResult& result, const MemoryReserve& reserve,
+                                   const std::string& arguments_path);
+std::string megatron_script_path(const std::string& arguments_path);
 std::string nemo_yaml(const SimResult& result, const MemoryReserve& reserve);
 
 }  // namespace cc

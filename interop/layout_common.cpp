@@ -1,0 +1,109 @@
+#include "interop/layout_common.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+#include "sim/presets.h"
+
+namespace cc::interop {
+
+std::string prefix(const std::string& where) { return where.empty() ? "" : where + ": "; }
+
+int to_int(const std::string& value, const std::string& what, const std::string& where) {
+  try {
+    std::size_t used = 0;
+    const long v = std::stol(value, &used);
+    if (used == value.size() && v >= 0 && v <= 1'000'000'000) return static_cast<int>(v);
+  } catch (const std::exception&) {
+  }
+  fail("{}{} is '{}'; expected a whole number", prefix(where), what, value);
+}
+
+double to_double(const std::string& value, const std::string& what, const std::string& where) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(value, &used);
+    if (used == value.size()) return v;
+  } catch (const std::exception&) {
+  }
+  fail("{}{} is '{}'; expected a number", prefix(where), what, value);
+}
+
+namespace {
+
+std::vector<std::string> words_of(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+}  // namespace
+
+void apply_clustercast_comment(const std::string& text, LayoutFile& out, const std::string& where) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto pos = line.find("# clustercast:");
+    if (pos == std::string::npos) continue;
+    const auto words = words_of(line.substr(pos + 14));
+    auto value_of = [&](const char* flag) -> const std::string* {
+      for (std::size_t i = 0; i + 1 < words.size(); ++i)
+        if (words[i] == flag) return &words[i + 1];
+      return nullptr;
+    };
+    if (const auto* v = value_of("--cluster")) out.cluster = load_cluster(*v);
+    if (const auto* v = value_of("--gpus")) out.gpus = to_int(*v, "--gpus", where);
+    if (const auto* v = value_of("--vocab-size"); v && out.model) out.model->vocab_size = to_int(*v, "--vocab-size", where);
+    if (const auto* v = value_of("--decoder-first-pipeline-num-layers"))
+      out.config.first_stage_layers = to_int(*v, "--decoder-first-pipeline-num-layers", where);
+    if (const auto* v = value_of("--decoder-last-pipeline-num-layers"))
+      out.config.last_stage_layers = to_int(*v, "--decoder-last-pipeline-num-layers", where);
+    if (std::find(words.begin(), words.end(), "--overlap-grad-reduce") != words.end())
+      out.config.overlap_grad_reduce = true;
+    MemoryReserve r;
+    bool any = false;
+    auto number = [&](const char* flag, double& field) {
+      if (const auto* v = value_of(flag)) {
+        field = to_double(*v, flag, where);
+        any = true;
+      }
+    };
+    number("--cuda-context-gib", r.cuda_context_gib);
+    number("--comm-buffers-gib", r.comm_buffers_gib);
+    number("--fragmentation", r.fragmentation_fraction);
+    number("--memory-headroom", r.headroom_fraction);
+    if (any) out.reserve = r;
+  }
+}
+
+std::string clustercast_comment(const SimResult& r, const MemoryReserve& m, const std::string& extra) {
+  return fmt::format("# clustercast: --cluster {} --gpus {} --cuda-context-gib {} --comm-buffers-gib {} "
+                     "--fragmentation {} --memory-headroom {}{}\n",
+                     r.cluster.name, r.config.gpus(), m.cuda_context_gib, m.comm_buffers_gib,
+                     m.fragmentation_fraction, m.headroom_fraction, extra);
+}
+
+std::string prediction_comment(const SimResult& r) {
+  return fmt::format("# predicted by clustercast: {:.3f} s per iteration, {:.1f} TFLOP/s per GPU, MFU {:.1f}%, "
+                     "{:.1f} GiB peak per GPU\n",
+                     r.iteration_time_s, r.tflops_per_gpu, 100 * r.mfu, r.peak_memory_gib);
+}
+
+ModelSpec gpt_base() {
+  ModelSpec m;
+  m.name = "from-layout-file";
+  m.vocab_size = 51200;
+  m.seq_length = 2048;
+  return m;
+}
+
+void finish_layout(LayoutFile& out) {
+  ParallelConfig& c = out.config;
+  if (out.gpus) c.dp = *out.gpus / std::max(1, c.tp * c.pp);
+  if (c.global_batch == 0) c.global_batch = c.micro_batch * c.dp;
+}
+
+}  // namespace cc::interop

@@ -1,0 +1,196 @@
+// megatron_arguments.cpp — a Megatron-LM argument file, read and written. Written: Megatron-LM
+// arguments only, so `pretrain_gpt.py $(cat BEST.args)` works, with a launch script beside it
+// (BEST.args.sh) for what arguments cannot say: the environment, the node count, the cluster.
+// Read: through the one Megatron vocabulary (megatron_options.h) that `simulate` also parses.
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "interop/layout_common.h"
+#include "interop/megatron_options.h"
+#include "sim/error.h"
+
+namespace cc {
+
+namespace interop {
+
+namespace {
+
+// The words of an argument file, as `$(cat FILE)` splits them; "#" comments (older clustercast
+// exports had them, hand-written files may) end at the line's end.
+std::vector<std::string> argument_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line.substr(0, line.find('#')));
+    for (std::string w; in >> w;) words.push_back(w);
+  }
+  return words;
+}
+
+bool names_the_model(const MegatronModelArgs& a) {
+  return a.num_layers || a.hidden_size || a.num_attention_heads || a.num_query_groups || a.ffn_hidden_size ||
+         a.seq_length || a.vocab_size || a.kv_channels || a.max_position_embeddings || a.swiglu ||
+         a.normalization || a.position_embedding_type;
+}
+
+}  // namespace
+
+LayoutFile read_megatron(const std::string& text, const std::string& where, const std::string& launch_script) {
+  const MegatronArgs args = parse_megatron_words(argument_words(text), where);
+  LayoutFile out;
+  ParallelConfig& c = out.config;
+  // Megatron-LM's defaults where the file is silent: --attention-backend auto (flash or fused
+  // attention) and FP32 (no --bf16, --fp16 or --fp8-format).
+  c.attention = AttentionKernel::Flash;
+  c.precision = Precision::FP32;
+  c.global_batch = 0;  // finish_layout: micro batch x DP, Megatron's default
+  std::optional<ModelSpec> model;
+  const MegatronModelArgs& m = args.model;
+  if (names_the_model(m)) {
+    // Megatron-LM requires all three; a file with some shape flags but not these would be
+    // read as a different model.
+    for (const auto& [flag, v] : {std::pair{"--num-layers", m.num_layers}, std::pair{"--hidden-size", m.hidden_size},
+                                  std::pair{"--num-attention-heads", m.num_attention_heads}})
+      if (!v) fail("{}: the model flags need {} beside them (Megatron-LM requires it)", where, flag);
+    ModelSpec spec = apply_megatron_model(m, gpt_base(), /*from_flags_alone=*/true, where);
+    if (m.vocab_size) {
+      const long long padded =
+          megatron_padded_vocab(*m.vocab_size, m.make_vocab_size_divisible_by.value_or(128), args.layout.tp.value_or(1));
+      if (padded > 16'777'216)
+        fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, *m.vocab_size, padded);
+      spec.vocab_size = static_cast<int>(padded);
+    }
+    model = spec;
+  } else if (args.layout.layers_per_virtual_stage) {
+    fail("{}: --num-layers-per-virtual-pipeline-stage needs --num-layers in the same file", where);
+  }
+  apply_megatron_layout(args.layout, c, model.value_or(ModelSpec{}), where);
+  out.model = model;
+  out.ignored = args.ignored;
+  apply_clustercast_comment(text, out, where);  // an older export's own comment line
+  apply_clustercast_comment(launch_script, out, where);
+  finish_layout(out);
+  return out;
+}
+
+}  // namespace interop
+
+namespace {
+
+// Megatron-LM pads --vocab-size to a multiple of --make-vocab-size-divisible-by x TP; the
+// largest power-of-two unit (up to its default 128) under which our vocabulary is already such
+// a multiple makes that padding a no-op, so Megatron builds the vocabulary we simulated.
+int vocab_unit(const ModelSpec& m, int tp) {
+  for (int unit = 128; unit > 1; unit /= 2)
+    if (m.vocab_size % (static_cast<long long>(unit) * tp) == 0) return unit;
+  return 1;
+}
+
+}  // namespace
+
+std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
+  const ParallelConfig& c = r.config;
+  const ModelSpec& m = r.model;
+  // What Megatron-LM's arguments cannot say is refused, never dropped: the file would train
+  // another model than the one simulated.
+  if (m.position_embedding == PositionEmbedding::Alibi)
+    fail("--export-megatron: model '{}' uses ALiBi positions, which Megatron-LM's --position-embedding-type cannot "
+         "express (learned_absolute, rope, ...); export it with --export or --export-nemo",
+         m.name);
+  if (m.activation == Activation::GeGLU)
+    fail("--export-megatron: model '{}' has a GeGLU MLP, which Megatron-LM has no flag for (--quick-geglu is a gated "
+         "quick-GELU, another function); export it with --export or --export-nemo",
+         m.name);
+  if (c.overlap_param_gather && !c.overlap_grad_reduce)
+    fail("--export-megatron: the layout overlaps the parameter all-gather without overlapping the gradient "
+         "reduction; Megatron-LM requires --overlap-grad-reduce with --overlap-param-gather");
+  std::string out;
+  auto arg = [&](const std::string& flag, const std::string& value = "") {
+    out += value.empty() ? flag + "\n" : flag + " " + value + "\n";
+  };
+  arg("--tensor-model-parallel-size", std::to_string(c.tp));
+  arg("--pipeline-model-parallel-size", std::to_string(c.pp));
+  if (c.virtual_stages > 1)
+    arg("--num-layers-per-virtual-pipeline-stage", std::to_string(m.num_layers / (c.pp * c.virtual_stages)));
+  if (c.first_stage_layers) arg("--decoder-first-pipeline-num-layers", std::to_string(c.first_stage_layers));
+  if (c.last_stage_layers) arg("--decoder-last-pipeline-num-layers", std::to_string(c.last_stage_layers));
+  if (c.sequence_parallel) arg("--sequence-parallel");
+  arg("--micro-batch-size", std::to_string(c.micro_batch));
+  arg("--global-batch-size", std::to_string(c.global_batch));
+  if (c.recompute != RecomputeGranularity::None) arg("--recompute-granularity", to_string(c.recompute));
+  if (c.recompute == RecomputeGranularity::Full) {
+    arg("--recompute-method", to_string(c.recompute_method));
+    arg("--recompute-num-layers", std::to_string(c.recompute_num_layers));
+  }
+  if (c.distributed_optimizer) arg("--use-distributed-optimizer");
+  if (c.overlap_grad_reduce) arg("--overlap-grad-reduce");
+  if (c.overlap_param_gather) arg("--overlap-param-gather");
+  // Always written: without it Megatron-LM (and our reader) take auto, i.e. flash.
+  arg("--attention-backend", c.attention == AttentionKernel::Flash ? "flash" : "unfused");
+  switch (c.precision) {
+    case Precision::BF16: arg("--bf16"); break;
+    case Precision::FP16: arg("--fp16"); break;
+    case Precision::FP8: arg("--bf16"); arg("--fp8-format", "hybrid"); break;
+    case Precision::FP32: break;  // Megatron-LM's default
+  }
+  arg("--num-layers", std::to_string(m.num_layers));
+  arg("--hidden-size", std::to_string(m.hidden_size));
+  arg("--num-attention-heads", std::to_string(m.num_attention_heads));
+  if (m.num_query_groups != m.num_attention_heads) {
+    arg("--group-query-attention");
+    arg("--num-query-groups", std::to_string(m.num_query_groups));
+  }
+  if (m.explicit_head_dim > 0) arg("--kv-channels", std::to_string(m.explicit_head_dim));
+  arg("--ffn-hidden-size", std::to_string(m.ffn_hidden_size));
+  arg("--seq-length", std::to_string(m.seq_length));
+  arg("--max-position-embeddings", std::to_string(m.seq_length));
+  arg("--vocab-size", std::to_string(m.vocab_size));
+  arg("--make-vocab-size-divisible-by", std::to_string(vocab_unit(m, c.tp)));
+  if (m.activation == Activation::SwiGLU) arg("--swiglu");
+  // Gated MLPs are modelled without biases (sim/model_spec.cpp); GeLU MLPs with them.
+  if (m.gated_mlp()) arg("--disable-bias-linear");
+  if (m.normalization == Normalization::RMSNorm) arg("--normalization", "RMSNorm");
+  if (m.position_embedding == PositionEmbedding::Rope) arg("--position-embedding-type", "rope");
+  if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
+  if (!m.dropout) {
+    arg("--attention-dropout", "0.0");
+    arg("--hidden-dropout", "0.0");
+  }
+  return out;
+}
+
+std::string megatron_script_path(const std::string& arguments_path) { return arguments_path + ".sh"; }
+
+std::string megatron_launch_script(const SimResult& r, const MemoryReserve& reserve, const std::string& arguments_path) {
+  const ParallelConfig& c = r.config;
+  const int per_node = std::min(r.cluster.gpus_per_node, c.gpus());
+  const std::string args_name = std::filesystem::path(arguments_path).filename().string();
+  std::string out = "#!/usr/bin/env bash\n";
+  out += fmt::format("# Megatron-LM launch for {} on {} x {} ({} nodes x {} GPUs), written by clustercast.\n",
+                     r.model.name, c.gpus(), r.cluster.gpu.name, c.gpus() / per_node, per_node);
+  out += interop::prediction_comment(r);
+  out += fmt::format("# Run it on every node with NODE_RANK and MASTER_ADDR set, from Megatron-LM's folder; extra\n"
+                     "# arguments (data, tokenizer, checkpoints) go after it. `clustercast simulate --config {}`\n"
+                     "# reads the cluster and GPU count from the next line.\n",
+                     args_name);
+  out += interop::clustercast_comment(r, reserve);
+  const int unit = vocab_unit(r.model, c.tp);
+  if (r.model.vocab_size % c.tp != 0)
+    out += fmt::format("# Megatron-LM pads the vocabulary {} to {}, a multiple of TP {}; clustercast simulated {}.\n",
+                       r.model.vocab_size, megatron_padded_vocab(r.model.vocab_size, unit, c.tp), c.tp,
+                       r.model.vocab_size);
+  out += "set -euo pipefail\n";
+  if (c.tp > 1)
+    out += "# Megatron-LM asserts it under tensor (and sequence) parallelism on GPUs before Blackwell: one\n"
+           "# hardware queue keeps the TP communication kernels in the order they were issued.\n"
+           "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  out += fmt::format("torchrun --nproc_per_node {} --nnodes {} --node_rank \"${{NODE_RANK:-0}}\" \\\n"
+                     "  --master_addr \"${{MASTER_ADDR:-localhost}}\" --master_port \"${{MASTER_PORT:-29500}}\" \\\n"
+                     "  pretrain_gpt.py $(cat \"$(dirname \"$0\")/{}\") \"$@\"\n",
+                     per_node, c.gpus() / per_node, args_name);
+  return out;
+}
+
+}  // namespace cc

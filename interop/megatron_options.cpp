@@ -1,0 +1,398 @@
+#include "interop/megatron_options.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "interop/layout_common.h"
+#include "interop/layout_files.h"
+#include "sim/error.h"
+
+namespace cc {
+
+namespace {
+
+using interop::prefix;
+using M = MegatronModelArgs;
+using L = MegatronLayoutArgs;
+
+constexpr const char* kModel = "Model";
+constexpr const char* kModelMegatron = "Model (Megatron-LM names)";
+constexpr const char* kLayout = "Parallel layout (Megatron-LM names)";
+
+const MegatronOption<M> kModelOptions[] = {
+    {"--num-layers", nullptr, kModel, "Override: transformer layers", &M::num_layers},
+    {"--hidden-size", nullptr, kModel,
+     "Override: hidden size; a preset FFN that is a whole multiple of its hidden size (4h) keeps that multiple, any "
+     "other FFN size stays as it is",
+     &M::hidden_size},
+    {"--num-attention-heads", nullptr, kModel,
+     "Override: attention heads; on a multi-head preset the query groups follow (stay MHA), on a grouped-query "
+     "preset they stay",
+     &M::num_attention_heads},
+    {"--num-query-groups", nullptr, kModel, "Override: KV heads (grouped-query attention)", &M::num_query_groups},
+    {"--ffn-hidden-size", nullptr, kModel, "Override: MLP hidden size", &M::ffn_hidden_size},
+    {"--seq-length", nullptr, kModel, "Override: sequence length", &M::seq_length},
+    {"--vocab-size", nullptr, kModel,
+     "Override: vocabulary size (on the command line: as simulated; in a Megatron argument file: padded as "
+     "Megatron-LM pads it, to a multiple of --make-vocab-size-divisible-by x TP)",
+     &M::vocab_size},
+    {"--swiglu", nullptr, kModel, "Override: gated SwiGLU MLP instead of GeLU", &M::swiglu},
+    {"--kv-channels", nullptr, kModelMegatron, "Width of one attention head (default hidden / heads)",
+     &M::kv_channels},
+    {"--max-position-embeddings", nullptr, kModelMegatron,
+     "Positions the model supports (>= --seq-length; learned positions: equal to it)", &M::max_position_embeddings},
+    {"--make-vocab-size-divisible-by", nullptr, kModelMegatron,
+     "Megatron-LM's vocabulary padding unit (times TP; default 128): applied to a Megatron argument file's "
+     "--vocab-size",
+     &M::make_vocab_size_divisible_by},
+    {"--normalization", nullptr, kModelMegatron, "LayerNorm or RMSNorm", &M::normalization},
+    {"--position-embedding-type", nullptr, kModelMegatron, "learned_absolute or rope", &M::position_embedding_type},
+    {"--untie-embeddings-and-output-weights", nullptr, kModelMegatron, "A separate output layer", &M::untie_embeddings},
+    {"--group-query-attention", nullptr, kModelMegatron,
+     "Grouped-query attention: --num-query-groups KV heads (without it: the preset's, else 1 as in Megatron-LM)",
+     &M::group_query_attention},
+    {"--disable-bias-linear", nullptr, kModelMegatron,
+     "No biases in linear layers (modelled for gated SwiGLU/GeGLU MLPs, which have none)", &M::disable_bias_linear},
+    {"--hidden-dropout", nullptr, kModelMegatron, "Hidden dropout probability (0: no masks stored)", &M::hidden_dropout},
+    {"--attention-dropout", nullptr, kModelMegatron, "Attention dropout probability", &M::attention_dropout},
+};
+
+const MegatronOption<L> kLayoutOptions[] = {
+    {"--tensor-model-parallel-size", "--tp", kLayout, "Tensor-parallel size", &L::tp},
+    {"--pipeline-model-parallel-size", "--pp", kLayout, "Pipeline-parallel size", &L::pp},
+    {"--sequence-parallel", nullptr, kLayout, "Sequence parallelism (needs TP > 1)", &L::sequence_parallel},
+    {"--micro-batch-size", nullptr, kLayout, "Micro batch size", &L::micro_batch},
+    {"--global-batch-size", nullptr, kLayout, "Global batch size (default: micro batch x DP)", &L::global_batch},
+    {"--num-layers-per-virtual-pipeline-stage", nullptr, kLayout, "Layers per virtual stage: interleaved 1F1B",
+     &L::layers_per_virtual_stage},
+    {"--decoder-first-pipeline-num-layers", nullptr, kLayout, "Layers on the first stage (uneven split)",
+     &L::first_stage_layers},
+    {"--decoder-last-pipeline-num-layers", nullptr, kLayout, "Layers on the last stage (uneven split)",
+     &L::last_stage_layers},
+    {"--recompute-granularity", nullptr, kLayout, "none, selective or full", &L::recompute_granularity},
+    {"--recompute-method", nullptr, kLayout, "uniform or block (full recompute)", &L::recompute_method},
+    {"--recompute-num-layers", nullptr, kLayout,
+     "Layers per recompute group (uniform) or recomputed layers per stage (block)", &L::recompute_num_layers},
+    {"--recompute-activations", nullptr, kLayout, "= --recompute-granularity selective", &L::recompute_activations},
+    {"--use-distributed-optimizer", nullptr, kLayout, "Shard optimizer state over DP", &L::distributed_optimizer},
+    {"--overlap-grad-reduce", nullptr, kLayout, "Reduce gradients in buckets during backward", &L::overlap_grad_reduce},
+    {"--overlap-param-gather", nullptr, kLayout, "Hide the parameter all-gather (distributed optimizer)",
+     &L::overlap_param_gather},
+    {"--use-flash-attn", nullptr, kLayout,
+     "Flash attention instead of the unfused kernels (= --attention-backend flash)", &L::use_flash_attn},
+    {"--attention-backend", nullptr, kLayout,
+     "auto, flash or fused: scores never stored; unfused or local: the s x s scores are materialised, as in the "
+     "2021-2022 papers' runs (default: the layout file's, else the stack's: flash for megatron-core and nemo, "
+     "unfused for megatron-2021, megatron-deepspeed and our engine)",
+     &L::attention_backend},
+    {"--bf16", nullptr, kLayout, "= --precision bf16", &L::bf16},
+    {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},
+    {"--fp8-format", nullptr, kLayout,
+     "hybrid or e4m3: FP8 GEMMs (= --precision fp8; Megatron-LM passes --bf16 beside it)", &L::fp8_format},
+    {"--context-parallel-size", nullptr, kLayout, "Context parallelism: not modelled, only 1 is accepted",
+     &L::context_parallel_size},
+    {"--expert-model-parallel-size", nullptr, kLayout, "Expert parallelism: not modelled, only 1 is accepted",
+     &L::expert_model_parallel_size},
+    {"--expert-tensor-parallel-size", nullptr, kLayout, "Expert tensor parallelism: not modelled, only 1 is accepted",
+     &L::expert_tensor_parallel_size},
+    {"--num-experts", nullptr, kLayout, "Mixture of experts: not modelled, refused", &L::num_experts},
+};
+
+// Megatron-LM flags with no bearing on iteration time or memory: optimiser hyperparameters and
+// the learning-rate schedule, initialisation and seeds, numerics constants, data and tokenizer
+// files, checkpoints, evaluation, logging and profiling, and the run's length. Kernel and fusion
+// switches are not here: they change time, and clustercast does not model them one by one.
+const IgnoredMegatronFlag kIgnored[] = {
+    // learning rate and its schedule
+    {"--lr", 1}, {"--min-lr", 1}, {"--lr-decay-style", 1}, {"--lr-decay-iters", 1}, {"--lr-decay-samples", 1},
+    {"--lr-warmup-fraction", 1}, {"--lr-warmup-iters", 1}, {"--lr-warmup-samples", 1}, {"--lr-warmup-init", 1},
+    {"--lr-wsd-decay-style", 1}, {"--lr-wsd-decay-iters", 1}, {"--lr-wsd-decay-samples", 1},
+    {"--override-opt-param-scheduler", 0}, {"--use-checkpoint-opt-param-scheduler", 0},
+    // optimiser hyperparameters
+    {"--weight-decay", 1}, {"--start-weight-decay", 1}, {"--end-weight-decay", 1}, {"--weight-decay-incr-style", 1},
+    {"--adam-beta1", 1}, {"--adam-beta2", 1}, {"--adam-eps", 1}, {"--sgd-momentum", 1}, {"--clip-grad", 1},
+    // loss scaling (fp16)
+    {"--loss-scale", 1}, {"--initial-loss-scale", 1}, {"--min-loss-scale", 1}, {"--loss-scale-window", 1},
+    {"--hysteresis", 1},
+    // initialisation, seeds and numerics constants
+    {"--init-method-std", 1}, {"--init-method-xavier-uniform", 0}, {"--seed", 1}, {"--data-parallel-random-init", 0},
+    {"--norm-epsilon", 1}, {"--apply-query-key-layer-scaling", 0}, {"--rotary-base", 1}, {"--rotary-percent", 1},
+    {"--rotary-interleaved", 0}, {"--rotary-seq-len-interpolation-factor", 1}, {"--rope-scaling-factor", 1},
+    {"--use-mcore-models", 0},
+    // the run's length and its batch ramp-up (iteration time is that of the full global batch)
+    {"--train-iters", 1, false}, {"--train-samples", 1}, {"--exit-interval", 1}, {"--exit-duration-in-mins", 1},
+    {"--exit-signal-handler", 0}, {"--rampup-batch-size", 3}, {"--step-batch-size-schedule", 1},
+    // data and tokenizer
+    {"--data-path", -1}, {"--split", 1}, {"--train-data-path", -1}, {"--valid-data-path", -1},
+    {"--test-data-path", -1}, {"--data-cache-path", 1}, {"--data-args-path", 1}, {"--per-split-data-args-path", 1},
+    {"--mock-data", 0}, {"--num-workers", 1}, {"--dataloader-type", 1}, {"--reset-position-ids", 0},
+    {"--reset-attention-mask", 0}, {"--eod-mask-loss", 0}, {"--num-dataset-builder-threads", 1},
+    {"--object-storage-cache-path", 1}, {"--vocab-file", 1}, {"--merge-file", 1}, {"--vocab-extra-ids", 1},
+    {"--tokenizer-type", 1}, {"--tokenizer-model", 1}, {"--tokenizer-metadata", 1},
+    {"--tokenizer-special-tokens", -1}, {"--tiktoken-pattern", 1}, {"--tiktoken-num-special-tokens", 1},
+    {"--null-tokenizer-eod-id", 1}, {"--null-tokenizer-pad-id", 1},
+    // checkpoints
+    {"--save", 1}, {"--save-interval", 1}, {"--load", 1}, {"--no-load-optim", 0}, {"--no-load-rng", 0},
+    {"--no-save-optim", 0}, {"--no-save-rng", 0}, {"--finetune", 0}, {"--pretrained-checkpoint", 1},
+    {"--ckpt-format", 1}, {"--ckpt-step", 1}, {"--use-checkpoint-args", 0}, {"--exit-on-missing-checkpoint", 0},
+    {"--auto-detect-ckpt-format", 0}, {"--async-save", 0}, {"--use-dist-ckpt", 0}, {"--dist-ckpt-format", 1},
+    {"--ckpt-fully-parallel-save", 0}, {"--ckpt-fully-parallel-load", 0}, {"--ckpt-assume-constant-structure", 0},
+    {"--non-persistent-save-interval", 1}, {"--non-persistent-ckpt-type", 1},
+    // evaluation, logging and profiling
+    {"--eval-iters", 1}, {"--eval-interval", 1}, {"--skip-train", 0}, {"--log-interval", 1}, {"--log-params-norm", 0},
+    {"--log-throughput", 0}, {"--log-progress", 0}, {"--timing-log-level", 1}, {"--timing-log-option", 1},
+    {"--tensorboard-dir", 1}, {"--tensorboard-log-interval", 1}, {"--tensorboard-queue-size", 1},
+    {"--log-timers-to-tensorboard", 0}, {"--log-validation-ppl-to-tensorboard", 0},
+    {"--log-memory-to-tensorboard", 0}, {"--log-num-zeros-in-grad", 0}, {"--log-world-size-to-tensorboard", 0},
+    {"--wandb-project", 1}, {"--wandb-exp-name", 1}, {"--wandb-save-dir", 1}, {"--wandb-entity", 1},
+    {"--log-energy", 0}, {"--log-straggler", 0}, {"--distributed-timeout-minutes", 1}, {"--manual-gc", 0},
+    {"--manual-gc-interval", 1}, {"--profile", 0}, {"--profile-step-start", 1}, {"--profile-step-end", 1},
+    {"--profile-ranks", -1},
+};
+
+// Why a flag that is neither modelled nor ignored is refused, for the families users meet.
+std::string refusal_reason(const std::string& flag) {
+  if (flag.rfind("--moe-", 0) == 0) return "mixture of experts is not modelled";
+  if (flag.rfind("--no-", 0) == 0 && flag.find("fusion") != std::string::npos)
+    return "kernel fusion switches are not modelled";
+  return "not a flag clustercast models or knows to leave time and memory unchanged";
+}
+
+template <class Args>
+const MegatronOption<Args>* find_option(std::span<const MegatronOption<Args>> table, const std::string& flag) {
+  for (const auto& o : table)
+    if (flag == o.flag) return &o;
+  return nullptr;
+}
+
+bool is_flag_word(const std::string& w) { return w.size() > 2 && w.rfind("--", 0) == 0; }
+
+// One word into the field `member` of `args`; `next` is the index of the word after the flag.
+template <class Args>
+void set_field(Args& args, const MegatronField<Args>& field, const std::string& flag,
+               const std::vector<std::string>& words, std::size_t& next, const std::string& where) {
+  auto value = [&]() -> const std::string& {
+    if (next >= words.size() || is_flag_word(words[next])) fail("{}{} needs a value", prefix(where), flag);
+    return words[next++];
+  };
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(args.*member)>;
+        if constexpr (std::is_same_v<T, bool>) args.*member = true;
+        else if constexpr (std::is_same_v<T, std::optional<int>>) args.*member = interop::to_int(value(), flag, where);
+        else if constexpr (std::is_same_v<T, std::optional<double>>)
+          args.*member = interop::to_double(value(), flag, where);
+        else args.*member = value();
+      },
+      field);
+}
+
+Normalization normalization_from(const std::string& name, const std::string& where) {
+  if (name == "LayerNorm") return Normalization::LayerNorm;
+  if (name == "RMSNorm") return Normalization::RMSNorm;
+  fail("{}--normalization '{}' is not modelled; valid: LayerNorm, RMSNorm", prefix(where), name);
+}
+
+PositionEmbedding position_embedding_from(const std::string& name, const std::string& where) {
+  if (name == "learned_absolute") return PositionEmbedding::Learned;
+  if (name == "rope") return PositionEmbedding::Rope;
+  fail("{}--position-embedding-type '{}' is not modelled; valid: learned_absolute, rope", prefix(where), name);
+}
+
+void check_dropout(const char* flag, const std::optional<double>& p, const std::string& where) {
+  if (p && !(*p >= 0 && *p < 1)) fail("{}{} is {}; it must be a probability in [0, 1)", prefix(where), flag, *p);
+}
+
+// Context and expert parallelism, and MoE, change the layout in ways the simulator does not
+// model: only their no-op values pass. Each one given otherwise, as "--flag VALUE (why)".
+std::vector<std::string> unmodelled(const MegatronLayoutArgs& a) {
+  std::vector<std::string> out;
+  if (a.num_experts && *a.num_experts > 0)
+    out.push_back(fmt::format("--num-experts {} (mixture of experts is not modelled; clustercast simulates dense "
+                              "models)",
+                              *a.num_experts));
+  const std::pair<const char*, const std::optional<int>*> one_only[] = {
+      {"--context-parallel-size", &a.context_parallel_size},
+      {"--expert-model-parallel-size", &a.expert_model_parallel_size},
+      {"--expert-tensor-parallel-size", &a.expert_tensor_parallel_size}};
+  for (const auto& [flag, v] : one_only)
+    if (*v && **v != 1)
+      out.push_back(fmt::format("{} {} (clustercast simulates TP x PP x DP only; give 1 or leave it out)", flag, **v));
+  return out;
+}
+
+void refuse(const std::vector<std::string>& refused, const std::string& where) {
+  if (!refused.empty())
+    fail("{}Megatron-LM flags that would change the model or layout and are not modelled: {}; remove them, or see "
+         "the README for what clustercast reads",
+         prefix(where), fmt::join(refused, ", "));
+}
+
+}  // namespace
+
+std::span<const MegatronOption<MegatronModelArgs>> megatron_model_options() { return kModelOptions; }
+std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options() { return kLayoutOptions; }
+std::span<const IgnoredMegatronFlag> megatron_ignored_flags() { return kIgnored; }
+
+const IgnoredMegatronFlag* find_ignored_megatron_flag(const std::string& flag) {
+  for (const auto& f : kIgnored)
+    if (flag == f.flag) return &f;
+  return nullptr;
+}
+
+MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& where) {
+  MegatronArgs out;
+  std::vector<std::string> refused;
+  for (std::size_t i = 0; i < words.size();) {
+    const std::string& flag = words[i++];
+    if (!is_flag_word(flag)) fail("{}'{}' is not a flag (Megatron-LM arguments start with --)", prefix(where), flag);
+    if (const auto* o = find_option(megatron_model_options(), flag)) {
+      set_field(out.model, o->field, flag, words, i, where);
+    } else if (const auto* o = find_option(megatron_layout_options(), flag)) {
+      set_field(out.layout, o->field, flag, words, i, where);
+    } else if (const auto* ignored = find_ignored_megatron_flag(flag)) {
+      out.ignored.push_back(flag);
+      const std::size_t n = ignored->values < 0 ? words.size() : static_cast<std::size_t>(ignored->values);
+      for (std::size_t k = 0; k < n && i < words.size() && !is_flag_word(words[i]); ++k) ++i;
+    } else {
+      refused.push_back(fmt::format("{} ({})", flag, refusal_reason(flag)));
+      while (i < words.size() && !is_flag_word(words[i])) ++i;  // its values
+    }
+  }
+  std::vector<std::string> all = unmodelled(out.layout);
+  all.insert(all.end(), refused.begin(), refused.end());
+  refuse(all, where);
+  return out;
+}
+
+ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool from_flags_alone,
+                               const std::string& label) {
+  // What the base model was before the overrides, for the fields that follow others.
+  const bool base_is_mha = m.num_query_groups == 0 || m.num_query_groups == m.num_attention_heads;
+  const bool ffn_is_multiple = m.hidden_size > 0 && m.ffn_hidden_size > 0 && m.ffn_hidden_size % m.hidden_size == 0;
+  const int ffn_multiple = ffn_is_multiple ? m.ffn_hidden_size / m.hidden_size : 0;
+  if (a.num_layers) m.num_layers = *a.num_layers;
+  if (a.hidden_size) m.hidden_size = *a.hidden_size;
+  if (a.num_attention_heads) m.num_attention_heads = *a.num_attention_heads;
+  // Query groups: given, else Megatron's 1 under --group-query-attention on a model from flags,
+  // else they follow new heads on a multi-head model (an MHA preset stays MHA); a
+  // grouped-query preset keeps its groups.
+  if (a.num_query_groups) m.num_query_groups = *a.num_query_groups;
+  else if (a.group_query_attention && from_flags_alone) m.num_query_groups = 1;
+  else if (a.num_attention_heads && (from_flags_alone || base_is_mha)) m.num_query_groups = *a.num_attention_heads;
+  // FFN: given, else 4h from flags alone, else a preset's whole multiple of h follows a new h.
+  if (a.ffn_hidden_size) m.ffn_hidden_size = *a.ffn_hidden_size;
+  else if (from_flags_alone) m.ffn_hidden_size = 4 * m.hidden_size;
+  else if (a.hidden_size && ffn_is_multiple) m.ffn_hidden_size = ffn_multiple * m.hidden_size;
+  if (a.seq_length) m.seq_length = *a.seq_length;
+  if (a.vocab_size) m.vocab_size = *a.vocab_size;
+  if (a.swiglu) m.activation = Activation::SwiGLU;
+  if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
+  if (a.kv_channels) {
+    if (*a.kv_channels < 1) fail("--kv-channels is {}; it must be >= 1", *a.kv_channels);
+    // Equal to hidden / heads is Megatron's default width: the plain layout.
+    const bool default_width = m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads == 0 &&
+                               *a.kv_channels == m.hidden_size / m.num_attention_heads;
+    m.explicit_head_dim = default_width ? 0 : *a.kv_channels;
+  }
+  if (a.normalization) m.normalization = normalization_from(*a.normalization, "");
+  if (a.position_embedding_type) m.position_embedding = position_embedding_from(*a.position_embedding_type, "");
+  if (a.untie_embeddings) m.tied_embeddings = false;
+  check_dropout("--hidden-dropout", a.hidden_dropout, "");
+  check_dropout("--attention-dropout", a.attention_dropout, "");
+  if (a.hidden_dropout || a.attention_dropout) {
+    // ModelSpec has one switch for both (are dropout masks stored?); Megatron's default is 0.1.
+    const bool hidden_on = a.hidden_dropout.value_or(0.1) > 0, attention_on = a.attention_dropout.value_or(0.1) > 0;
+    if (hidden_on != attention_on)
+      fail("--hidden-dropout {} with --attention-dropout {}: dropout in only one of the two is not modelled; give "
+           "both zero or both non-zero",
+           a.hidden_dropout.value_or(0.1), a.attention_dropout.value_or(0.1));
+    m.dropout = hidden_on;
+  }
+  if (a.disable_bias_linear && !m.gated_mlp())
+    fail("--disable-bias-linear on model '{}' with a GeLU MLP is not modelled (its MLP biases are counted); it is "
+         "modelled for gated MLPs (--swiglu), which have none",
+         m.name);
+  if (a.max_position_embeddings) {
+    if (*a.max_position_embeddings < m.seq_length)
+      fail("--max-position-embeddings {} is below the sequence length {}; it must be >= --seq-length",
+           *a.max_position_embeddings, m.seq_length);
+    // The learned position table is sized by the sequence length in ModelSpec.
+    if (m.position_embedding == PositionEmbedding::Learned && *a.max_position_embeddings != m.seq_length)
+      fail("--max-position-embeddings {} with learned positions and sequence length {} is not modelled: the "
+           "position table is sized by --seq-length (give them equal, or --position-embedding-type rope)",
+           *a.max_position_embeddings, m.seq_length);
+  }
+  if (a.make_vocab_size_divisible_by && *a.make_vocab_size_divisible_by < 1)
+    fail("--make-vocab-size-divisible-by is {}; it must be >= 1", *a.make_vocab_size_divisible_by);
+  m.validate(label);
+  return m;
+}
+
+std::optional<Precision> megatron_precision(const MegatronLayoutArgs& a, const std::string& where) {
+  if (a.bf16 && a.fp16) fail("{}--bf16 and --fp16 are both given; give one", prefix(where));
+  if (a.fp8_format) {
+    if (*a.fp8_format != "hybrid" && *a.fp8_format != "e4m3")
+      fail("{}--fp8-format '{}' is not one of hybrid, e4m3", prefix(where), *a.fp8_format);
+    if (a.fp16)
+      fail("{}--fp8-format {} with --fp16 is not modelled; FP8 runs keep bf16 beside it (--bf16)", prefix(where),
+           *a.fp8_format);
+    return Precision::FP8;
+  }
+  if (a.bf16) return Precision::BF16;
+  if (a.fp16) return Precision::FP16;
+  return std::nullopt;
+}
+
+void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const ModelSpec& model,
+                           const std::string& where) {
+  refuse(unmodelled(a), where);
+  if (a.tp) c.tp = *a.tp;
+  if (a.pp) c.pp = *a.pp;
+  if (a.sequence_parallel) c.sequence_parallel = true;
+  if (a.micro_batch) c.micro_batch = *a.micro_batch;
+  if (a.global_batch) c.global_batch = *a.global_batch;
+  if (a.recompute_granularity)
+    c.recompute = recompute_granularity_from(*a.recompute_granularity, prefix(where) + "--recompute-granularity");
+  if (a.recompute_activations) {
+    if (a.recompute_granularity && c.recompute != RecomputeGranularity::Selective)
+      fail("{}--recompute-activations means selective recompute, but --recompute-granularity is '{}'", prefix(where),
+           *a.recompute_granularity);
+    c.recompute = RecomputeGranularity::Selective;
+  }
+  if (a.recompute_method) c.recompute_method = recompute_method_from(*a.recompute_method, prefix(where) + "--recompute-method");
+  if (a.recompute_num_layers) c.recompute_num_layers = *a.recompute_num_layers;
+  if (a.distributed_optimizer) c.distributed_optimizer = true;
+  if (a.overlap_grad_reduce) c.overlap_grad_reduce = true;
+  if (a.overlap_param_gather) c.overlap_param_gather = true;
+  if (a.use_flash_attn) c.attention = AttentionKernel::Flash;
+  if (a.attention_backend) {
+    c.attention = attention_backend_from(*a.attention_backend, where.empty() ? "simulate" : where);
+    if (a.use_flash_attn && c.attention != AttentionKernel::Flash)
+      fail("{}--use-flash-attn contradicts --attention-backend {}; give one of them", prefix(where),
+           *a.attention_backend);
+  }
+  if (const auto p = megatron_precision(a, where)) c.precision = *p;
+  if (a.first_stage_layers) c.first_stage_layers = *a.first_stage_layers;
+  if (a.last_stage_layers) c.last_stage_layers = *a.last_stage_layers;
+  if (c.tp < 1) fail("{}--tensor-model-parallel-size is {}; it must be >= 1", prefix(where), c.tp);
+  if (c.pp < 1) fail("{}--pipeline-model-parallel-size is {}; it must be >= 1", prefix(where), c.pp);
+  if (a.layers_per_virtual_stage) {
+    const int per_stage = *a.layers_per_virtual_stage;
+    if (per_stage < 1 || model.num_layers % (c.pp * per_stage) != 0)
+      fail("{}--num-layers-per-virtual-pipeline-stage {} does not divide num_layers {} / PP {}", prefix(where),
+           per_stage, model.num_layers, c.pp);
+    c.virtual_stages = model.num_layers / (c.pp * per_stage);
+  }
+}
+
+long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {
+  const long long multiple = divisible_by * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace cc

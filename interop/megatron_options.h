@@ -1,0 +1,97 @@
+// megatron_options.h — Megatron-LM's command-line vocabulary, defined once: the flags that shape
+// the model and the layout (each bound to a field here), the flags that bear on neither time nor
+// memory (left aside and listed), and everything else refused by name. `simulate`'s command
+// line (cli/common_options.cpp registers these tables with CLI11) and a Megatron argument file
+// (parse_megatron_words) both read through these tables and the same apply_* rules, so a
+// launch line means one thing whether it is pasted or read from a file.
+// Names and arities follow megatron/training/arguments.py (tests/reference/megatron/ holds the
+// flag list derived from it; tests check these tables against it).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc {
+
+// The flags that shape the model.
+struct MegatronModelArgs {
+  std::optional<int> num_layers, hidden_size, num_attention_heads, num_query_groups, ffn_hidden_size, seq_length,
+      vocab_size, kv_channels, max_position_embeddings, make_vocab_size_divisible_by;
+  bool swiglu = false, untie_embeddings = false, group_query_attention = false, disable_bias_linear = false;
+  std::optional<std::string> normalization, position_embedding_type;
+  std::optional<double> hidden_dropout, attention_dropout;
+};
+
+// The flags that lay the run out and pick its precision and kernels.
+struct MegatronLayoutArgs {
+  std::optional<int> tp, pp, micro_batch, global_batch, layers_per_virtual_stage, first_stage_layers,
+      last_stage_layers, recompute_num_layers;
+  // Parallelisms and models clustercast does not simulate: accepted at their no-op value only.
+  std::optional<int> context_parallel_size, expert_model_parallel_size, expert_tensor_parallel_size, num_experts;
+  std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format;
+  bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,
+       overlap_param_gather = false, use_flash_attn = false, bf16 = false, fp16 = false, recompute_activations = false;
+};
+
+template <class Args>
+using MegatronField = std::variant<std::optional<int> Args::*, std::optional<double> Args::*,
+                                   std::optional<std::string> Args::*, bool Args::*>;
+
+template <class Args>
+struct MegatronOption {
+  const char* flag;   // Megatron-LM's name
+  const char* alias;  // clustercast's short form on the command line (nullptr: none)
+  const char* group;  // --help section
+  const char* help;
+  MegatronField<Args> field;
+};
+
+std::span<const MegatronOption<MegatronModelArgs>> megatron_model_options();
+std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options();
+
+// A flag without bearing on time or memory: `values` 0 (a switch), 1, a fixed count, or -1
+// (one or more, up to the next flag). `on_command_line` false: `simulate` has a flag of that
+// name with its own meaning (--train-iters sets the token budget there).
+struct IgnoredMegatronFlag {
+  const char* flag;
+  int values;
+  bool on_command_line = true;
+};
+std::span<const IgnoredMegatronFlag> megatron_ignored_flags();
+const IgnoredMegatronFlag* find_ignored_megatron_flag(const std::string& flag);
+
+struct MegatronArgs {
+  MegatronModelArgs model;
+  MegatronLayoutArgs layout;
+  std::vector<std::string> ignored;  // flags given from megatron_ignored_flags(), in order
+};
+
+// Words of an argument file (whitespace-separated, as `$(cat FILE)` splits them). Every flag
+// not in the tables above is refused, all of them named in one message.
+MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& where);
+
+// The shape flags over `base`. `from_flags_alone`: no preset or file model under them (FFN 4h,
+// --group-query-attention alone means one group, as in Megatron-LM); otherwise a preset's
+// multi-head attention follows new heads and an FFN that is a whole multiple of h follows h.
+// `label` names the model in validate()'s messages.
+ModelSpec apply_megatron_model(const MegatronModelArgs& args, ModelSpec base, bool from_flags_alone,
+                               const std::string& label);
+
+// The layout flags over `c` (tp, pp, sequence parallelism, batch, stages, recompute, optimizer,
+// attention kernel, precision). Megatron precision flags set c.precision only when given.
+void apply_megatron_layout(const MegatronLayoutArgs& args, ParallelConfig& c, const ModelSpec& model,
+                           const std::string& where);
+// The precision the flags name (--bf16, --fp16, --fp8-format), if any.
+std::optional<Precision> megatron_precision(const MegatronLayoutArgs& args, const std::string& where);
+
+// Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by (default 128)
+// x TP; the vocabulary it builds from `vocab` (megatron/training/vocab_utils.py, calculate_padded_vocab_size).
+long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp);
+
+}  // namespace cc

@@ -1,0 +1,288 @@
+// nemo_yaml.cpp — a NeMo Megatron GPT config (examples/nlp/language_modeling/conf/
+// megatron_gpt_config.yaml and the launcher's conf/training/gpt3/*.yaml), read with yaml-cpp and
+// OmegaConf's interpolations (omegaconf.h), and written with only keys NeMo's base config has.
+// The model keys go through the same rules as Megatron-LM's flags (apply_megatron_model).
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "interop/layout_common.h"
+#include "interop/megatron_options.h"
+#include "interop/omegaconf.h"
+#include "sim/error.h"
+
+namespace cc {
+
+namespace interop {
+
+namespace {
+
+class NemoKeys {
+ public:
+  explicit NemoKeys(const OmegaConfTree& tree) : y_(tree) {}
+  std::optional<std::string> get(const std::string& key) const { return y_.scalar(key); }
+  bool has(const std::string& key) const { return y_.has(key); }
+  std::optional<int> integer(const std::string& key) const {
+    const auto v = get(key);
+    return v ? std::optional<int>(to_int(*v, key, y_.where())) : std::nullopt;
+  }
+  std::optional<double> number(const std::string& key) const {
+    const auto v = get(key);
+    return v ? std::optional<double>(to_double(*v, key, y_.where())) : std::nullopt;
+  }
+  // OmegaConf reads YAML 1.1 booleans (PyYAML): true/false in their three capitalisations.
+  bool boolean(const std::string& key, bool fallback) const {
+    const auto v = get(key);
+    if (!v) return fallback;
+    if (*v == "true" || *v == "True" || *v == "TRUE") return true;
+    if (*v == "false" || *v == "False" || *v == "FALSE") return false;
+    fail("{}: {} is '{}'; expected true or false", y_.where(), key, *v);
+  }
+  // One of `valid` (written as in NeMo's own comments), else a SpecError listing them.
+  std::string choice(const std::string& key, const std::string& fallback, std::initializer_list<const char*> valid) const {
+    const std::string v = get(key).value_or(fallback);
+    for (const char* ok : valid)
+      if (v == ok) return v;
+    std::string list;
+    for (const char* ok : valid) list += (list.empty() ? "" : ", ") + std::string(ok);
+    fail("{}: {} is '{}', which clustercast does not model; valid: {}", y_.where(), key, v, list);
+  }
+  const std::string& where() const { return y_.where(); }
+
+ private:
+  const OmegaConfTree& y_;
+};
+
+Precision nemo_precision(const NemoKeys& y) {
+  // Lightning's spellings (trainer.precision), and model.fp8 for Transformer Engine's FP8 GEMMs.
+  const std::string p = y.choice("trainer.precision", "32", {"32", "32-true", "16", "16-mixed", "bf16", "bf16-mixed"});
+  const bool fp8 = y.boolean("model.fp8", false);
+  if (fp8) {
+    if (p.rfind("bf16", 0) != 0)
+      fail("{}: model.fp8 with trainer.precision {} is not modelled; FP8 runs keep bf16 beside it (bf16-mixed)",
+           y.where(), p);
+    return Precision::FP8;
+  }
+  if (p.rfind("bf16", 0) == 0) return Precision::BF16;
+  if (p.rfind("16", 0) == 0) return Precision::FP16;
+  return Precision::FP32;
+}
+
+void refuse_unmodelled(const NemoKeys& y) {
+  for (const char* key : {"model.context_parallel_size", "model.expert_model_parallel_size"})
+    if (const auto v = y.integer(key); v && *v != 1)
+      fail("{}: {} {} is not modelled: clustercast simulates TP x PP x DP only; give 1", y.where(), key, *v);
+  if (const auto v = y.integer("model.num_moe_experts"); v && *v > 1)
+    fail("{}: model.num_moe_experts {}: mixture of experts is not modelled; clustercast simulates dense models",
+         y.where(), *v);
+}
+
+// The tokenizers whose vocabulary is a fact of the tokenizer itself, not of a file we lack.
+std::optional<int> known_tokenizer_vocab(const NemoKeys& y) {
+  if (y.get("model.tokenizer.type").value_or("") == "GPT2BPETokenizer") return 50257;  // GPT-2's BPE
+  return std::nullopt;
+}
+
+ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vector<std::string>& notes) {
+  MegatronModelArgs a;
+  for (const auto& [key, field] : {std::pair{"model.num_layers", &a.num_layers},
+                                   std::pair{"model.hidden_size", &a.hidden_size},
+                                   std::pair{"model.num_attention_heads", &a.num_attention_heads}}) {
+    *field = y.integer(key);
+    if (!*field) fail("{}: {} is missing (the model keys need num_layers, hidden_size and num_attention_heads)",
+                      y.where(), key);
+  }
+  a.num_query_groups = y.integer("model.num_query_groups");
+  a.ffn_hidden_size = y.integer("model.ffn_hidden_size");
+  a.seq_length = y.integer("model.encoder_seq_length");
+  a.max_position_embeddings = y.integer("model.max_position_embeddings");
+  a.kv_channels = y.integer("model.kv_channels");
+  a.hidden_dropout = y.number("model.hidden_dropout");
+  a.attention_dropout = y.number("model.attention_dropout");
+  a.untie_embeddings = !y.boolean("model.share_embeddings_and_output_weights", true);
+  a.disable_bias_linear = !y.boolean("model.bias", true);
+  ModelSpec base = gpt_base();
+  // NeMo's names; GeGLU and ALiBi have no Megatron-LM flag, so they go into the base.
+  const std::string act = y.choice("model.activation", "gelu", {"gelu", "swiglu", "fast-swiglu", "geglu", "fast-geglu"});
+  if (act.find("swiglu") != std::string::npos) a.swiglu = true;
+  if (act.find("geglu") != std::string::npos) base.activation = Activation::GeGLU;
+  const std::string norm = y.choice("model.normalization", "layernorm", {"layernorm", "rmsnorm"});
+  a.normalization = norm == "rmsnorm" ? "RMSNorm" : "LayerNorm";
+  const std::string pos =
+      y.choice("model.position_embedding_type", "learned_absolute", {"learned_absolute", "rope", "alibi"});
+  if (pos == "alibi") base.position_embedding = PositionEmbedding::Alibi;
+  else a.position_embedding_type = pos;
+  ModelSpec m = apply_megatron_model(a, base, /*from_flags_alone=*/true, y.where());
+  // NeMo takes the vocabulary from the tokenizer and pads it as Megatron-LM does.
+  const int unit = y.integer("model.make_vocab_size_divisible_by").value_or(128);
+  if (unit < 1) fail("{}: model.make_vocab_size_divisible_by is {}; it must be >= 1", y.where(), unit);
+  if (const auto vocab = known_tokenizer_vocab(y)) {
+    m.vocab_size = static_cast<int>(megatron_padded_vocab(*vocab, unit, tp));
+  } else if (!vocab_in_comment) {
+    notes.push_back(fmt::format("{}: the vocabulary comes from a tokenizer clustercast cannot read; {} assumed "
+                                "(give --vocab-size)",
+                                y.where(), m.vocab_size));
+  }
+  return m;
+}
+
+}  // namespace
+
+LayoutFile read_nemo(const std::string& text, const std::string& where) {
+  const OmegaConfTree tree(text, where);
+  const NemoKeys y(tree);
+  LayoutFile out;
+  refuse_unmodelled(y);
+  ParallelConfig& c = out.config;
+  c.tp = y.integer("model.tensor_model_parallel_size").value_or(1);
+  c.pp = y.integer("model.pipeline_model_parallel_size").value_or(1);
+  c.virtual_stages = y.integer("model.virtual_pipeline_model_parallel_size").value_or(1);
+  c.sequence_parallel = y.boolean("model.sequence_parallel", false);
+  c.micro_batch = y.integer("model.micro_batch_size").value_or(1);
+  c.global_batch = y.integer("model.global_batch_size").value_or(0);
+  if (const auto g = y.get("model.activations_checkpoint_granularity"))
+    c.recompute = recompute_granularity_from(*g, where);
+  if (const auto m = y.get("model.activations_checkpoint_method")) c.recompute_method = recompute_method_from(*m, where);
+  c.recompute_num_layers = y.integer("model.activations_checkpoint_num_layers").value_or(1);
+  // NeMo passes model.optim (less name and sched) to the optimizer's constructor
+  // (ModelPT.setup_optimization); the two distributed optimizers shard its state.
+  const std::string optimizer = y.choice("model.optim.name", "fused_adam",
+                                         {"fused_adam", "adam", "adamw", "distributed_fused_adam",
+                                          "mcore_distributed_optim"});
+  c.distributed_optimizer = optimizer == "distributed_fused_adam" || optimizer == "mcore_distributed_optim";
+  c.overlap_grad_reduce = y.boolean("model.optim.overlap_grad_sync", false);
+  c.overlap_param_gather = y.boolean("model.optim.overlap_param_sync", false);
+  // Transformer Engine picks flash or fused attention itself; without it, NeMo's own
+  // attention is flash only under use_flash_attention.
+  c.attention = y.boolean("model.use_flash_attention", false) || y.boolean("model.transformer_engine", false)
+                    ? AttentionKernel::Flash
+                    : AttentionKernel::Unfused;
+  c.precision = nemo_precision(y);
+  // Our own export names the vocabulary in its clustercast line (NeMo has no key for it).
+  const bool vocab_in_comment = text.find("# clustercast:") != std::string::npos &&
+                                text.find(" --vocab-size ", text.find("# clustercast:")) != std::string::npos;
+  if (y.has("model.num_layers")) out.model = nemo_model(y, c.tp, vocab_in_comment, out.notes);
+  if (y.has("trainer.devices") || y.has("trainer.num_nodes")) {
+    // In 64 bits: two values up to 1e9 each wrapped an int and printed an overflowed DP.
+    const long long devices = y.integer("trainer.devices").value_or(1), nodes = y.integer("trainer.num_nodes").value_or(1);
+    if (devices < 1 || nodes < 1 || devices * nodes > std::numeric_limits<int>::max())
+      fail("{}: trainer.devices {} x trainer.num_nodes {} is not a GPU count; each must be >= 1 and the product at "
+           "most {}",
+           where, devices, nodes, std::numeric_limits<int>::max());
+    out.gpus = static_cast<int>(devices * nodes);
+  }
+  apply_clustercast_comment(text, out, where);
+  finish_layout(out);
+  return out;
+}
+
+}  // namespace interop
+
+namespace {
+
+const char* nemo_activation(Activation a) {
+  switch (a) {
+    case Activation::GeLU: return "gelu";
+    case Activation::SwiGLU: return "swiglu";
+    case Activation::GeGLU: return "geglu";
+  }
+  return "gelu";
+}
+
+const char* nemo_position(PositionEmbedding p) {
+  switch (p) {
+    case PositionEmbedding::Learned: return "learned_absolute";
+    case PositionEmbedding::Rope: return "rope";
+    case PositionEmbedding::Alibi: return "alibi";
+  }
+  return "learned_absolute";
+}
+
+}  // namespace
+
+std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
+  const ParallelConfig& c = r.config;
+  const ModelSpec& m = r.model;
+  if (c.precision == Precision::FP8 && c.attention == AttentionKernel::Unfused)
+    fail("--export-nemo: FP8 needs Transformer Engine, which runs flash or fused attention; the layout's unfused "
+         "attention cannot be written for NeMo");
+  const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
+  // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
+  // takes it from the tokenizer), uneven first/last stages, and DP overlap without the
+  // distributed optimizer (fused_adam takes no overlap argument).
+  std::string extra = fmt::format(" --vocab-size {}", m.vocab_size);
+  if (c.first_stage_layers) extra += fmt::format(" --decoder-first-pipeline-num-layers {}", c.first_stage_layers);
+  if (c.last_stage_layers) extra += fmt::format(" --decoder-last-pipeline-num-layers {}", c.last_stage_layers);
+  if (c.overlap_grad_reduce && !c.distributed_optimizer) extra += " --overlap-grad-reduce";
+
+  YAML::Emitter e;
+  e.SetNullFormat(YAML::LowerNull);  // "null", as NeMo's own configs write it
+  e.SetDoublePrecision(6);           // 0.1, not 0.10000000000000001
+  e << YAML::BeginMap;
+  e << YAML::Key << "trainer" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "devices" << YAML::Value << devices;
+  e << YAML::Key << "num_nodes" << YAML::Value << c.gpus() / devices;
+  e << YAML::Key << "precision" << YAML::Value;
+  switch (c.precision) {
+    case Precision::FP32: e << 32; break;
+    case Precision::FP16: e << "16-mixed"; break;
+    case Precision::BF16:
+    case Precision::FP8: e << "bf16-mixed"; break;  // FP8 GEMMs inside a bf16 run
+  }
+  e << YAML::EndMap;
+  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  auto key = [&e](const char* k) -> YAML::Emitter& { return e << YAML::Key << k << YAML::Value; };
+  key("micro_batch_size") << c.micro_batch;
+  key("global_batch_size") << c.global_batch;
+  key("tensor_model_parallel_size") << c.tp;
+  key("pipeline_model_parallel_size") << c.pp;
+  if (c.virtual_stages > 1) key("virtual_pipeline_model_parallel_size") << c.virtual_stages;
+  else key("virtual_pipeline_model_parallel_size") << YAML::Null;
+  key("sequence_parallel") << c.sequence_parallel;
+  const bool full = c.recompute == RecomputeGranularity::Full;
+  if (c.recompute == RecomputeGranularity::None) key("activations_checkpoint_granularity") << YAML::Null;
+  else key("activations_checkpoint_granularity") << to_string(c.recompute);
+  if (full) key("activations_checkpoint_method") << to_string(c.recompute_method);
+  else key("activations_checkpoint_method") << YAML::Null;
+  if (full) key("activations_checkpoint_num_layers") << c.recompute_num_layers;
+  else key("activations_checkpoint_num_layers") << YAML::Null;
+  key("encoder_seq_length") << m.seq_length;
+  key("max_position_embeddings") << m.seq_length;
+  key("num_layers") << m.num_layers;
+  key("hidden_size") << m.hidden_size;
+  key("ffn_hidden_size") << m.ffn_hidden_size;
+  key("num_attention_heads") << m.num_attention_heads;
+  key("num_query_groups") << m.num_query_groups;
+  if (m.explicit_head_dim > 0) key("kv_channels") << m.explicit_head_dim;
+  else key("kv_channels") << YAML::Null;
+  key("activation") << nemo_activation(m.activation);
+  key("bias") << !m.gated_mlp();  // gated MLPs are modelled without biases
+  key("normalization") << (m.normalization == Normalization::RMSNorm ? "rmsnorm" : "layernorm");
+  key("position_embedding_type") << nemo_position(m.position_embedding);
+  key("share_embeddings_and_output_weights") << m.tied_embeddings;
+  key("hidden_dropout") << (m.dropout ? 0.1 : 0.0);
+  key("attention_dropout") << (m.dropout ? 0.1 : 0.0);
+  key("use_flash_attention") << (c.attention == AttentionKernel::Flash);
+  key("transformer_engine") << (c.precision == Precision::FP8);
+  key("fp8") << (c.precision == Precision::FP8);
+  if (c.precision == Precision::FP8) {
+    key("fp8_e4m3") << false;  // we model the hybrid recipe (E4M3 forward, E5M2 gradients)
+    key("fp8_hybrid") << true;
+  }
+  key("optim") << YAML::BeginMap;
+  key("name") << (c.distributed_optimizer ? "distributed_fused_adam" : "fused_adam");
+  if (c.distributed_optimizer) {
+    // Keyword arguments of apex's DistributedFusedAdam; FusedAdam would reject them.
+    key("overlap_grad_sync") << c.overlap_grad_reduce;
+    key("overlap_param_sync") << c.overlap_param_gather;
+  }
+  e << YAML::EndMap;  // optim
+  e << YAML::EndMap;  // model
+  e << YAML::EndMap;
+  if (!e.good()) fail("--export-nemo: the YAML emitter failed: {}", e.GetLastError());
+  std::string out = fmt::format("# NeMo Megatron GPT config for {} on {} x {}\n", m.name, c.gpus(), r.cluster.gpu.name);
+  out += interop::prediction_comment(r);
+  out += interop::clustercast_comment(r, reserve, extra);
+  return out + e.c_str() + "\n";
+}
+
+}  // namespace cc

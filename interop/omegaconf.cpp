@@ -1,0 +1,231 @@
+#include "interop/omegaconf.h"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "interop/layout_common.h"
+#include "sim/error.h"
+
+namespace cc::interop {
+
+namespace {
+
+// yaml-cpp 0.7 parses recursively: a few thousand nested '[' or '{' exhaust the stack. No
+// training config nests beyond a handful of levels; anything past this is not one.
+constexpr int kMaxNesting = 64;
+constexpr int kMaxInterpolationDepth = 32;
+
+void check_nesting(const std::string& text, const std::string& where) {
+  int depth = 0, line = 1;
+  for (const char ch : text) {
+    if (ch == '\n') ++line;
+    if (ch == '[' || ch == '{') ++depth;
+    if (ch == ']' || ch == '}') depth = std::max(0, depth - 1);
+    if (depth > kMaxNesting)
+      fail("{}: line {} nests brackets more than {} deep; not a training config", where, line, kMaxNesting);
+  }
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::string part;
+  for (const char ch : path) {
+    if (ch == '.') {
+      parts.push_back(part);
+      part.clear();
+    } else if (ch == '[' || ch == ']') {
+      if (!part.empty()) parts.push_back(part);  // a.b[0] → a, b, 0
+      part.clear();
+    } else {
+      part += ch;
+    }
+  }
+  if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// Resolver arguments split at top-level commas (commas inside ${...} belong to it).
+std::vector<std::string> split_arguments(const std::string& text) {
+  std::vector<std::string> args;
+  std::string current;
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "${") == 0) ++depth;
+    if (text[i] == '}' && depth > 0) --depth;
+    if (text[i] == ',' && depth == 0) {
+      args.push_back(trim(current));
+      current.clear();
+    } else {
+      current += text[i];
+    }
+  }
+  args.push_back(trim(current));
+  return args;
+}
+
+// The end of the ${...} that opens at `open` (the index of '$'), or npos.
+std::size_t closing_brace(const std::string& text, std::size_t open) {
+  int depth = 0;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    if (text.compare(i, 2, "${") == 0) {
+      ++depth;
+      ++i;
+    } else if (text[i] == '}' && --depth == 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+bool is_integer(const std::string& s) {
+  if (s.empty()) return false;
+  std::size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+std::string format_number(double v, bool integral) {
+  if (integral) return fmt::format("{}", static_cast<long long>(v));
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+OmegaConfTree::OmegaConfTree(const std::string& text, std::string where) : where_(std::move(where)) {
+  check_nesting(text, where_);
+  try {
+    root_ = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail("{}: not valid YAML at line {}: {}", where_, e.mark.line + 1, e.msg);
+  }
+  if (!root_.IsMap()) fail("{}: a NeMo config is a YAML mapping of keys; this document is not one", where_);
+}
+
+std::optional<YAML::Node> OmegaConfTree::lookup(const std::string& path) const {
+  // reset() rebinds a Node; operator= would overwrite the node it refers to (yaml-cpp's way).
+  YAML::Node node;
+  node.reset(root_);
+  for (const auto& part : split_path(path)) {
+    const YAML::Node& current = node;
+    if (current.IsMap()) {
+      const YAML::Node child = current[part];
+      if (!child) return std::nullopt;
+      node.reset(child);
+    } else if (current.IsSequence() && is_integer(part) && part.size() < 10) {
+      const long index = std::stol(part);
+      if (index < 0 || static_cast<std::size_t>(index) >= current.size()) return std::nullopt;
+      node.reset(current[static_cast<std::size_t>(index)]);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return node;
+}
+
+std::optional<std::string> OmegaConfTree::scalar(const std::string& key) const {
+  const auto node = lookup(key);
+  if (!node || node->IsNull()) return std::nullopt;
+  if (!node->IsScalar()) fail("{}: {} is a {}, not a single value", where_, key, node->IsMap() ? "mapping" : "list");
+  const std::string raw = node->Scalar();
+  // YAML's own spellings of null (yaml-cpp reports the plain scalar "null" as Null already).
+  if (raw == "~" || raw == "null" || raw == "Null" || raw == "NULL") return std::nullopt;
+  const std::string value = resolve(raw, key, 0);
+  if (value == "???") fail("{}: {} is ??? (a value the config leaves for the user to give)", where_, key);
+  if (value == "null" || value == "None") return std::nullopt;
+  return value;
+}
+
+std::string OmegaConfTree::resolve(const std::string& value, const std::string& key, int depth) const {
+  if (depth > kMaxInterpolationDepth)
+    fail("{}: {}: interpolations nest deeper than {} (a loop?)", where_, key, kMaxInterpolationDepth);
+  std::string out;
+  for (std::size_t i = 0; i < value.size();) {
+    if (value.compare(i, 2, "${") != 0) {
+      out += value[i++];
+      continue;
+    }
+    const std::size_t close = closing_brace(value, i);
+    if (close == std::string::npos) fail("{}: {} has an unclosed interpolation '{}'", where_, key, value.substr(i));
+    out += interpolate(value.substr(i + 2, close - i - 2), key, depth + 1);
+    i = close + 1;
+  }
+  return out;
+}
+
+std::string OmegaConfTree::interpolate(const std::string& body, const std::string& key, int depth) const {
+  const std::string shown = "${" + body + "}";
+  const auto colon = body.find(':');
+  const bool is_resolver = colon != std::string::npos && body.find("${") > colon;
+  if (!is_resolver) {
+    // A reference: absolute from the root, or relative with leading dots (one dot: the mapping
+    // that holds `key`; each further dot one level up).
+    std::string path = trim(body);
+    if (path.empty()) fail("{}: {}: empty interpolation '{}'", where_, key, shown);
+    if (path[0] == '.') {
+      std::vector<std::string> base = split_path(key);
+      base.pop_back();
+      std::size_t dots = 0;
+      while (dots < path.size() && path[dots] == '.') ++dots;
+      for (std::size_t up = 1; up < dots; ++up) {
+        if (base.empty()) fail("{}: {}: '{}' climbs above the top of the file", where_, key, shown);
+        base.pop_back();
+      }
+      std::string joined;
+      for (const auto& b : base) joined += b + ".";
+      path = joined + path.substr(dots);
+    }
+    auto target = lookup(path);
+    // NeMo-Framework-Launcher mounts conf/training/*.yaml at `training`, and its files refer to
+    // their own keys as ${training.model...}: read by itself, the file is that subtree.
+    if (!target && path.rfind("training.", 0) == 0 && !lookup("training")) {
+      path = path.substr(9);
+      target = lookup(path);
+    }
+    if (!target || target->IsNull())
+      fail("{}: {} refers to '{}', which names no value in this file; give the value itself", where_, key, shown);
+    if (!target->IsScalar()) fail("{}: {} refers to '{}', a mapping or list, not a value", where_, key, shown);
+    return resolve(target->Scalar(), path, depth);
+  }
+  const std::string name = trim(body.substr(0, colon));
+  std::vector<std::string> args = split_arguments(body.substr(colon + 1));
+  std::vector<double> numbers;
+  bool integral = true;
+  for (auto& arg : args) {
+    arg = resolve(arg, key, depth);
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(arg, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != arg.size() || !std::isfinite(v))
+      fail("{}: {}: '{}' needs numbers; argument '{}' is not one", where_, key, shown, arg);
+    integral = integral && is_integer(arg);
+    numbers.push_back(v);
+  }
+  if (numbers.size() != 2)
+    fail("{}: {}: '{}' takes two arguments, not {}", where_, key, shown, numbers.size());
+  const double x = numbers[0], y = numbers[1];
+  if (name == "multiply") return format_number(x * y, integral);
+  if (name == "sum") return format_number(x + y, integral);
+  if (name == "divide_ceil" || name == "divide_floor") {
+    if (y == 0) fail("{}: {}: '{}' divides by zero", where_, key, shown);
+    return format_number(name == "divide_ceil" ? std::ceil(x / y) : std::floor(x / y), true);
+  }
+  fail("{}: {}: resolver '{}' in '{}' is not one NeMo or its launcher registers; known: multiply, sum, "
+       "divide_ceil, divide_floor",
+       where_, key, name, shown);
+}
+
+}  // namespace cc::interop

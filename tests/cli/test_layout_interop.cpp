@@ -1,0 +1,125 @@
+// Layout files through the real binary: `search`'s three exports read back by `simulate --config`
+// unchanged, NeMo's own configs simulated, and real Megatron-LM launch scripts pasted into
+// `simulate` — the dense GPT-3 one accepted, the mixture-of-experts one refused by name.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace cc::cli_test {
+namespace {
+
+const std::string kReference = std::string(CLUSTERCAST_SOURCE_DIR) + "/tests/reference/";
+
+nlohmann::json simulate_json(const std::vector<std::string>& args) {
+  const RunResult r = run_clustercast(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return nlohmann::json::object();
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(LayoutInterop, EveryExportOfSearchReadsBackUnchanged) {
+  const TempDir dir;
+  const RunResult s = run_clustercast({"search", "--model", "gpt3-13b", "--gpus", "64", "--global-batch-size", "512",
+                                       "--cluster", "dgx-h100", "--export", dir.file("best.json"), "--export-megatron",
+                                       dir.file("best.args"), "--export-nemo", dir.file("best.yaml")});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(dir.entries(), (std::set<std::string>{"best.json", "best.args", "best.args.sh", "best.yaml"}));
+  const auto json = simulate_json({"simulate", "--config", dir.file("best.json"), "--json"});
+  for (const char* file : {"best.args", "best.yaml"}) {
+    const RunResult r = run_clustercast({"simulate", "--config", dir.file(file), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
+    EXPECT_EQ(r.err, "") << file << ": our own export needs no note";
+    const auto back = nlohmann::json::parse(r.out);
+    EXPECT_EQ(back.at("cluster"), "dgx-h100") << file;
+    EXPECT_EQ(back.at("config"), json.at("config")) << file;
+    EXPECT_EQ(back.at("model").at("vocab_size"), json.at("model").at("vocab_size")) << file;
+    EXPECT_EQ(back.at("iteration_time_s"), json.at("iteration_time_s")) << file;
+    EXPECT_EQ(back.at("peak_memory_gib"), json.at("peak_memory_gib")) << file;
+  }
+  // Without its launch script the argument file still describes the layout; the GPU count and
+  // cluster are then the command line's.
+  std::filesystem::remove(dir.file("best.args.sh"));
+  const auto alone = simulate_json(
+      {"simulate", "--config", dir.file("best.args"), "--gpus", "64", "--cluster", "dgx-h100", "--json"});
+  EXPECT_EQ(alone.at("iteration_time_s"), json.at("iteration_time_s"));
+}
+
+// Runs `clustercast simulate WORDS... EXTRA...` where WORDS are the named bash arrays of a launch
+// script, expanded by bash itself — the words a user copies out of the script.
+RunResult paste_arrays(const std::string& script, const std::vector<std::string>& arrays,
+                       const std::vector<std::string>& extra) {
+  std::string command = "source <(sed -n '";
+  for (const auto& a : arrays) command += "/^" + a + "=(/,/^)/p;";
+  command += "' \"$1\") && shift && exec \"$0\" simulate";
+  for (const auto& a : arrays) command += " \"${" + a + "[@]}\"";
+  command += " \"$@\"";
+  std::vector<std::string> argv{"bash", "-c", command, CLUSTERCAST_BINARY, kReference + "megatron/" + script};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_command(argv);
+}
+
+TEST(LayoutInterop, MegatronLmsGpt3LaunchScriptPastesIntoSimulate) {
+  const RunResult r = paste_arrays("train_gpt3_175b_distributed.sh",
+                                   {"GPT_MODEL_ARGS", "TRAINING_ARGS", "MODEL_PARALLEL_ARGS"}, {"--gpus", "1024", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("model").at("num_layers"), 96);
+  EXPECT_EQ(j.at("model").at("hidden_size"), 12288);
+  EXPECT_EQ(j.at("model").at("num_attention_heads"), 96);
+  EXPECT_EQ(j.at("config").at("tensor_model_parallel_size"), 8);
+  EXPECT_EQ(j.at("config").at("pipeline_model_parallel_size"), 16);
+  EXPECT_EQ(j.at("config").at("data_parallel_size"), 8);  // 1024 / (8 x 16)
+  EXPECT_EQ(j.at("config").at("global_batch_size"), 1536);
+  EXPECT_EQ(j.at("config").at("precision"), "fp16");
+  EXPECT_EQ(j.at("config").at("attention"), "flash");  // --attention-backend auto
+  // What bears on neither time nor memory is named in one note, not silently dropped.
+  EXPECT_NE(r.err.find("note: Megatron-LM flags left aside"), std::string::npos) << r.err;
+  for (const char* flag : {"--weight-decay", "--lr", "--clip-grad", "--step-batch-size-schedule"})
+    EXPECT_NE(r.err.find(flag), std::string::npos) << flag;
+}
+
+TEST(LayoutInterop, MegatronLmsMixtralLaunchIsRefusedNotSimulatedDense) {
+  const std::vector<std::string> arrays{"MODEL_ARGS", "MOE_ARGS", "MODEL_PARALLEL_ARGS"};
+  const RunResult pasted = paste_arrays("train_mixtral_8x7b_distributed.sh", arrays, {"--gpus", "64"});
+  EXPECT_EQ(pasted.exit_code, 2);
+  EXPECT_TRUE(pasted.out.empty());
+  EXPECT_NE(pasted.err.find("--moe-router-topk"), std::string::npos) << pasted.err;
+  // The same words as an argument file (`$(cat FILE)`): refused naming the MoE flag.
+  const TempDir dir;
+  const RunResult write = run_command(
+      {"bash", "-c",
+       "source <(sed -n '/^MODEL_ARGS=(/,/^)/p;/^MOE_ARGS=(/,/^)/p;/^MODEL_PARALLEL_ARGS=(/,/^)/p' \"$1\") && "
+       "printf '%s\\n' \"${MODEL_ARGS[@]}\" \"${MOE_ARGS[@]}\" \"${MODEL_PARALLEL_ARGS[@]}\" > \"$2\"",
+       "bash", kReference + "megatron/train_mixtral_8x7b_distributed.sh", dir.file("mixtral.args")});
+  ASSERT_EQ(write.exit_code, 0) << write.err;
+  const RunResult file = run_clustercast({"simulate", "--config", dir.file("mixtral.args"), "--gpus", "64"});
+  EXPECT_EQ(file.exit_code, 2);
+  EXPECT_NE(file.err.find("--num-experts 8 (mixture of experts"), std::string::npos) << file.err;
+  EXPECT_NE(file.err.find("--expert-model-parallel-size 8"), std::string::npos) << file.err;
+}
+
+TEST(LayoutInterop, NemosOwnConfigsSimulate) {
+  const auto launcher = simulate_json({"simulate", "--config", kReference + "nemo/gpt3_175b.yaml", "--json"});
+  EXPECT_EQ(launcher.at("config").at("data_parallel_size"), 32);  // 128 nodes x 8 / (TP 4 x PP 8)
+  EXPECT_EQ(launcher.at("config").at("virtual_pipeline_stages"), 6);
+  const RunResult base = run_clustercast({"simulate", "--config", kReference + "nemo/megatron_gpt_config.yaml"});
+  EXPECT_EQ(base.exit_code, 0) << base.err;
+}
+
+TEST(LayoutInterop, UnmodelledParallelismOnTheCommandLineIsRefusedByName) {
+  for (const auto& [flag, value] : {std::pair{"--context-parallel-size", "2"}, std::pair{"--num-experts", "8"},
+                                    std::pair{"--expert-model-parallel-size", "2"}}) {
+    const RunResult r = run_clustercast({"simulate", "--model", "gpt3-175b", "--gpus", "64", "--tp", "8", flag, value});
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.err.find(std::string(flag) + " " + value), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run_clustercast({"simulate", "--model", "gpt3-175b", "--gpus", "64", "--tp", "8", "--context-parallel-size",
+                             "1"})
+                .exit_code,
+            0);
+}
+
+}  // namespace
+}  // namespace cc::cli_test
