@@ -124,6 +124,7 @@ void ComparePage::pin_nemo_example() {
   base.config.pp = 16;
   base.config.global_batch = 1536;
   base.train_tokens = 300e9;
+  base.config.attention = AttentionKernel::Unfused;  // those runs stored the s x s attention scores
   Project full = base;
   full.config.recompute = RecomputeGranularity::Full;
   Project sp = base;

@@ -18,6 +18,7 @@
 #include "gui/project.h"
 #include "gui/search_page.h"
 #include "gui/setup_panel.h"
+#include "interop/layout_files.h"
 #include "sim/error.h"
 #include "sim/presets.h"
 
@@ -37,6 +38,8 @@ Project project_from_options(const QCommandLineParser& o) {
   c.sequence_parallel = o.isSet("sequence-parallel");
   c.distributed_optimizer = o.isSet("use-distributed-optimizer");
   c.recompute = cc::recompute_granularity_from(o.value("recompute-granularity").toStdString(), "--recompute-granularity");
+  if (const std::string backend = o.value("attention-backend").toStdString(); backend != "auto")
+    c.attention = cc::attention_backend_from(backend, "--attention-backend");
   p.train_tokens = o.value("train-tokens-b").toDouble() * 1e9;
   p.costs_file = o.value("costs").toStdString();
   p.every_rank = o.isSet("every-rank");
@@ -80,6 +83,8 @@ int main(int argc, char** argv) {
       {"sequence-parallel", "Sequence parallelism."},
       {"use-distributed-optimizer", "Shard optimizer state over DP."},
       {"recompute-granularity", "none, selective or full.", "G", "selective"},
+      {"attention-backend", "Megatron-LM's: auto (the stack's default, flash/fused), flash, fused, unfused or local.",
+       "B", "auto"},
       {"train-tokens-b", "Token budget in billions.", "B", "300"},
       {"costs", "Cost database file (default: analytic).", "FILE"},
       {"every-rank", "Simulate every DP replica."},

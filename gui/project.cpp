@@ -26,6 +26,7 @@ Project project_from_presets(const std::string& model, const std::string& cluste
   p.cluster = load_cluster(cluster);
   p.gpus = gpus;
   p.config.global_batch = gpus;
+  p.config.attention = default_attention(p.config.framework);  // as `clustercast simulate` does
   return p;
 }
 

@@ -48,6 +48,10 @@ AttentionKernel attention_from(const std::string& name, const std::string& where
   fail("{}: attention kernel '{}' is not known; valid: unfused, flash", where, name);
 }
 
+AttentionKernel default_attention(const std::string& framework) {
+  return load_framework(framework).flash_attention ? AttentionKernel::Flash : AttentionKernel::Unfused;
+}
+
 std::vector<int> ParallelConfig::layers_per_stage(int num_layers) const {
   std::vector<int> layers(static_cast<std::size_t>(pp), 0);
   for (int s = 0; s < pp; ++s)

@@ -72,5 +72,8 @@ RecomputeGranularity recompute_granularity_from(const std::string& name, const s
 RecomputeMethod recompute_method_from(const std::string& name, const std::string& where);
 Precision precision_from(const std::string& name, const std::string& where);
 AttentionKernel attention_from(const std::string& name, const std::string& where);
+// The kernel a launch line that names none runs under stack `framework` (its preset's
+// flash_attention: Megatron-Core's --attention-backend auto runs flash/fused attention).
+AttentionKernel default_attention(const std::string& framework);
 
 }  // namespace cc

@@ -41,6 +41,7 @@ cc::gui::Project paper_project(bool every_rank) {
   p.config.recompute = cc::RecomputeGranularity::Selective;
   p.config.global_batch = 1536;
   p.train_tokens = 300e9;
+  p.config.attention = cc::AttentionKernel::Unfused;  // that run stored the s x s attention scores
   p.every_rank = every_rank;
   return p;
 }

@@ -13,7 +13,7 @@
 namespace cc::gui {
 
 // The paper layout of the README: GPT-3 175B on 1,024 A100s, TP 8 x PP 16 (DP 8), sequence
-// parallel, selective recomputation, global batch 1,536, 300B tokens.
+// parallel, selective recomputation, global batch 1,536, 300B tokens, unfused attention.
 inline Project paper_project() {
   Project p = project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024);
   p.config.tp = 8;
@@ -22,6 +22,7 @@ inline Project paper_project() {
   p.config.recompute = RecomputeGranularity::Selective;
   p.config.global_batch = 1536;
   p.train_tokens = 300e9;
+  p.config.attention = cc::AttentionKernel::Unfused;  // that run stored the s x s attention scores
   return p;
 }
 

@@ -24,6 +24,7 @@
 #include "gui/search_page.h"
 #include "gui/search_table.h"
 #include "gui/setup_panel.h"
+#include "gui/simulation.h"
 #include "gui/timeline_model.h"
 #include "sim/analytic_costs.h"
 
@@ -199,6 +200,26 @@ class TestSearch : public QObject {
     const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
     QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
     QCOMPARE(doc.at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
+  }
+
+  // A new project and a launch line without an attention flag mean the same run: the
+  // stack's default kernel (megatron-core: flash), the same prediction.
+  void defaultProjectPredictsWhatSimulateDoesWithoutAnAttentionFlag() {
+    Project p = project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024);
+    p.config.tp = 8;
+    p.config.pp = 16;
+    p.config.global_batch = 1536;
+    QVERIFY(p.config.attention == AttentionKernel::Flash);
+    const SimulationOutcome gui = run_simulation(p);
+    QVERIFY2(gui.ok(), gui.error.c_str());
+    QProcess cli;
+    cli.start(CLUSTERCAST_BINARY, {"simulate", "--model", "gpt3-175b", "--cluster", "dgx-a100-80gb", "--gpus", "1024",
+                                   "--tp", "8", "--pp", "16", "--global-batch-size", "1536", "--json"});
+    QVERIFY(cli.waitForFinished(120000));
+    QCOMPARE(cli.exitCode(), 0);
+    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+    QCOMPARE(doc.at("iteration_time_s").get<double>(), gui.result->iteration_time_s);
+    QCOMPARE(doc.at("peak_memory_gib").get<double>(), gui.result->peak_memory_gib);
   }
 
   void csvHasOneLinePerLayout() {
