@@ -61,6 +61,9 @@ ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
     m.seq_length = 2048;
     m.vocab_size = 51200;
   }
+  if (make_vocab_size_divisible_by)
+    fmt::print(stderr, "note: --make-vocab-size-divisible-by pads the --vocab-size of a Megatron argument file "
+                       "(--config); on the command line --vocab-size is the vocabulary as simulated\n");
   const bool from_flags_alone = model.empty() && !from_file;
   return apply_megatron_model(*this, m, from_flags_alone,
                               from_flags_alone ? "model flags" : "model '" + m.name + "' with overrides");
