@@ -16,6 +16,9 @@ namespace {
 // training config nests beyond a handful of levels; anything past this is not one.
 constexpr int kMaxNesting = 64;
 constexpr int kMaxInterpolationDepth = 32;
+// Each key may expand into two others, so 32 levels could ask 2^32 lookups of one value; a real
+// config resolves any key in a few dozen.
+constexpr int kMaxInterpolations = 10'000;
 
 void check_nesting(const std::string& text, const std::string& where) {
   int depth = 0, line = 1;
@@ -94,7 +97,10 @@ bool is_integer(const std::string& s) {
   return true;
 }
 
-std::string format_number(double v, bool integral) {
+// A resolver's result as OmegaConf would print it; beyond 2^53 a double no longer holds every
+// whole number (and casting one above 2^63 is undefined), far past any training config.
+std::optional<std::string> format_number(double v, bool integral) {
+  if (!std::isfinite(v) || std::fabs(v) > 9.0e15) return std::nullopt;
   if (integral) return fmt::format("{}", static_cast<long long>(v));
   return fmt::format("{}", v);
 }
@@ -137,6 +143,7 @@ std::optional<std::string> OmegaConfTree::scalar(const std::string& key) const {
   if (!node || node->IsNull()) return std::nullopt;
   if (!node->IsScalar()) fail("{}: {} is a {}, not a single value", where_, key, node->IsMap() ? "mapping" : "list");
   const std::string raw = node->Scalar();
+  interpolations_ = 0;
   // YAML's own spellings of null (yaml-cpp reports the plain scalar "null" as Null already).
   if (raw == "~" || raw == "null" || raw == "Null" || raw == "NULL") return std::nullopt;
   const std::string value = resolve(raw, key, 0);
@@ -164,6 +171,9 @@ std::string OmegaConfTree::resolve(const std::string& value, const std::string& 
 
 std::string OmegaConfTree::interpolate(const std::string& body, const std::string& key, int depth) const {
   const std::string shown = "${" + body + "}";
+  if (++interpolations_ > kMaxInterpolations)
+    fail("{}: {}: more than {} interpolations to resolve one value (it doubles at each level?)", where_, key,
+         kMaxInterpolations);
   const auto colon = body.find(':');
   const bool is_resolver = colon != std::string::npos && body.find("${") > colon;
   if (!is_resolver) {
@@ -217,15 +227,21 @@ std::string OmegaConfTree::interpolate(const std::string& body, const std::strin
   if (numbers.size() != 2)
     fail("{}: {}: '{}' takes two arguments, not {}", where_, key, shown, numbers.size());
   const double x = numbers[0], y = numbers[1];
-  if (name == "multiply") return format_number(x * y, integral);
-  if (name == "sum") return format_number(x + y, integral);
-  if (name == "divide_ceil" || name == "divide_floor") {
+  std::optional<std::string> result;
+  if (name == "multiply") {
+    result = format_number(x * y, integral);
+  } else if (name == "sum") {
+    result = format_number(x + y, integral);
+  } else if (name == "divide_ceil" || name == "divide_floor") {
     if (y == 0) fail("{}: {}: '{}' divides by zero", where_, key, shown);
-    return format_number(name == "divide_ceil" ? std::ceil(x / y) : std::floor(x / y), true);
+    result = format_number(name == "divide_ceil" ? std::ceil(x / y) : std::floor(x / y), true);
+  } else {
+    fail("{}: {}: resolver '{}' in '{}' is not one NeMo or its launcher registers; known: multiply, sum, "
+         "divide_ceil, divide_floor",
+         where_, key, name, shown);
   }
-  fail("{}: {}: resolver '{}' in '{}' is not one NeMo or its launcher registers; known: multiply, sum, "
-       "divide_ceil, divide_floor",
-       where_, key, name, shown);
+  if (!result) fail("{}: {}: '{}' is beyond the whole numbers a config can hold", where_, key, shown);
+  return *result;
 }
 
 }  // namespace cc::interop

@@ -35,6 +35,7 @@ class OmegaConfTree {
 
   YAML::Node root_;
   std::string where_;
+  mutable int interpolations_ = 0;  // in the current scalar() call
 };
 
 }  // namespace cc::interop

@@ -60,6 +60,14 @@ TEST(OmegaConf, WhatCannotBeResolvedIsRefusedByName) {
   EXPECT_NE(read("x: " + std::string(100, '[') + std::string(100, ']') + "\n").find("nests brackets"),
             std::string::npos);
   EXPECT_NE(read("- a\n- b\n").find("not one"), std::string::npos);
+  EXPECT_NE(read("x: ${multiply:99999999999999999999,99999999999999999999}\n").find("beyond the whole numbers"),
+            std::string::npos);
+  // Each level refers twice to the next: 2^25 lookups within the depth limit, unless the work
+  // is bounded.
+  std::string doubling = "x: ${l0}${l0}\n";
+  for (int i = 0; i < 25; ++i) doubling += fmt::format("l{}: ${{l{}}}${{l{}}}\n", i, i + 1, i + 1);
+  doubling += "l25: 1\n";
+  EXPECT_NE(read(doubling).find("more than 10000 interpolations"), std::string::npos);
 }
 
 TEST(NemoYaml, TheLaunchersGpt3175bConfigReadsAsNemoRunsIt) {
