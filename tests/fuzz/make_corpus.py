@@ -152,7 +152,8 @@ def main():
         ("cpu-xeon-2core-tiny-bf16.json", trimmed_database(ROOT / "traces/cpu-xeon-2core-tiny.json", "bf16")),
     ] + copies(BAD.glob("costs-*.json"), "bad-"))
     layout_exports = exports(sys.argv[1]) if len(sys.argv) > 1 else []
-    fill("fuzz_layout_file", layout_exports + copies(BAD.glob("layout-*"), "bad-"), keep_exports=not layout_exports)
+    nemo = copies((ROOT / "tests/reference/nemo").glob("*.yaml"), "nemo-")  # NeMo's own configs, interpolations and all
+    fill("fuzz_layout_file", layout_exports + nemo + copies(BAD.glob("layout-*"), "bad-"), keep_exports=not layout_exports)
     total = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
     print(f"make_corpus: {sum(1 for p in CORPUS.rglob('*') if p.is_file())} files, {total // 1024} KiB")
 
