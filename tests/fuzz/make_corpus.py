@@ -131,7 +131,7 @@ def dictionaries():
     write_dict("fuzz_cost_database", literals(["sim/json_fields.cpp", "sim/cost_database.cpp"]) + frameworks, quoted)
     layout_sources = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "interop").glob("*.cpp"))]
     layout_words = literals(common + layout_sources + ["sim/parallel_config.cpp", "sim/cluster_spec.cpp"])
-    nemo_keys = {part for w in layout_words if "." in w for part in w.split(".")}  # model.optim.name: each level
+    nemo_keys = {part for w in layout_words if "." in w for part in w.split(".") if part}  # model.optim.name: each level
     write_dict("fuzz_layout_file", sorted(set(layout_words) | nemo_keys) + frameworks,
                [lambda w: w, lambda w: f'"{w}"', lambda w: f"{w}: "],
                ["# clustercast: --cluster ", "\n", "\n  ", "\n    ", "${multiply:", "- ", "[", "]", "'", "~"])
