@@ -54,19 +54,16 @@ LayoutFile read_megatron(const std::string& text, const std::string& where, cons
     for (const auto& [flag, v] : {std::pair{"--num-layers", m.num_layers}, std::pair{"--hidden-size", m.hidden_size},
                                   std::pair{"--num-attention-heads", m.num_attention_heads}})
       if (!v) fail("{}: the model flags need {} beside them (Megatron-LM requires it)", where, flag);
-    ModelSpec spec = apply_megatron_model(m, gpt_base(), /*from_flags_alone=*/true, where);
-    if (m.vocab_size) {
-      const long long padded =
-          megatron_padded_vocab(*m.vocab_size, m.make_vocab_size_divisible_by.value_or(128), args.layout.tp.value_or(1));
-      if (padded > 16'777'216)
-        fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, *m.vocab_size, padded);
-      spec.vocab_size = static_cast<int>(padded);
-    }
-    model = spec;
+    model = apply_megatron_model(m, gpt_base(), /*from_flags_alone=*/true, where);
   } else if (args.layout.layers_per_virtual_stage) {
     fail("{}: --num-layers-per-virtual-pipeline-stage needs --num-layers in the same file", where);
   }
-  apply_megatron_layout(args.layout, c, model.value_or(ModelSpec{}), where);
+  apply_megatron_layout(args.layout, c, model.value_or(ModelSpec{}), where);  // checks TP >= 1
+  if (model && m.vocab_size) {
+    const long long padded = megatron_padded_vocab(*m.vocab_size, m.make_vocab_size_divisible_by.value_or(128), c.tp);
+    if (padded > 16'777'216) fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, *m.vocab_size, padded);
+    model->vocab_size = static_cast<int>(padded);
+  }
   out.model = model;
   out.ignored = args.ignored;
   apply_clustercast_comment(text, out, where);  // an older export's own comment line

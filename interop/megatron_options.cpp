@@ -391,7 +391,7 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
 }
 
 long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {
-  const long long multiple = divisible_by * tp;
+  const long long multiple = std::max(1LL, divisible_by * tp);  // callers check both >= 1; never divide by 0
   return (vocab + multiple - 1) / multiple * multiple;
 }
 

@@ -135,6 +135,9 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   ParallelConfig& c = out.config;
   c.tp = y.integer("model.tensor_model_parallel_size").value_or(1);
   c.pp = y.integer("model.pipeline_model_parallel_size").value_or(1);
+  for (const auto& [key, v] : {std::pair{"model.tensor_model_parallel_size", c.tp},
+                               std::pair{"model.pipeline_model_parallel_size", c.pp}})
+    if (v < 1) fail("{}: {} is {}; it must be >= 1", where, key, v);
   c.virtual_stages = y.integer("model.virtual_pipeline_model_parallel_size").value_or(1);
   c.sequence_parallel = y.boolean("model.sequence_parallel", false);
   c.micro_batch = y.integer("model.micro_batch_size").value_or(1);
