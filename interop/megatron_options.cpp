@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -285,9 +286,15 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
   else if (a.group_query_attention && from_flags_alone) m.num_query_groups = 1;
   else if (a.num_attention_heads && (from_flags_alone || base_is_mha)) m.num_query_groups = *a.num_attention_heads;
   // FFN: given, else 4h from flags alone, else a preset's whole multiple of h follows a new h.
+  // In 64 bits, saturated: 4 x a hidden size of 1e9 wrapped an int; validate() then names the
+  // hidden size (it is checked before the FFN).
+  auto times_hidden = [&](int k) {
+    return static_cast<int>(std::min<long long>(static_cast<long long>(k) * m.hidden_size,
+                                                std::numeric_limits<int>::max()));
+  };
   if (a.ffn_hidden_size) m.ffn_hidden_size = *a.ffn_hidden_size;
-  else if (from_flags_alone) m.ffn_hidden_size = 4 * m.hidden_size;
-  else if (a.hidden_size && ffn_is_multiple) m.ffn_hidden_size = ffn_multiple * m.hidden_size;
+  else if (from_flags_alone) m.ffn_hidden_size = times_hidden(4);
+  else if (a.hidden_size && ffn_is_multiple) m.ffn_hidden_size = times_hidden(ffn_multiple);
   if (a.seq_length) m.seq_length = *a.seq_length;
   if (a.vocab_size) m.vocab_size = *a.vocab_size;
   if (a.swiglu) m.activation = Activation::SwiGLU;
