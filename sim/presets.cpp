@@ -27,8 +27,16 @@ const EmbeddedFile* find_preset(const std::string& folder, const std::string& na
   return nullptr;
 }
 
+// Without throwing: std::filesystem::exists throws for a name the system cannot look up (one
+// longer than NAME_MAX, "File name too long"), which made such a --model exit 1 "internal
+// error" (found by tests/fuzz through a layout file's --cluster). Such a name is no file.
+bool file_exists(const std::string& s) {
+  std::error_code ec;
+  return std::filesystem::exists(s, ec);
+}
+
 bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || s.find('.') != std::string::npos || std::filesystem::exists(s);
+  return s.find('/') != std::string::npos || s.find('.') != std::string::npos || file_exists(s);
 }
 
 }  // namespace
@@ -55,7 +63,7 @@ ModelSpec load_model(const std::string& arg, std::optional<int> seq_length, std:
     }
     return model_from_json(doc, where);
   }
-  if (!looks_like_path(arg) || !std::filesystem::exists(arg))
+  if (!looks_like_path(arg) || !file_exists(arg))
     fail("--model '{}' is neither a preset nor an existing file; presets: {}", arg, fmt::join(model_preset_names(), ", "));
   return model_from_text(read_regular_file(arg, "model file"), fmt::format("model file '{}'", arg), seq_length, notes);
 }
@@ -76,7 +84,7 @@ ClusterSpec load_cluster(const std::string& arg) {
     const std::string where = fmt::format("cluster preset '{}'", arg);
     return cluster_from_json(parse_json(f->text, where), where);
   }
-  if (!looks_like_path(arg) || !std::filesystem::exists(arg))
+  if (!looks_like_path(arg) || !file_exists(arg))
     fail("--cluster '{}' is neither a preset nor an existing file; presets: {}", arg,
          fmt::join(cluster_preset_names(), ", "));
   return cluster_from_json(read_json_file(arg, "cluster file"), fmt::format("cluster file '{}'", arg));
