@@ -202,10 +202,6 @@ ParallelConfig LayoutFlags::resolve(const ModelSpec& model, std::optional<int> g
   return c;
 }
 
-AttentionKernel default_attention(const std::string& framework) {
-  return load_framework(framework).flash_attention ? AttentionKernel::Flash : AttentionKernel::Unfused;
-}
-
 void check_output_folder(const std::string& path, const char* flag) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent))

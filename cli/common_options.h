@@ -64,11 +64,6 @@ struct LayoutFlags : MegatronLayoutArgs {
   std::vector<std::pair<std::string, CLI::Option*>> ignored_;  // Megatron-LM flags accepted and left aside
 };
 
-// The attention kernel a stack runs when the command line names none: Megatron-Core and NeMo
-// (--attention-backend auto) run flash or fused attention; the 2021-2022 papers' stacks
-// (megatron-2021, megatron-deepspeed) and our CPU engine materialise the s x s scores.
-AttentionKernel default_attention(const std::string& framework);
-
 // --costs FILE read once: the measured database, or none (the analytic model) when empty.
 std::optional<CostDatabase> read_costs(const std::string& costs_file);
 // The stack a measured database ran, which its predictions replay.

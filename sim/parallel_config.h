@@ -72,8 +72,10 @@ RecomputeGranularity recompute_granularity_from(const std::string& name, const s
 RecomputeMethod recompute_method_from(const std::string& name, const std::string& where);
 Precision precision_from(const std::string& name, const std::string& where);
 AttentionKernel attention_from(const std::string& name, const std::string& where);
-// The kernel a launch line that names none runs under stack `framework` (its preset's
-// flash_attention: Megatron-Core's --attention-backend auto runs flash/fused attention).
+// The attention kernel a stack runs when a launch line (or a new GUI project) names none, from
+// its preset's flash_attention: Megatron-Core and NeMo (--attention-backend auto) run flash or
+// fused attention; the 2021-2022 papers' stacks (megatron-2021, megatron-deepspeed) and our CPU
+// engine materialise the s x s scores.
 AttentionKernel default_attention(const std::string& framework);
 
 }  // namespace cc

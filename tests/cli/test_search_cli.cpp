@@ -32,7 +32,8 @@ TEST(SearchCli, ExportsRoundTripThroughSimulateExactly) {
   const auto doc = nlohmann::json::parse(r.out);
   const auto& best = doc.at("results").at(0);
   EXPECT_EQ(best.at("rank"), 1);
-  EXPECT_EQ(dir.entries(), (std::set<std::string>{"best.json", "best.args", "best.yaml"}));
+  // best.args.sh: the runnable launch script beside the pasteable argument file.
+  EXPECT_EQ(dir.entries(), (std::set<std::string>{"best.json", "best.args", "best.args.sh", "best.yaml"}));
 
   const std::string args = read_file(dir.file("best.args"));
   EXPECT_NE(args.find("--tensor-model-parallel-size " + std::to_string(best["config"]["tensor_model_parallel_size"].get<int>())),
