@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every parser: builds the "fuzz" preset (clang, libFuzzer, ASan + UBSan; sim and
 # interop only) and runs each target of tests/fuzz for SECONDS (default 60) on its committed
-# seed corpus and dictionary, two at a time. New inputs go to a temporary working corpus, so
+# seed corpus and dictionary, two at a time (FUZZ_JOBS). New inputs go to a temporary working corpus, so
 # the committed one is never modified. Any finding — a crash, a sanitizer report, an
 # exception other than cc::SpecError, a hang (-timeout), a huge allocation (-malloc_limit_mb)
 # or a leak — fails the script, naming the target and the reproducer it saved.
@@ -9,6 +9,7 @@
 #   bash scripts/fuzz.sh            # CI: 60 s per target
 #   bash scripts/fuzz.sh 3600       # a long campaign: one hour per target
 #   FUZZ_WORK=/path bash scripts/fuzz.sh 3600   # keep the grown corpora and logs there
+#   FUZZ_JOBS=5 bash scripts/fuzz.sh 3600        # every target at once (one hour in all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -42,8 +43,10 @@ run_target() {
 # Two at a time: the CI machine has 2 cores.
 start=$SECONDS
 running=0
+jobs="${FUZZ_JOBS:-2}"  # targets at a time: the 2 cores of the CI machine by default
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: FUZZ_JOBS must be a positive integer, got '$jobs'" >&2; exit 2; }
 for t in "${targets[@]}"; do
-  if ((running >= 2)); then
+  if ((running >= jobs)); then
     wait -n || true
     running=$((running - 1))
   fi
