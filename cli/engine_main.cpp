@@ -7,8 +7,10 @@
 #include "cli/run_cli.h"
 #include "cli/train_command.h"
 #include "cli/validate_command.h"
+#include "engine/host_allocator.h"
 
 int main(int argc, char** argv) {
+  cc::engine::keep_freed_host_memory();  // before anything allocates: see host_allocator.h
   // No name of its own: CLI11 takes argv[0], which clustercast passes on as the user typed it.
   CLI::App app{"clustercast — a cluster simulator and performance modeler for LLM training (engine commands)"};
   cc::cli::add_profile_command(app, argc, argv);
