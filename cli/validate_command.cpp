@@ -59,6 +59,7 @@ struct ValidateFlags {
   std::string costs, costs_out;
   std::string profile_tp, profile_micro_batch = "1,2";
   int steps = 8, warmup_steps = 2;
+  int rounds = 3;  // a slow spell of a shared machine then falls on every layout alike
   std::optional<double> tolerance;
   double memory_tolerance = kStatedActivationError;
   std::string report;
@@ -95,6 +96,7 @@ void check_flags(const ValidateFlags& f) {
     fail("--ranks {} is more than this machine's {} cores; ranks sharing cores time each other's work, so a "
          "measurement would not be one: use fewer ranks, or --oversubscribe to run anyway",
          f.ranks, cores());
+  if (f.rounds < 1 || f.rounds > 100) fail("--rounds is {}; it must be between 1 and 100", f.rounds);
   if (f.warmup_steps < 0) fail("--warmup-steps is {}; it must be >= 0", f.warmup_steps);
   if (f.steps - f.warmup_steps < 3)
     fail("--steps {} with --warmup-steps {} leaves {} timed steps; a median needs at least 3", f.steps,
@@ -185,23 +187,44 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // The measured side of one layout from `train --report-json`, beside its prediction: step
 // times, rank 0's time split, and the stage whose activations the model gets most wrong.
-LayoutCheck measured_check(const std::string& report_path, int first_timed_step, const SimResult& predicted) {
-  std::ifstream in(report_path);
-  const nlohmann::json j = nlohmann::json::parse(in);
-  const std::vector<double> steps = j.at("step_seconds").get<std::vector<double>>();
-  const std::vector<double> timed(steps.begin() + (first_timed_step - 1), steps.end());
+// Several reports are the rounds of one layout: their timed steps pool, their splits average.
+LayoutCheck measured_check(const std::vector<std::string>& report_paths, int first_timed_step,
+                           const SimResult& predicted) {
+  std::vector<double> timed;
+  nlohmann::json j;
+  std::vector<StepSplit> splits;
+  for (const std::string& path : report_paths) {
+    std::ifstream in(path);
+    j = nlohmann::json::parse(in);
+    const std::vector<double> steps = j.at("step_seconds").get<std::vector<double>>();
+    timed.insert(timed.end(), steps.begin() + (first_timed_step - 1), steps.end());
+    if (j.contains("breakdown")) {
+      const auto& b = j["breakdown"];
+      splits.push_back(StepSplit{b["compute_s"].get<double>() + b["recompute_s"].get<double>(),
+                                 b["tp_comm_s"].get<double>(), b["pp_comm_s"].get<double>(),
+                                 b["dp_comm_s"].get<double>(), b["optimizer_s"].get<double>(),
+                                 b["unannotated_s"].get<double>()});
+    }
+  }
   LayoutCheck c;
   c.timed_steps = static_cast<int>(timed.size());
   c.measured_s = profiler::percentile(timed, 50);
   c.measured_min_s = *std::min_element(timed.begin(), timed.end());
   c.measured_max_s = *std::max_element(timed.begin(), timed.end());
-  if (j.contains("breakdown")) {
-    const auto& b = j["breakdown"];
-    c.measured_split = StepSplit{b["compute_s"].get<double>() + b["recompute_s"].get<double>(),
-                                 b["tp_comm_s"].get<double>(),  b["pp_comm_s"].get<double>(),
-                                 b["dp_comm_s"].get<double>(),  b["optimizer_s"].get<double>(),
-                                 b["unannotated_s"].get<double>()};
+  if (!splits.empty()) {
+    StepSplit mean{};
+    const double n = static_cast<double>(splits.size());
+    for (const StepSplit& s : splits) {
+      mean.compute += s.compute / n;
+      mean.tp += s.tp / n;
+      mean.pipeline += s.pipeline / n;
+      mean.dp += s.dp / n;
+      mean.optimizer += s.optimizer / n;
+      mean.other += s.other / n;
+    }
+    c.measured_split = mean;
   }
+  // The activation accounting is the same every round (it does not depend on timing).
   const auto& stages = j.at("stage_activations");
   double worst = -1;
   for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -239,6 +262,7 @@ void run(const ValidateFlags& f) {
   v.model = fmt::format("{} ({} layers, hidden {}, {} heads, seq {}, {} parameters)", model.name, model.num_layers,
                         model.hidden_size, model.num_attention_heads, model.seq_length, model.total_parameters());
   v.ranks = f.ranks;
+  v.rounds = f.rounds;
   v.backend = f.backend;
   v.tolerance = f.tolerance.value_or(kStatedMeasuredError);
   v.memory_tolerance = f.memory_tolerance;
@@ -284,27 +308,40 @@ void run(const ValidateFlags& f) {
   }
   v.prediction_s = seconds_since(t);
 
-  // 3. Every layout trained for real.
+  // 3. Every layout trained for real, `--rounds` times: the layouts in turn each round.
   t = Clock::now();
-  for (std::size_t i = 0; i < layouts.size(); ++i) {
+  std::vector<std::vector<std::string>> reports(layouts.size());
+  const std::size_t jobs = layouts.size() * static_cast<std::size_t>(f.rounds);
+  for (std::size_t job = 0; job < jobs; ++job) {
+    const std::size_t i = job % layouts.size();
     const ValidationLayout& l = layouts[i];
-    const std::string report = scratch.file(fmt::format("train-{}.json", i));
+    const std::string name = fmt::format("train-{}-round{}", i, job / layouts.size() + 1);
+    reports[i].push_back(scratch.file(name + ".json"));
     std::vector<std::string> argv = mpirun;
     argv.insert(argv.end(), {"train", "--model", model_file, "--backend", f.backend, "--precision", to_string(precision)});
     const std::vector<std::string> layout_flags = l.train_flags(model);
     argv.insert(argv.end(), layout_flags.begin(), layout_flags.end());
     argv.insert(argv.end(), {"--steps", std::to_string(f.steps), "--timed-from", std::to_string(f.warmup_steps + 1),
                              "--dropout", fmt::format("{}", options.dropout), "--eval-windows", "0", "--log-every",
-                             std::to_string(f.steps), "--report-json", report});
+                             std::to_string(f.steps), "--report-json", reports[i].back()});
     const double elapsed = seconds_since(t);
     const std::string eta =
-        i == 0 ? "" : fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(i) * (layouts.size() - i));
-    fmt::print("[{}/{}] {}: predicted {:.4f} s; training {} steps{}\n", i + 1, layouts.size(), l.text,
+        job == 0 ? "" : fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(job) * (jobs - job));
+    const std::string round =
+        f.rounds > 1 ? fmt::format(" (round {} of {})", job / layouts.size() + 1, f.rounds) : std::string();
+    fmt::print("[{}/{}] {}{}: predicted {:.4f} s; training {} steps{}\n", job + 1, jobs, l.text, round,
                predicted[i].iteration_time_s, f.steps, eta);
     std::cout.flush();
-    run_job(argv, scratch.file(fmt::format("train-{}.log", i)), fmt::format("training layout '{}'", l.text));
+    run_job(argv, scratch.file(name + ".log"), fmt::format("training layout '{}'", l.text));
+    const LayoutCheck run = measured_check({reports[i].back()}, f.warmup_steps + 1, predicted[i]);
+    fmt::print("      measured {:.4f} s ({:+.1f}%), activations {:+.1f}%\n", run.measured_s,
+               100 * (predicted[i].iteration_time_s / run.measured_s - 1), 100 * run.memory_error());
+  }
+  v.training_s = seconds_since(t);
 
-    LayoutCheck c = measured_check(report, f.warmup_steps + 1, predicted[i]);
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const ValidationLayout& l = layouts[i];
+    LayoutCheck c = measured_check(reports[i], f.warmup_steps + 1, predicted[i]);
     c.layout = l.text;
     c.summary = l.config.summary();
     c.in_sample = profiled_exactly(v.costs, l, model);
@@ -313,11 +350,8 @@ void run(const ValidateFlags& f) {
     c.ops_analytic = static_cast<int>(pricing[i].analytic.size());
     c.predicted_s = predicted[i].iteration_time_s;
     c.predicted_split = split_of(predicted[i].breakdown);
-    fmt::print("      measured {:.4f} s ({:+.1f}%), activations {:+.1f}%\n", c.measured_s, 100 * c.time_error(),
-               100 * c.memory_error());
     v.layouts.push_back(c);
   }
-  v.training_s = seconds_since(t);
 
   // 4. The table, the report, and the verdict.
   std::cout << "\n" << terminal_table(v);
@@ -351,6 +385,9 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
       ->capture_default_str();
   sub->add_option("--steps", f->steps, "Steps of every training run")->capture_default_str();
   sub->add_option("--warmup-steps", f->warmup_steps, "Untimed steps first")->capture_default_str();
+  sub->add_option("--rounds", f->rounds,
+                  "Train every layout this many times, the layouts in turn each round (timed steps pool)")
+      ->capture_default_str();
   sub->add_option("--tolerance", f->tolerance,
                   fmt::format("Largest |error| of an iteration time (default {}: the stated error of a measured "
                               "prediction)", kStatedMeasuredError));

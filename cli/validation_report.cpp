@@ -104,9 +104,12 @@ std::string markdown_report(const ValidationSummary& v) {
                    "replaying the `{}` stack\n",
                    v.costs_path, v.costs.created, v.costs.machine.cpu_model, v.costs.runs.size(), v.costs.command,
                    v.costs.framework);
-  r += "- measured: each layout trained for real under mpirun; the median of the timed steps (warm-up steps left "
-       "out) on the slowest rank, min–max beside it; activation memory is the engine's own accounting of what it "
-       "keeps for backward, per stage\n";
+  r += fmt::format("- measured: each layout trained for real under mpirun{}; the median of the timed steps (warm-up "
+                   "steps left out) on the slowest rank, min–max beside it; activation memory is the engine's own "
+                   "accounting of what it keeps for backward, per stage\n",
+                   v.rounds > 1 ? fmt::format(" {} times, every layout once per round in turn (a slow spell of the "
+                                              "machine then falls on all layouts alike)", v.rounds)
+                                : std::string());
   r += fmt::format("- held-out means the profile never ran that layout; {}\n\n", held_out_count(v));
   r += "| layout | held-out | predicted s | measured s (min–max) | error | predicted activations | measured | error | "
        "miss sits in | ops scaled / analytic |\n|---|---|---|---|---|---|---|---|---|---|\n";

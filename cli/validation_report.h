@@ -48,6 +48,7 @@ struct ValidationSummary {
   CostDatabase costs;
   std::string model;
   int ranks = 0;
+  int rounds = 1;  // each layout trained this many times, the layouts in turn each round
   std::string backend;
   double tolerance = 0, memory_tolerance = 0;
   std::vector<LayoutCheck> layouts;

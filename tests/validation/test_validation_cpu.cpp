@@ -12,7 +12,8 @@
 // search (it ranks layouts) does not care about. The drift moves all four layouts alike; a
 // model that gets one layout's time wrong against the others does not pass. The absolute
 // error is the report's to state (traces/validation-cpu.md). The memory bound is the report's
-// too: the engine's accounting does not depend on load.
+// too: the engine's accounting does not depend on load. Three rounds, validate's
+// default: every layout's timed steps pool over them, so one slow spell moves no layout alone.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
