@@ -20,6 +20,7 @@
 #include "engine/trainer.h"
 #include "profiler/machine_fingerprint.h"
 #include "profiler/op_statistics.h"
+#include "profiler/pooled_profiles.h"
 #include "sim/atomic_file.h"
 #include "sim/error.h"
 #include "sim/measured_costs.h"
@@ -187,6 +188,26 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // The measured side of one layout from `train --report-json`, beside its prediction: step
 // times, rank 0's time split, and the stage whose activations the model gets most wrong.
+// The step times `train --report-json` wrote, warm-up steps left out.
+std::vector<double> timed_steps(const std::string& report_path, int first_timed_step) {
+  std::ifstream in(report_path);
+  const std::vector<double> steps = nlohmann::json::parse(in).at("step_seconds").get<std::vector<double>>();
+  return {steps.begin() + std::min<std::ptrdiff_t>(first_timed_step - 1, static_cast<std::ptrdiff_t>(steps.size())),
+          steps.end()};
+}
+
+// A given database must be of this model and backend; another machine's only earns a note.
+void check_database(const CostDatabase& db, const std::string& path, const ModelSpec& model, const std::string& backend,
+                    const MachineFingerprint& here) {
+  check_same_model(db, model, path);
+  if (db.machine.backend != backend)
+    fail("cost database '{}' was measured on the {} backend; this validation runs --backend {}", path,
+         db.machine.backend, backend);
+  if (db.machine.cpu_model != here.cpu_model)
+    fmt::print("note: the cost database was measured on '{}', this machine is '{}': its predictions are of that "
+               "machine\n", db.machine.cpu_model, here.cpu_model);
+}
+
 // Several reports are the rounds of one layout: their timed steps pool, their splits average.
 LayoutCheck measured_check(const std::vector<std::string>& report_paths, int first_timed_step,
                            const SimResult& predicted) {
@@ -196,8 +217,8 @@ LayoutCheck measured_check(const std::vector<std::string>& report_paths, int fir
   for (const std::string& path : report_paths) {
     std::ifstream in(path);
     j = nlohmann::json::parse(in);
-    const std::vector<double> steps = j.at("step_seconds").get<std::vector<double>>();
-    timed.insert(timed.end(), steps.begin() + (first_timed_step - 1), steps.end());
+    const std::vector<double> steps = timed_steps(path, first_timed_step);
+    timed.insert(timed.end(), steps.begin(), steps.end());
     if (j.contains("breakdown")) {
       const auto& b = j["breakdown"];
       splits.push_back(StepSplit{b["compute_s"].get<double>() + b["recompute_s"].get<double>(),
@@ -266,37 +287,75 @@ void run(const ValidateFlags& f) {
   v.backend = f.backend;
   v.tolerance = f.tolerance.value_or(kStatedMeasuredError);
   v.memory_tolerance = f.memory_tolerance;
-  fmt::print("validating {} layouts of {} on {} ranks ({} backend): predict each from one profile, then train it\n",
-             layouts.size(), model.name, f.ranks, f.backend);
+  fmt::print("validating {} layouts of {} on {} ranks ({} backend): train each {} time{}{}, then predict each from "
+             "the profile alone\n",
+             layouts.size(), model.name, f.ranks, f.backend, f.rounds, f.rounds > 1 ? "s" : "",
+             f.costs.empty() ? ", profiling in every round" : "");
 
-  // 1. The cost database: the one given, or a profile now.
-  v.costs_path = f.costs;
-  if (f.costs.empty()) {
-    v.costs_path = f.costs_out.empty() ? scratch.file("costs.json") : f.costs_out;
-    const std::string tp = f.profile_tp.empty() ? (f.ranks > 1 ? fmt::format("1,{}", f.ranks) : "1") : f.profile_tp;
+  // 1. Every layout trained for real, `--rounds` times: the layouts in turn each round, and
+  // without --costs a profile first in every round (the collective sweep in the first only),
+  // so the prediction averages over the same stretch of time as the measurements.
+  const bool profiling = f.costs.empty();
+  const std::string tp = f.profile_tp.empty() ? (f.ranks > 1 ? fmt::format("1,{}", f.ranks) : "1") : f.profile_tp;
+  std::vector<CostDatabase> profiles;
+  if (!profiling) {
+    profiles.push_back(read_cost_database(f.costs));
+    check_database(profiles.back(), f.costs, model, f.backend, v.machine);
+  }
+  std::vector<std::vector<std::string>> reports(layouts.size());
+  const std::size_t jobs = layouts.size() * static_cast<std::size_t>(f.rounds);
+  const auto started = Clock::now();
+  for (std::size_t job = 0; job < jobs; ++job) {
+    const std::size_t i = job % layouts.size();
+    const int round = static_cast<int>(job / layouts.size()) + 1;
+    const std::string of_rounds = f.rounds > 1 ? fmt::format(" (round {} of {})", round, f.rounds) : std::string();
+    if (profiling && i == 0) {
+      const std::string out = scratch.file(fmt::format("costs-round{}.json", round));
+      std::vector<std::string> argv = mpirun;
+      argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", tp, "--micro-batch-size",
+                               f.profile_micro_batch, "--backend", f.backend, "--out", out});
+      if (round > 1) argv.push_back("--no-collectives");
+      const std::string log = scratch.file(fmt::format("profile-round{}.log", round));
+      fmt::print("[profile{}] TP {} x micro batch {}{} (log: {})\n", of_rounds, tp, f.profile_micro_batch,
+                 round == 1 ? " and the collective sweep" : "", log);
+      std::cout.flush();
+      const auto t = Clock::now();
+      run_job(argv, log, "the profile");
+      v.profile_s += seconds_since(t);
+      profiles.push_back(read_cost_database(out));
+    }
+    const ValidationLayout& l = layouts[i];
+    const std::string name = fmt::format("train-{}-round{}", i, round);
+    reports[i].push_back(scratch.file(name + ".json"));
     std::vector<std::string> argv = mpirun;
-    argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", tp, "--micro-batch-size", f.profile_micro_batch,
-                             "--backend", f.backend, "--out", v.costs_path});
-    fmt::print("[profile] TP {} x micro batch {} and the collective sweep (log: {})\n", tp, f.profile_micro_batch,
-               scratch.file("profile.log"));
+    argv.insert(argv.end(), {"train", "--model", model_file, "--backend", f.backend, "--precision", to_string(precision)});
+    const std::vector<std::string> layout_flags = l.train_flags(model);
+    argv.insert(argv.end(), layout_flags.begin(), layout_flags.end());
+    argv.insert(argv.end(), {"--steps", std::to_string(f.steps), "--timed-from", std::to_string(f.warmup_steps + 1),
+                             "--dropout", fmt::format("{}", options.dropout), "--eval-windows", "0", "--log-every",
+                             std::to_string(f.steps), "--report-json", reports[i].back()});
+    const double elapsed = seconds_since(started);
+    const std::string eta =
+        job == 0 ? "" : fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(job) * (jobs - job));
+    fmt::print("[{}/{}] {}{}: training {} steps{}\n", job + 1, jobs, l.text, of_rounds, f.steps, eta);
     std::cout.flush();
     const auto t = Clock::now();
-    run_job(argv, scratch.file("profile.log"), "the profile");
-    v.profile_s = seconds_since(t);
-    fmt::print("[profile] done in {:.0f} s\n", v.profile_s);
+    run_job(argv, scratch.file(name + ".log"), fmt::format("training layout '{}'", l.text));
+    v.training_s += seconds_since(t);
+    fmt::print("      measured {:.4f} s\n", profiler::percentile(timed_steps(reports[i].back(), f.warmup_steps + 1), 50));
   }
-  v.costs = read_cost_database(v.costs_path);
-  check_same_model(v.costs, model, v.costs_path);
-  if (v.costs.machine.backend != f.backend)
-    fail("cost database '{}' was measured on the {} backend; this validation runs --backend {}", v.costs_path,
-         v.costs.machine.backend, f.backend);
-  if (v.costs.machine.cpu_model != v.machine.cpu_model)
-    fmt::print("note: the cost database was measured on '{}', this machine is '{}': its predictions are of that "
-               "machine\n", v.costs.machine.cpu_model, v.machine.cpu_model);
 
-  // 2. Predictions from the database alone, replaying the semantics of the engine it measured.
+  // 2. The cost database: the one given, or the rounds' profiles pooled.
+  v.costs_path = f.costs;
+  v.costs = profiles.size() == 1 ? profiles.front() : profiler::pool_profiles(profiles);
+  if (profiling) {
+    v.costs_path = f.costs_out.empty() ? scratch.file("costs.json") : f.costs_out;
+    write_cost_database(v.costs_path, v.costs);
+  }
+
+  // 3. Predictions from the database alone, replaying the semantics of the engine it measured.
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");  // only its GPU count matters: every cost is measured
-  auto t = Clock::now();
+  const auto t = Clock::now();
   std::vector<SimResult> predicted;
   std::vector<MeasuredCosts::PricingCounts> pricing;
   for (const auto& l : layouts) {
@@ -307,37 +366,6 @@ void run(const ValidateFlags& f) {
     pricing.push_back(costs.pricing_counts());
   }
   v.prediction_s = seconds_since(t);
-
-  // 3. Every layout trained for real, `--rounds` times: the layouts in turn each round.
-  t = Clock::now();
-  std::vector<std::vector<std::string>> reports(layouts.size());
-  const std::size_t jobs = layouts.size() * static_cast<std::size_t>(f.rounds);
-  for (std::size_t job = 0; job < jobs; ++job) {
-    const std::size_t i = job % layouts.size();
-    const ValidationLayout& l = layouts[i];
-    const std::string name = fmt::format("train-{}-round{}", i, job / layouts.size() + 1);
-    reports[i].push_back(scratch.file(name + ".json"));
-    std::vector<std::string> argv = mpirun;
-    argv.insert(argv.end(), {"train", "--model", model_file, "--backend", f.backend, "--precision", to_string(precision)});
-    const std::vector<std::string> layout_flags = l.train_flags(model);
-    argv.insert(argv.end(), layout_flags.begin(), layout_flags.end());
-    argv.insert(argv.end(), {"--steps", std::to_string(f.steps), "--timed-from", std::to_string(f.warmup_steps + 1),
-                             "--dropout", fmt::format("{}", options.dropout), "--eval-windows", "0", "--log-every",
-                             std::to_string(f.steps), "--report-json", reports[i].back()});
-    const double elapsed = seconds_since(t);
-    const std::string eta =
-        job == 0 ? "" : fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(job) * (jobs - job));
-    const std::string round =
-        f.rounds > 1 ? fmt::format(" (round {} of {})", job / layouts.size() + 1, f.rounds) : std::string();
-    fmt::print("[{}/{}] {}{}: predicted {:.4f} s; training {} steps{}\n", job + 1, jobs, l.text, round,
-               predicted[i].iteration_time_s, f.steps, eta);
-    std::cout.flush();
-    run_job(argv, scratch.file(name + ".log"), fmt::format("training layout '{}'", l.text));
-    const LayoutCheck run = measured_check({reports[i].back()}, f.warmup_steps + 1, predicted[i]);
-    fmt::print("      measured {:.4f} s ({:+.1f}%), activations {:+.1f}%\n", run.measured_s,
-               100 * (predicted[i].iteration_time_s / run.measured_s - 1), 100 * run.memory_error());
-  }
-  v.training_s = seconds_since(t);
 
   for (std::size_t i = 0; i < layouts.size(); ++i) {
     const ValidationLayout& l = layouts[i];

@@ -1,0 +1,79 @@
+#include "profiler/pooled_profiles.h"
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+
+namespace cc::profiler {
+
+namespace {
+
+using OpKey = std::tuple<std::string, Phase, std::array<std::int64_t, 4>, std::string, int>;
+
+OpKey key_of(const OpRecord& r) { return {r.name, r.phase, r.shape, r.dtype, r.tp}; }
+
+std::string run_summary(const ProfiledRun& r) {
+  return fmt::format("TP {} micro batch {} global batch {} recompute {}{}", r.tp, r.micro_batch, r.global_batch,
+                     r.recompute, r.sequence_parallel ? " SP" : "");
+}
+
+// Adds `r` (weight w) into the running weighted mean `into` (weight `so_far`).
+void add_weighted(double& into, double value, double so_far, double w) {
+  if (so_far + w > 0) into = (into * so_far + value * w) / (so_far + w);
+}
+
+}  // namespace
+
+CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
+  if (rounds.empty()) throw SpecError("pool_profiles: no profiles to pool");
+  CostDatabase pooled = rounds.front();
+  pooled.ops.clear();
+  pooled.collectives.clear();
+  if (rounds.size() > 1) pooled.command += fmt::format(" (pooled over {} profiles)", rounds.size());
+
+  std::map<OpKey, std::size_t> index;  // key -> position in pooled.ops (first-seen order)
+  for (std::size_t k = 0; k < rounds.size(); ++k) {
+    const CostDatabase& db = rounds[k];
+    if (db.dtype != pooled.dtype)
+      throw SpecError(fmt::format("profile {} measured {}, profile 1 measured {}: they do not pool", k + 1, db.dtype,
+                                  pooled.dtype));
+    if (db.runs.size() != pooled.runs.size())
+      throw SpecError(fmt::format("profile {} ran {} layouts, profile 1 ran {}: they do not pool", k + 1,
+                                  db.runs.size(), pooled.runs.size()));
+    for (std::size_t i = 0; i < db.runs.size(); ++i) {
+      const ProfiledRun& r = db.runs[i];
+      ProfiledRun& p = pooled.runs[i];
+      if (run_summary(r) != run_summary(p) || r.model != p.model)
+        throw SpecError(fmt::format("profile {} ran '{}' where profile 1 ran '{}': they do not pool", k + 1,
+                                    run_summary(r), run_summary(p)));
+      if (k == 0) continue;
+      const double so_far = p.timed_steps, w = r.timed_steps;
+      add_weighted(p.iteration_mean_s, r.iteration_mean_s, so_far, w);
+      add_weighted(p.iteration_median_s, r.iteration_median_s, so_far, w);
+      add_weighted(p.iteration_p10_s, r.iteration_p10_s, so_far, w);
+      add_weighted(p.iteration_p90_s, r.iteration_p90_s, so_far, w);
+      p.timed_steps += r.timed_steps;
+    }
+    for (const OpRecord& r : db.ops) {
+      const auto [it, fresh] = index.try_emplace(key_of(r), pooled.ops.size());
+      if (fresh) {
+        pooled.ops.push_back(r);
+        continue;
+      }
+      OpRecord& p = pooled.ops[it->second];
+      const double so_far = p.samples, w = r.samples;
+      add_weighted(p.mean_s, r.mean_s, so_far, w);
+      add_weighted(p.median_s, r.median_s, so_far, w);
+      add_weighted(p.p10_s, r.p10_s, so_far, w);
+      add_weighted(p.p90_s, r.p90_s, so_far, w);
+      p.samples += r.samples;
+    }
+    if (pooled.collectives.empty()) pooled.collectives = db.collectives;
+  }
+  return pooled;
+}
+
+}  // namespace cc::profiler

@@ -1,0 +1,75 @@
+// pool_profiles: profiles of the same runs taken at different times pool into one database
+// whose op times are sample-weighted means, and profiles of different runs refuse to pool.
+#include <gtest/gtest.h>
+
+#include "profiler/pooled_profiles.h"
+#include "sim/error.h"
+
+namespace cc::profiler {
+namespace {
+
+OpRecord op(const std::string& name, int samples, double mean_s) {
+  OpRecord r;
+  r.name = name;
+  r.phase = Phase::Forward;
+  r.shape = {512, 768, 256, 1};
+  r.dtype = "fp32";
+  r.samples = samples;
+  r.mean_s = r.median_s = r.p10_s = r.p90_s = mean_s;
+  return r;
+}
+
+CostDatabase profile(double fc1_s, double run_s, bool with_sweep) {
+  CostDatabase db;
+  db.dtype = "fp32";
+  db.command = "clustercast profile --model small";
+  ProfiledRun run;
+  run.model = "{}";
+  run.micro_batch = 2;
+  run.global_batch = 4;
+  run.recompute = "none";
+  run.timed_steps = 5;
+  run.iteration_mean_s = run.iteration_median_s = run.iteration_p10_s = run.iteration_p90_s = run_s;
+  db.runs.push_back(run);
+  db.ops.push_back(op("fc1", 30, fc1_s));
+  if (with_sweep) db.collectives.push_back(CollectiveCurve{});
+  return db;
+}
+
+TEST(PooledProfiles, OpTimesAreSampleWeightedMeansAndSamplesAddUp) {
+  CostDatabase later = profile(0.006, 1.1, false);
+  later.ops.front().samples = 10;  // a round that timed fewer occurrences weighs less
+  later.ops.push_back(op("fc2", 10, 0.002));  // an op only one round saw is kept as measured
+  const CostDatabase pooled = pool_profiles({profile(0.004, 0.9, true), later});
+  ASSERT_EQ(pooled.ops.size(), 2u);
+  EXPECT_EQ(pooled.ops[0].name, "fc1");
+  EXPECT_EQ(pooled.ops[0].samples, 40);
+  EXPECT_DOUBLE_EQ(pooled.ops[0].mean_s, (30 * 0.004 + 10 * 0.006) / 40);
+  EXPECT_EQ(pooled.ops[1].name, "fc2");
+  EXPECT_DOUBLE_EQ(pooled.ops[1].mean_s, 0.002);
+  ASSERT_EQ(pooled.runs.size(), 1u);
+  EXPECT_EQ(pooled.runs[0].timed_steps, 10);
+  EXPECT_DOUBLE_EQ(pooled.runs[0].iteration_mean_s, 1.0);
+  EXPECT_EQ(pooled.collectives.size(), 1u) << "the first round's sweep";
+  EXPECT_NE(pooled.command.find("pooled over 2 profiles"), std::string::npos) << pooled.command;
+}
+
+TEST(PooledProfiles, OneProfilePoolsToItself) {
+  const CostDatabase one = profile(0.004, 0.9, true);
+  EXPECT_EQ(cost_database_to_text(pool_profiles({one})), cost_database_to_text(one));
+}
+
+TEST(PooledProfiles, ProfilesOfOtherRunsDoNotPool) {
+  CostDatabase other = profile(0.004, 0.9, false);
+  other.runs[0].micro_batch = 4;
+  try {
+    pool_profiles({profile(0.004, 0.9, true), other});
+    FAIL() << "pooled profiles of different runs";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("micro batch 4"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(pool_profiles({}), SpecError);
+}
+
+}  // namespace
+}  // namespace cc::profiler
