@@ -1,5 +1,6 @@
 #include "profiler/pooled_profiles.h"
 
+#include <initializer_list>
 #include <map>
 #include <tuple>
 
@@ -20,9 +21,11 @@ std::string run_summary(const ProfiledRun& r) {
                      r.recompute, r.sequence_parallel ? " SP" : "");
 }
 
-// Adds `r` (weight w) into the running weighted mean `into` (weight `so_far`).
-void add_weighted(double& into, double value, double so_far, double w) {
-  if (so_far + w > 0) into = (into * so_far + value * w) / (so_far + w);
+// Folds `from`'s times (weight w) into `into`'s running weighted means (weight so_far).
+template <typename Record>
+void add_weighted(Record& into, const Record& from, double so_far, double w, std::initializer_list<double Record::*> times) {
+  if (so_far + w <= 0) return;
+  for (double Record::*t : times) into.*t = (into.*t * so_far + from.*t * w) / (so_far + w);
 }
 
 }  // namespace
@@ -50,11 +53,9 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
         throw SpecError(fmt::format("profile {} ran '{}' where profile 1 ran '{}': they do not pool", k + 1,
                                     run_summary(r), run_summary(p)));
       if (k == 0) continue;
-      const double so_far = p.timed_steps, w = r.timed_steps;
-      add_weighted(p.iteration_mean_s, r.iteration_mean_s, so_far, w);
-      add_weighted(p.iteration_median_s, r.iteration_median_s, so_far, w);
-      add_weighted(p.iteration_p10_s, r.iteration_p10_s, so_far, w);
-      add_weighted(p.iteration_p90_s, r.iteration_p90_s, so_far, w);
+      add_weighted(p, r, p.timed_steps, r.timed_steps,
+                   {&ProfiledRun::iteration_mean_s, &ProfiledRun::iteration_median_s, &ProfiledRun::iteration_p10_s,
+                    &ProfiledRun::iteration_p90_s});
       p.timed_steps += r.timed_steps;
     }
     for (const OpRecord& r : db.ops) {
@@ -64,11 +65,7 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
         continue;
       }
       OpRecord& p = pooled.ops[it->second];
-      const double so_far = p.samples, w = r.samples;
-      add_weighted(p.mean_s, r.mean_s, so_far, w);
-      add_weighted(p.median_s, r.median_s, so_far, w);
-      add_weighted(p.p10_s, r.p10_s, so_far, w);
-      add_weighted(p.p90_s, r.p90_s, so_far, w);
+      add_weighted(p, r, p.samples, r.samples, {&OpRecord::mean_s, &OpRecord::median_s, &OpRecord::p10_s, &OpRecord::p90_s});
       p.samples += r.samples;
     }
     if (pooled.collectives.empty()) pooled.collectives = db.collectives;
