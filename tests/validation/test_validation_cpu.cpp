@@ -1,4 +1,4 @@
-// The reduced validation CI runs: profile `tiny` once on two MPI ranks, predict four layouts
+// The reduced validation CI runs: profile `tiny` on two MPI ranks (every round), predict four layouts
 // that profile never ran (pipeline 1F1B and interleaved, TP with SP and selective recompute,
 // DP with the distributed optimizer and full recompute) from that database alone, train each
 // for real, and hold the predictions to a bound. The full validation (ten layouts of `small`,
