@@ -188,10 +188,14 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // The measured side of one layout from `train --report-json`, beside its prediction: step
 // times, rank 0's time split, and the stage whose activations the model gets most wrong.
-// The step times `train --report-json` wrote, warm-up steps left out.
-std::vector<double> timed_steps(const std::string& report_path, int first_timed_step) {
-  std::ifstream in(report_path);
-  const std::vector<double> steps = nlohmann::json::parse(in).at("step_seconds").get<std::vector<double>>();
+nlohmann::json read_train_report(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// The step times of a `train --report-json` report, warm-up steps left out.
+std::vector<double> timed_steps(const nlohmann::json& report, int first_timed_step) {
+  const std::vector<double> steps = report.at("step_seconds").get<std::vector<double>>();
   return {steps.begin() + std::min<std::ptrdiff_t>(first_timed_step - 1, static_cast<std::ptrdiff_t>(steps.size())),
           steps.end()};
 }
@@ -215,9 +219,8 @@ LayoutCheck measured_check(const std::vector<std::string>& report_paths, int fir
   nlohmann::json j;
   std::vector<StepSplit> splits;
   for (const std::string& path : report_paths) {
-    std::ifstream in(path);
-    j = nlohmann::json::parse(in);
-    const std::vector<double> steps = timed_steps(path, first_timed_step);
+    j = read_train_report(path);
+    const std::vector<double> steps = timed_steps(j, first_timed_step);
     timed.insert(timed.end(), steps.begin(), steps.end());
     if (j.contains("breakdown")) {
       const auto& b = j["breakdown"];
@@ -342,7 +345,7 @@ void run(const ValidateFlags& f) {
     const auto t = Clock::now();
     run_job(argv, scratch.file(name + ".log"), fmt::format("training layout '{}'", l.text));
     v.training_s += seconds_since(t);
-    fmt::print("      measured {:.4f} s\n", profiler::percentile(timed_steps(reports[i].back(), f.warmup_steps + 1), 50));
+    fmt::print("      measured {:.4f} s\n", profiler::percentile(timed_steps(read_train_report(reports[i].back()), f.warmup_steps + 1), 50));
   }
 
   // 2. The cost database: the one given, or the rounds' profiles pooled.
