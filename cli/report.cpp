@@ -74,6 +74,7 @@ std::string format_report(const SimResult& r) {
   row("pipeline comm (exposed)", b.pp_comm);
   row("data-parallel comm (exposed)", b.dp_comm);
   row("optimizer step", b.optimizer);
+  row("host-bound wait", b.host);
   row("pipeline bubble", b.bubble);
   line("{}", "");
   const MemoryBreakdown& m = r.memory.peak();

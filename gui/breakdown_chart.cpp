@@ -17,6 +17,7 @@ const std::vector<BreakdownPart>& breakdown_parts() {
       {"PP comm", &TimeBreakdown::pp_comm, QColor(0x59, 0xa1, 0x4f)},
       {"DP comm", &TimeBreakdown::dp_comm, QColor(0xe1, 0x57, 0x59)},
       {"optimizer", &TimeBreakdown::optimizer, QColor(0x76, 0xb7, 0xb2)},
+      {"host wait", &TimeBreakdown::host, QColor(0xed, 0xc9, 0x48)},
       {"bubble", &TimeBreakdown::bubble, QColor(0xba, 0xb0, 0xac)},
   };
   return parts;

@@ -69,7 +69,7 @@ class SetupPanel : public QWidget {
   QLabel* costs_info_;
   QLabel* coverage_;
   QSpinBox *tp_, *pp_, *dp_, *micro_, *global_, *virtual_, *first_, *last_, *recompute_layers_;
-  QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *flash_, *every_rank_;
+  QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *tp_overlap_, *flash_, *every_rank_;
   QComboBox *recompute_, *method_, *precision_;
   QDoubleSpinBox* tokens_b_;
   QDoubleSpinBox *context_gib_, *comm_gib_, *fragmentation_, *headroom_;

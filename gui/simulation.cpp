@@ -13,6 +13,7 @@ std::string field_of_error(const std::string& message) {
   // Most specific first: the messages name Megatron-LM flags, or the spec they come from.
   static const std::pair<const char*, const char*> kNames[] = {
       {"--overlap-param-gather", "distributed_optimizer"},
+      {"--tp-comm-overlap", "tp_comm_overlap"},
       {"--sequence-parallel", "sequence_parallel"},
       {"--tensor-model-parallel-size", "tp"},
       {"--pipeline-model-parallel-size", "pp"},

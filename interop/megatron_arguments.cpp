@@ -124,6 +124,7 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   if (c.distributed_optimizer) arg("--use-distributed-optimizer");
   if (c.overlap_grad_reduce) arg("--overlap-grad-reduce");
   if (c.overlap_param_gather) arg("--overlap-param-gather");
+  if (c.tp_comm_overlap) arg("--tp-comm-overlap");
   // Always written: without it Megatron-LM (and our reader) take auto, i.e. flash.
   arg("--attention-backend", c.attention == AttentionKernel::Flash ? "flash" : "unfused");
   switch (c.precision) {

@@ -83,6 +83,10 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--overlap-grad-reduce", nullptr, kLayout, "Reduce gradients in buckets during backward", &L::overlap_grad_reduce},
     {"--overlap-param-gather", nullptr, kLayout, "Hide the parameter all-gather (distributed optimizer)",
      &L::overlap_param_gather},
+    {"--tp-comm-overlap", nullptr, kLayout,
+     "Overlap sequence parallelism's all-gathers and reduce-scatters with the GEMMs beside them (needs "
+     "--sequence-parallel)",
+     &L::tp_comm_overlap},
     {"--use-flash-attn", nullptr, kLayout,
      "Flash attention instead of the unfused kernels (= --attention-backend flash)", &L::use_flash_attn},
     {"--attention-backend", nullptr, kLayout,
@@ -376,6 +380,7 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.distributed_optimizer) c.distributed_optimizer = true;
   if (a.overlap_grad_reduce) c.overlap_grad_reduce = true;
   if (a.overlap_param_gather) c.overlap_param_gather = true;
+  if (a.tp_comm_overlap) c.tp_comm_overlap = true;
   if (a.use_flash_attn) c.attention = AttentionKernel::Flash;
   if (a.attention_backend) {
     c.attention = attention_backend_from(*a.attention_backend, where.empty() ? "simulate" : where);

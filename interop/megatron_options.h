@@ -36,7 +36,7 @@ struct MegatronLayoutArgs {
   std::optional<int> context_parallel_size, expert_model_parallel_size, expert_tensor_parallel_size, num_experts;
   std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format;
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,
-       overlap_param_gather = false, use_flash_attn = false, bf16 = false, fp16 = false, recompute_activations = false;
+       overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false, recompute_activations = false;
 };
 
 template <class Args>

@@ -154,6 +154,7 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   c.distributed_optimizer = optimizer == "distributed_fused_adam" || optimizer == "mcore_distributed_optim";
   c.overlap_grad_reduce = y.boolean("model.optim.overlap_grad_sync", false);
   c.overlap_param_gather = y.boolean("model.optim.overlap_param_sync", false);
+  c.tp_comm_overlap = y.boolean("model.ub_tp_comm_overlap", false);
   // Transformer Engine picks flash or fused attention itself; without it, NeMo's own
   // attention is flash only under use_flash_attention.
   c.attention = y.boolean("model.use_flash_attention", false) || y.boolean("model.transformer_engine", false)
@@ -271,6 +272,7 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
     key("fp8_e4m3") << false;  // we model the hybrid recipe (E4M3 forward, E5M2 gradients)
     key("fp8_hybrid") << true;
   }
+  if (c.tp_comm_overlap) key("ub_tp_comm_overlap") << true;
   key("optim") << YAML::BeginMap;
   key("name") << (c.distributed_optimizer ? "distributed_fused_adam" : "fused_adam");
   if (c.distributed_optimizer) {

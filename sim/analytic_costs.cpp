@@ -28,6 +28,7 @@ const std::vector<AnalyticParamField>& analytic_param_fields() {
       {"collective_launch_s", &AnalyticParams::collective_launch_s},
       {"pass_overhead_s", &AnalyticParams::pass_overhead_s},
       {"iteration_overhead_s", &AnalyticParams::iteration_overhead_s},
+      {"host_time_factor", &AnalyticParams::host_time_factor},
   };
   return fields;
 }
@@ -101,8 +102,7 @@ OpCost AnalyticCosts::compute(const ComputeOp& op) const {
       break;
   }
   const double memory = op.bytes / bandwidth;
-  // The GPU cannot start a kernel the host has not issued yet: a small kernel is host-bound.
-  return {std::max({math, memory, params_.host_launch_s}) + params_.kernel_overhead_s, false};
+  return {std::max(math, memory) + params_.kernel_overhead_s, false, params_.host_launch_s * params_.host_time_factor};
 }
 
 double AnalyticCosts::bus_bandwidth(const GroupPlacement& g) const {
@@ -116,25 +116,25 @@ double AnalyticCosts::bus_bandwidth(const GroupPlacement& g) const {
 
 OpCost AnalyticCosts::collective(const CollectiveOp& op) const {
   const GroupPlacement& g = op.group;
-  if (g.size <= 1 || op.bytes <= 0) return {0.0, false};
+  if (g.size <= 1 || op.bytes <= 0) return {0.0, false, 0.0};
   const double alpha_intra = cluster_.intra_node.latency_us * 1e-6;
   const double alpha_inter = cluster_.inter_node.latency_us * 1e-6;
   const double hop_latency = g.nodes > 1 ? alpha_inter : alpha_intra;
   const double bus = bus_bandwidth(g);
   const double moved = op.bytes * bus_bandwidth_factor(op.kind, g.size);
 
-  const double launch = params_.collective_launch_s;
-  if (op.kind == CollectiveKind::SendRecv) return {launch + hop_latency + op.bytes / bus, false};
+  const double launch = params_.collective_launch_s * params_.host_time_factor;  // host side: issuing the call
+  if (op.kind == CollectiveKind::SendRecv) return {hop_latency + op.bytes / bus, false, launch};
 
   // Ring: n-1 steps per phase (two phases for all-reduce), each paced by the slowest hop.
   const int phases = op.kind == CollectiveKind::AllReduce ? 2 : 1;
-  const double ring = launch + phases * (g.size - 1) * hop_latency + moved / bus;
-  if (g.nodes <= 1 || op.kind != CollectiveKind::AllReduce) return {ring, false};
+  const double ring = phases * (g.size - 1) * hop_latency + moved / bus;
+  if (g.nodes <= 1 || op.kind != CollectiveKind::AllReduce) return {ring, false, launch};
   // Tree (all-reduce across nodes only, as in NCCL): latency grows with log2(nodes).
   const double depth = std::ceil(std::log2(static_cast<double>(g.nodes)));
-  const double tree = launch + 2.0 * (depth * alpha_inter + (g.per_node - 1) * alpha_intra) +
+  const double tree = 2.0 * (depth * alpha_inter + (g.per_node - 1) * alpha_intra) +
                       moved / (bus * params_.tree_bandwidth_fraction);
-  return {std::min(ring, tree), false};
+  return {std::min(ring, tree), false, launch};
 }
 
 }  // namespace cc

@@ -44,11 +44,11 @@ struct AnalyticParams {
   // NCCL's tree algorithm trades some bandwidth for log-depth latency across nodes.
   double tree_bandwidth_fraction = 0.85;
   // Host side of the software stack. A kernel cannot run before the host has issued it:
-  // PyTorch eager issues one every ~5-15 us, so a stream of small kernels is host-bound
-  // and each takes at least this long.
+  // PyTorch eager spends ~5-15 us of Python and dispatch per kernel. The host runs ahead of
+  // the GPU, so a pass costs the larger of its device time and its host time (cost_of()).
   double host_launch_s = 0.0;
   // Per collective call: the framework's dispatch (c10d, stream waits) and NCCL's kernel
-  // launch, paid once per call whatever its size.
+  // launch, host time paid once per call whatever its size.
   double collective_launch_s = 0.0;
   // Per forward or backward pass of one model chunk: the schedule's Python, p2p setup,
   // autograd bookkeeping (visible when a step runs many microbatches of a small model).
@@ -56,6 +56,10 @@ struct AnalyticParams {
   // Per iteration: optimizer and gradient-norm launches, loss reduction, logging, the data
   // loader — what a step costs beyond its passes and collectives.
   double iteration_overhead_s = 0.0;
+  // How much longer the host side takes on this GPU generation's servers than on the
+  // reference: every host cost above is multiplied by it (a DGX H100's Xeon issues work
+  // faster than a DGX A100's EPYC Rome).
+  double host_time_factor = 1.0;
 };
 
 // Every AnalyticParams field by name, so the calibration file and the fit name them alike.
@@ -75,8 +79,8 @@ class AnalyticCosts final : public CostSource {
   OpCost collective(const CollectiveOp& op) const override;
   std::string describe() const override;
   double overlap_interference() const override { return params_.overlap_interference; }
-  double pass_overhead_s() const override { return params_.pass_overhead_s; }
-  double iteration_overhead_s() const override { return params_.iteration_overhead_s; }
+  double pass_overhead_s() const override { return params_.pass_overhead_s * params_.host_time_factor; }
+  double iteration_overhead_s() const override { return params_.iteration_overhead_s * params_.host_time_factor; }
   std::optional<ErrorBand> error_band(int gpus) const override;
 
   // Exposed for tests and the profiler's fit: achieved fraction of peak for one GEMM shape.

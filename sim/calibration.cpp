@@ -71,7 +71,10 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
     fail("{}: version {} is not supported; this clustercast reads version {}", where, version, Calibration::kVersion);
   Calibration c;
   const JsonFields d = f.object("defaults");
-  for (const auto& field : analytic_param_fields()) c.defaults.*field.member = d.number(field.name, 0.0);
+  // A constant the file does not name keeps the model's built-in value (a file written before
+  // the constant existed).
+  for (const auto& field : analytic_param_fields())
+    if (d.has(field.name)) c.defaults.*field.member = d.number(field.name, 0.0);
   c.generations = read_groups(doc, "generations", where);
   c.frameworks = read_groups(doc, "frameworks", where);
   if (f.has("held_out_error")) {

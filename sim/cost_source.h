@@ -24,8 +24,12 @@ struct ErrorBand {
 };
 
 struct OpCost {
-  double seconds = 0;
+  double seconds = 0;     // on the device (GPU stream)
   bool measured = false;  // true when the figure comes from a measurement, not a formula
+  // Host time to issue it (Python, framework dispatch, the launch call). The host runs ahead
+  // of the device, so this costs time only where the host falls behind (cost_of()). A
+  // measured database has none: its op means already hold whatever the host added.
+  double host_s = 0;
 };
 
 class CostSource {

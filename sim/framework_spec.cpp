@@ -18,6 +18,7 @@ FrameworkSpec framework_from_json(const nlohmann::json& doc, const std::string& 
   s.name = f.string("name");
   s.description = f.string_or("description", "");
   s.blocking_p2p = f.boolean("blocking_p2p");
+  s.interleaved_p2p_overlap = f.boolean("interleaved_p2p_overlap");
   s.layer_partition = f.choice("layer_partition", {"even", "deepspeed-uniform"}) == "even"
                           ? LayerPartition::Even
                           : LayerPartition::DeepSpeedUniform;

@@ -19,6 +19,10 @@ struct FrameworkSpec {
   std::string name;
   std::string description;
   bool blocking_p2p = true;  // the sender's next pass waits for its pipeline send
+  // Under the interleaved schedule the sends do not block: Megatron-Core's
+  // --overlap-p2p-communication (on unless --no-overlap-p2p-communication) posts them and
+  // waits only where the data is needed.
+  bool interleaved_p2p_overlap = false;
   LayerPartition layer_partition = LayerPartition::Even;
   // What the stack does when a launch line does not say: bucketed DP reduction during
   // backward, and (distributed optimizer) the parameter all-gather hidden in the forward.

@@ -12,7 +12,14 @@ namespace {
 // Precision-dependent bytes of one fp32 main gradient, as reduced over DP.
 double grad_bytes(Precision p) { return p == Precision::FP16 ? 2.0 : 4.0; }
 
-PassCost as_pass(const ProgramCost& c) { return {c.compute_s, 0, c.comm_exposed_s, c.measured_s}; }
+// A pass priced as one program; `recompute` is the part of it that reruns forward work.
+// After a device sync (a blocking pipeline exchange) the pass starts with host and device
+// both idle: its flow-shop span. Without one the host has run ahead through the previous
+// passes, and the pass costs the slower of the two machines.
+PassCost as_pass(const ProgramCost& whole, bool standing_start, const ProgramCost& recompute = {}) {
+  return {whole.compute_s - recompute.compute_s, recompute.device(), whole.comm_exposed_s - recompute.comm_exposed_s,
+          whole.measured_s, whole.host_s, standing_start ? whole.span_s : std::max(whole.device(), whole.host_s)};
+}
 
 }  // namespace
 
@@ -60,37 +67,36 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   const ProgramCost& out_b = l.output_backward;
 
   const int virtual_total = c.pp * c.virtual_stages;
+  const bool synced = c.pp > 1 && pipeline_sends_block(c);
   out.chunks.resize(static_cast<std::size_t>(c.pp));
   for (int s = 0; s < c.pp; ++s) {
     for (int k = 0; k < c.virtual_stages; ++k) {
       ChunkCosts chunk;
       chunk.layers = c.layers_in_chunk(m.num_layers, s, k);
       const int n = chunk.layers;
-      chunk.forward = as_pass(fwd.scaled(n));
-      chunk.backward = as_pass(bwd.scaled(n));
       int recomputed = 0;
       if (c.recompute == RecomputeGranularity::Selective) recomputed = n;
       if (c.recompute == RecomputeGranularity::Full)
         recomputed = c.recompute_method == RecomputeMethod::Uniform ? n : std::min(n, c.recompute_num_layers);
-      chunk.backward.recompute_s = recompute.total() * recomputed;
-      chunk.backward.measured_s += recompute.measured_s * recomputed;
-      // The stack's per-pass host cost (schedule, p2p setup, autograd) rides on each pass.
-      chunk.forward.compute_s += costs.pass_overhead_s();
-      chunk.backward.compute_s += costs.pass_overhead_s();
       const int virtual_stage = k * c.pp + s;
-      auto add = [](PassCost& p, const ProgramCost& q) {
-        p.compute_s += q.compute_s;
-        p.tp_comm_s += q.comm_exposed_s;
-        p.measured_s += q.measured_s;
-      };
-      if (virtual_stage == 0) {
-        add(chunk.forward, emb_f);
-        add(chunk.backward, emb_b);
-      }
-      if (virtual_stage == virtual_total - 1) {
-        add(chunk.forward, out_f);
-        add(chunk.backward, out_b);
-      }
+      const bool first = virtual_stage == 0, last = virtual_stage == virtual_total - 1;
+      // Each pass in the order it runs: the stack's per-pass host work (schedule, p2p setup,
+      // autograd) first, then embedding, layers, output layer (backward the other way round;
+      // a recomputed layer reruns its forward just before its backward, and under the block
+      // method the recomputed layers are the chunk's first, so they come last in backward).
+      ProgramCost forward = ProgramCost::host_only(costs.pass_overhead_s());
+      if (first) forward += emb_f;
+      forward += fwd.repeated(n);
+      if (last) forward += out_f;
+      ProgramCost recompute_then_backward = recompute;
+      recompute_then_backward += bwd;
+      ProgramCost backward = ProgramCost::host_only(costs.pass_overhead_s());
+      if (last) backward += out_b;
+      backward += bwd.repeated(n - recomputed);
+      backward += recompute_then_backward.repeated(recomputed);
+      if (first) backward += emb_b;
+      chunk.forward = as_pass(forward, synced);
+      chunk.backward = as_pass(backward, synced, recompute.repeated(recomputed));
       // Each chunk runs once per microbatch: weight the measured share accordingly.
       out.measured_s += c.num_microbatches() * (chunk.forward.measured_s + chunk.backward.measured_s);
       out.modelled_s += c.num_microbatches() * (chunk.forward.total() + chunk.backward.total());

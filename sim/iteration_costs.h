@@ -4,6 +4,7 @@
 // The task graph (simulator.cpp) only arranges these durations in time.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/cost_source.h"
@@ -18,7 +19,12 @@ struct PassCost {
   double recompute_s = 0;
   double tp_comm_s = 0;  // exposed tensor-parallel communication
   double measured_s = 0;
-  double total() const { return compute_s + recompute_s + tp_comm_s; }
+  double host_s = 0;     // host time to issue the pass (ProgramCost::host_s, per-pass overhead)
+  double span_s = 0;     // the pass from a standing start, host and device together (ProgramCost)
+  double device() const { return compute_s + recompute_s + tp_comm_s; }
+  double total() const { return span_s; }
+  // The stretch the device sits idle waiting for the host to issue work.
+  double host_wait() const { return span_s - device(); }
 };
 
 struct ChunkCosts {

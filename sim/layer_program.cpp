@@ -19,6 +19,7 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, GroupPl
   x.vocab = (m.vocab_size + c.tp - 1) / c.tp;
   x.elem = c.precision == Precision::FP32 ? 4.0 : 2.0;
   x.sequence_parallel = c.sequence_parallel;
+  x.tp_overlap = c.tp_comm_overlap && c.sequence_parallel;
   x.dropout = m.dropout;
   x.gated = m.gated_mlp();
   x.rope = m.position_embedding == PositionEmbedding::Rope;
@@ -72,6 +73,16 @@ class Builder {
   void sp_gather(const char* name, int hides_behind = -1) {
     if (x_.sequence_parallel) collective(name, CollectiveKind::AllGather, activation(), hides_behind);
   }
+  // A GEMM whose input SP must first gather: with --tp-comm-overlap the gather streams in
+  // chunks beside the GEMM (userbuffers), otherwise it blocks before it.
+  int gathered_gemm(const char* gather, const char* name, std::int64_t m, std::int64_t n, std::int64_t k) {
+    if (!x_.tp_overlap) sp_gather(gather);
+    const int g = gemm(name, m, n, k);
+    if (x_.tp_overlap) sp_gather(gather, g);
+    return g;
+  }
+  // The reduction after a row-parallel GEMM `g`: pipelined with it under --tp-comm-overlap.
+  void reduce_after(const char* name, int g) { tp_reduce(name, x_.tp_overlap ? g : -1); }
   double activation() const { return x_.elem * static_cast<double>(x_.tokens * x_.h); }
   OpProgram take() { return std::move(program_); }
 
@@ -116,19 +127,15 @@ OpProgram layer_forward(const LayerShape& x, Phase phase) {
   Builder b(x, phase);
   const std::int64_t region = x.region_tokens * x.h;
   b.elementwise("input_norm", region, 2 * x.elem, 8);
-  b.sp_gather("sp_all_gather");
-  b.gemm("qkv", x.tokens, x.qkv_out, x.h);
+  b.gathered_gemm("sp_all_gather", "qkv", x.tokens, x.qkv_out, x.h);
   if (x.rope) b.elementwise("rope", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);  // rotates Q and K
   attention_core(b, x);
-  b.gemm("attention_proj", x.tokens, x.h, x.heads * x.head_dim);
-  b.tp_reduce("tp_reduce");
+  b.reduce_after("tp_reduce", b.gemm("attention_proj", x.tokens, x.h, x.heads * x.head_dim));
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   b.elementwise("post_attention_norm", region, 2 * x.elem, 8);
-  b.sp_gather("sp_all_gather");
-  b.gemm("fc1", x.tokens, x.ffn * (x.gated ? 2 : 1), x.h);
+  b.gathered_gemm("sp_all_gather", "fc1", x.tokens, x.ffn * (x.gated ? 2 : 1), x.h);
   b.elementwise(x.gated ? "swiglu" : "gelu", x.tokens * x.ffn, (x.gated ? 3 : 2) * x.elem, 8);
-  b.gemm("fc2", x.tokens, x.h, x.ffn);
-  b.tp_reduce("tp_reduce");
+  b.reduce_after("tp_reduce", b.gemm("fc2", x.tokens, x.h, x.ffn));
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   return b.take();
 }
@@ -140,8 +147,7 @@ OpProgram layer_backward(const LayerShape& x) {
   const std::int64_t attn_width = x.heads * x.head_dim;
   // MLP block, last op first.
   b.elementwise("bias_dropout_add.backward", region, 2 * x.elem + (x.dropout ? 1 : 0));
-  b.sp_gather("sp_all_gather");  // backward of the forward reduce-scatter
-  b.gemm("fc2.dgrad", x.tokens, x.ffn, x.h);
+  b.gathered_gemm("sp_all_gather", "fc2.dgrad", x.tokens, x.ffn, x.h);  // backward of the forward reduce-scatter
   b.gemm("fc2.wgrad", x.ffn, x.h, x.tokens);
   b.elementwise(x.gated ? "swiglu.backward" : "gelu.backward", x.tokens * x.ffn, (x.gated ? 5 : 3) * x.elem, 12);
   int dgrad = b.gemm("fc1.dgrad", x.tokens, x.h, fc1_out);
@@ -151,8 +157,7 @@ OpProgram layer_backward(const LayerShape& x) {
   b.elementwise("post_attention_norm.backward", region, 4 * x.elem, 12);
   // Attention block.
   b.elementwise("bias_dropout_add.backward", region, 2 * x.elem + (x.dropout ? 1 : 0));
-  b.sp_gather("sp_all_gather");
-  b.gemm("attention_proj.dgrad", x.tokens, attn_width, x.h);
+  b.gathered_gemm("sp_all_gather", "attention_proj.dgrad", x.tokens, attn_width, x.h);
   b.gemm("attention_proj.wgrad", attn_width, x.h, x.tokens);
   const std::int64_t batch = x.b * x.heads;
   if (x.flash) {
@@ -222,37 +227,53 @@ OpProgram output_backward(const LayerShape& x) {
 }
 
 ProgramCost& ProgramCost::operator+=(const ProgramCost& o) {
+  span_s = std::max(span_s + o.device(), host_s + o.span_s);
   compute_s += o.compute_s;
   comm_exposed_s += o.comm_exposed_s;
   measured_s += o.measured_s;
   flops += o.flops;
+  host_s += o.host_s;
   return *this;
 }
 
-ProgramCost ProgramCost::scaled(double f) const {
-  return {compute_s * f, comm_exposed_s * f, measured_s * f, flops * f};
+ProgramCost ProgramCost::repeated(int n) const {
+  if (n <= 0) return {};
+  const double f = n;
+  return {compute_s * f, comm_exposed_s * f, measured_s * f, flops * f, host_s * f,
+          span_s + (f - 1) * std::max(device(), host_s)};
+}
+
+ProgramCost ProgramCost::host_only(double seconds) {
+  ProgramCost p;
+  p.host_s = p.span_s = seconds;
+  return p;
 }
 
 ProgramCost cost_of(const OpProgram& program, const CostSource& costs) {
+  std::vector<OpCost> kernels(program.size());
+  for (std::size_t i = 0; i < program.size(); ++i)
+    if (!program[i].is_collective) kernels[i] = costs.compute(program[i].op);
+  // In program order, each op after the last: the flow shop's span accumulates op by op.
   ProgramCost total;
-  std::vector<double> step_seconds(program.size(), 0.0);
   for (std::size_t i = 0; i < program.size(); ++i) {
-    const auto& step = program[i];
-    if (step.is_collective) continue;
-    const OpCost c = costs.compute(step.op);
-    step_seconds[i] = c.seconds;
-    total.compute_s += c.seconds;
-    total.flops += step.op.flops;
-    if (c.measured) total.measured_s += c.seconds;
-  }
-  for (const auto& step : program) {
-    if (!step.is_collective) continue;
-    const OpCost c = costs.collective(step.comm);
-    const double hidden = step.hides_behind >= 0 ? step_seconds[static_cast<std::size_t>(step.hides_behind)] : 0.0;
-    const double exposed =
-        std::max(0.0, c.seconds - hidden) + costs.overlap_interference() * std::min(c.seconds, hidden);
-    total.comm_exposed_s += exposed;
-    if (c.measured) total.measured_s += exposed;
+    const ProgramStep& step = program[i];
+    ProgramCost op;
+    if (!step.is_collective) {
+      const OpCost& c = kernels[i];
+      op.compute_s = c.seconds;
+      op.flops = step.op.flops;
+      op.host_s = c.host_s;
+      if (c.measured) op.measured_s = c.seconds;
+    } else {
+      const OpCost c = costs.collective(step.comm);
+      const double hidden = step.hides_behind >= 0 ? kernels[static_cast<std::size_t>(step.hides_behind)].seconds : 0.0;
+      op.comm_exposed_s =
+          std::max(0.0, c.seconds - hidden) + costs.overlap_interference() * std::min(c.seconds, hidden);
+      op.host_s = c.host_s;
+      if (c.measured) op.measured_s = op.comm_exposed_s;
+    }
+    op.span_s = op.host_s + op.device();
+    total += op;
   }
   return total;
 }

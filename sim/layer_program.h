@@ -6,6 +6,7 @@
 // the weight-gradient GEMM, and SP's re-gather of inputs with the data-gradient GEMM).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/cost_source.h"
@@ -27,6 +28,7 @@ struct LayerShape {
   std::int64_t vocab = 1;            // ceil(v/t)
   double elem = 2;                   // bytes per activation element
   bool sequence_parallel = false, dropout = true, gated = false, rope = false, flash = false;
+  bool tp_overlap = false;  // --tp-comm-overlap: SP collectives pipelined with their GEMMs
   int tp = 1;
   GroupPlacement tp_group;
 };
@@ -49,14 +51,28 @@ OpProgram embedding_backward(const LayerShape& shape);
 OpProgram output_forward(const LayerShape& shape);  // final norm, logits, cross-entropy
 OpProgram output_backward(const LayerShape& shape);
 
+// What a run of kernels costs. The host issues them one by one (host_s in all); the device
+// runs each once it is issued and the one before has finished. That is a two-machine flow
+// shop in fixed order, whose makespan from a standing start is
+//   span = max over k of (host time of ops 1..k + device time of ops k..n)
+// (Johnson 1954): the device never waits when the host is ahead, and a host-bound stretch
+// shows in full. So a small model is host-bound, a large one device-bound, and the host's
+// lead over big GEMMs hides its cost of the small kernels after them.
 struct ProgramCost {
-  double compute_s = 0;     // kernels
+  double compute_s = 0;     // kernels, on the device
   double comm_exposed_s = 0;
-  double measured_s = 0;    // part of the total that came from measurements
+  double measured_s = 0;    // part of the device time that came from measurements
   double flops = 0;
-  double total() const { return compute_s + comm_exposed_s; }
+  double host_s = 0;        // host time to issue every kernel and collective (OpCost::host_s)
+  double span_s = 0;        // flow-shop makespan from a standing start (>= device and host)
+  double device() const { return compute_s + comm_exposed_s; }
+  double total() const { return span_s; }
+  // `o` runs after this: span = max(span + o's device time, host time + o's span).
   ProgramCost& operator+=(const ProgramCost& o);
-  ProgramCost scaled(double factor) const;
+  // This program n times in a row: the first run's span plus n-1 times the slower machine.
+  ProgramCost repeated(int n) const;
+  // Host-only work (Python between kernels) issued before what follows.
+  static ProgramCost host_only(double seconds);
 };
 
 ProgramCost cost_of(const OpProgram& program, const CostSource& costs);

@@ -171,6 +171,15 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   }
   if (c.overlap_param_gather && !c.distributed_optimizer)
     fail("{}: --overlap-param-gather needs --use-distributed-optimizer", w);
+  // Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence
+  // parallelism is enabled".
+  if (c.tp_comm_overlap && !c.sequence_parallel)
+    fail("{}: --tp-comm-overlap needs --sequence-parallel (and TP > 1), as in Megatron-LM", w);
+}
+
+bool pipeline_sends_block(const ParallelConfig& c) {
+  const FrameworkSpec& stack = load_framework(c.framework);
+  return stack.blocking_p2p && !(c.interleaved() && stack.interleaved_p2p_overlap);
 }
 
 void apply_framework(ParallelConfig& c, const std::string& framework) {
@@ -194,6 +203,7 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
                       {"use_distributed_optimizer", c.distributed_optimizer},
                       {"overlap_grad_reduce", c.overlap_grad_reduce},
                       {"overlap_param_gather", c.overlap_param_gather},
+                      {"tp_comm_overlap", c.tp_comm_overlap},
                       {"precision", to_string(c.precision)},
                       {"attention", to_string(c.attention)},
                       {"framework", c.framework}};
@@ -223,6 +233,7 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   c.distributed_optimizer = f.boolean_or("use_distributed_optimizer", c.distributed_optimizer);
   c.overlap_grad_reduce = f.boolean_or("overlap_grad_reduce", c.overlap_grad_reduce);
   c.overlap_param_gather = f.boolean_or("overlap_param_gather", c.overlap_param_gather);
+  c.tp_comm_overlap = f.boolean_or("tp_comm_overlap", c.tp_comm_overlap);
   if (f.has("precision")) c.precision = precision_from(f.string("precision"), where);
   if (f.has("attention")) c.attention = attention_from(f.string("attention"), where);
   if (f.has("framework")) c.framework = load_framework(f.string("framework")).name;

@@ -34,6 +34,9 @@ struct ParallelConfig {
   bool distributed_optimizer = false;
   bool overlap_grad_reduce = false;   // bucketed DP reduction during the last backward passes
   bool overlap_param_gather = false;  // distributed optimizer: parameter all-gather hidden in the next forward
+  // --tp-comm-overlap: sequence parallelism's all-gathers and reduce-scatters run in chunks
+  // pipelined with the GEMM beside them (Transformer Engine userbuffers), so they hide.
+  bool tp_comm_overlap = false;
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
   // The software stack (a preset of traces/presets/frameworks/): how layers spread over
@@ -56,6 +59,12 @@ struct ParallelConfig {
 void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
 // The same checks that need no cluster (used by the training engine).
 void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
+
+// Whether a stage's next pass waits for its own pipeline send under the config's stack and
+// schedule (the stack's blocking_p2p, unless Megatron-Core's interleaved schedule overlaps it).
+// Such a send ends in a device sync (Megatron's batched isend/irecv is followed by
+// torch.cuda.synchronize()), so the host cannot run ahead into the next pass either.
+bool pipeline_sends_block(const ParallelConfig& config);
 
 // Runs `config` under the stack `framework` (a preset name; unknown is a SpecError): names it,
 // and turns on the DP overlap the stack does by default (what a launch line asked stays on).

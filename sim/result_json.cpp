@@ -53,6 +53,7 @@ nlohmann::json result_to_json(const SimResult& r) {
         {"pp_communication", b.pp_comm},
         {"dp_communication", b.dp_comm},
         {"optimizer", b.optimizer},
+        {"host", b.host},
         {"bubble", b.bubble}}},
       {"breakdown_stage", r.reported_stage},
       {"training_days", r.train_tokens > 0 ? nlohmann::json(r.training_days) : nlohmann::json(nullptr)},

@@ -31,12 +31,12 @@ constexpr double kAdmitMargin = 0.12;
 
 double estimate_from(const IterationCosts& ic, const ParallelConfig& c) {
   const int p = c.pp, v = c.virtual_stages, m = c.num_microbatches();
-  // Steady state: the busiest stage's passes and its blocking sends.
+  // Steady state: the busiest stage's passes and its sends where they block the sender.
   double busiest = 0, per_chunk = 0;
+  const double sends = (p > 1 && pipeline_sends_block(c) ? 2.0 * v : 0.0) * ic.p2p_s;
   for (int s = 0; s < p; ++s) {
     double work = 0;
     for (const auto& chunk : ic.chunks[static_cast<std::size_t>(s)]) work += chunk.forward.total() + chunk.backward.total();
-    const double sends = (p > 1 ? 2.0 * v : 0.0) * ic.p2p_s;
     busiest = std::max(busiest, m * (work + sends));
     per_chunk = std::max(per_chunk, (work + sends) / v);
   }

@@ -46,7 +46,7 @@ class IterationGraph {
         c_(c),
         costs_(costs),
         replicas_(o.every_rank ? c.dp : 1),
-        blocking_p2p_(load_framework(c.framework).blocking_p2p) {
+        blocking_p2p_(pipeline_sends_block(c)) {
     slowdown_.assign(static_cast<std::size_t>(c.pp * replicas_), 1.0);
     const ParallelLayout layout(c.tp, c.dp, c.pp);
     for (const auto& s : o.stragglers) {
@@ -98,7 +98,9 @@ class IterationGraph {
           TaskId first = -1;
           for (int piece = 0; piece < pieces; ++piece) {
             PassCost share = cost;
-            for (double* x : {&share.compute_s, &share.recompute_s, &share.tp_comm_s, &share.measured_s}) *x /= pieces;
+            for (double* x : {&share.compute_s, &share.recompute_s, &share.tp_comm_s, &share.measured_s, &share.host_s,
+                       &share.span_s})
+              *x /= pieces;
             const TaskId t = add(share.total() * slowdown(gg), {compute_[static_cast<std::size_t>(gg)]},
                                  {forward ? TaskKind::Forward : TaskKind::Backward, gg, pass.microbatch, pass.chunk, share});
             if (first < 0) first = t;
@@ -274,6 +276,7 @@ TimeBreakdown breakdown_of(const EventEngine& engine, const std::vector<TaskInfo
       b.compute += i.cost.compute_s * scale;
       b.recompute += i.cost.recompute_s * scale;
       b.tp_comm += i.cost.tp_comm_s * scale;
+      b.host += i.cost.host_wait() * scale;
     }
     cursor = engine.end(t);
   }

@@ -40,8 +40,9 @@ struct TimeBreakdown {  // seconds on the reported stage; they sum to the iterat
   double pp_comm = 0;  // exposed
   double dp_comm = 0;  // exposed
   double optimizer = 0;
+  double host = 0;     // idle, waiting for the host to issue kernels (a host-bound pass)
   double bubble = 0;   // idle, waiting on other stages
-  double total() const { return compute + recompute + tp_comm + pp_comm + dp_comm + optimizer + bubble; }
+  double total() const { return compute + recompute + tp_comm + pp_comm + dp_comm + optimizer + host + bubble; }
 };
 
 enum class TaskKind { Forward, Backward, Send, GradReduce, EmbeddingSync, GradNorm, Optimizer, ParamGather };

@@ -53,6 +53,9 @@ std::vector<ReferenceRun> korthikanti_runs() {
     c.micro_batch = std::stoi(row.at("micro_batch"));
     c.global_batch = std::stoi(row.at("global_batch"));
     c.virtual_stages = std::stoi(row.at("virtual_stages"));
+    // Selene's Megatron-LM of 2022: unfused attention, every pipeline exchange waited on.
+    c.framework = "megatron-2021";
+    c.attention = AttentionKernel::Unfused;
     r.iteration_time_s = std::stod(row.at("iteration_time_s"));
     if (!row.at("mfu").empty()) r.mfu = std::stod(row.at("mfu"));
     if (!row.at("hfu").empty()) r.hfu = std::stod(row.at("hfu"));

@@ -23,12 +23,13 @@ namespace cc::accuracy {
 namespace {
 
 // The corpus schema, in file order (tests/reference/measured/README.md).
-constexpr std::array<const char*, 34> kColumns = {
+constexpr std::array<const char*, 37> kColumns = {
     "id", "source", "model", "num_layers", "hidden_size", "num_attention_heads", "num_query_groups",
     "ffn_hidden_size", "swiglu", "normalization", "seq_length", "vocab_size", "cluster", "gpus", "framework",
     "attention", "precision", "tp", "pp", "dp", "virtual_stages", "first_stage_layers", "last_stage_layers",
     "sequence_parallel", "recompute_granularity", "recompute_method", "recompute_num_layers", "micro_batch",
-    "global_batch", "distributed_optimizer", "iteration_time_s", "peak_memory_gib", "assumed", "note"};
+    "global_batch", "distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
+    "iteration_time_s", "peak_memory_gib", "assumed", "note"};
 
 using Reader = io::CSVReader<kColumns.size(), io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
 
@@ -147,8 +148,12 @@ CorpusRow row_from(const RowFields& f) {
   c.micro_batch = f.integer("micro_batch", 1);
   c.global_batch = f.integer("global_batch", 1);
   c.distributed_optimizer = f.flag("distributed_optimizer");
-  // The schema has no overlap columns: a run overlaps as its stack does by default.
+  // A run overlaps as its stack does by default, unless its row states otherwise.
   apply_framework(c, f.text("framework"));
+  for (auto [column, field] : {std::pair{"overlap_grad_reduce", &ParallelConfig::overlap_grad_reduce},
+                               std::pair{"overlap_param_gather", &ParallelConfig::overlap_param_gather},
+                               std::pair{"tp_comm_overlap", &ParallelConfig::tp_comm_overlap}})
+    if (!f.text(column).empty()) c.*field = f.flag(column);
   const int gpus = f.integer("gpus", 1);
   validate(c, m, r.cluster, gpus);
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -24,15 +25,27 @@ constexpr double kMaxFraction = 0.98;
 
 // Host-side stack overheads before any fit. Sources: a CUDA kernel launch through PyTorch
 // eager costs ~5 us of host time (PyTorch profiler "cudaLaunchKernel" on A100 hosts); a
-// Megatron pass of one chunk adds ~0.2 ms of Python (schedule, p2p setup, autograd hooks);
-// an iteration ~20 ms (optimizer multi-tensor launches, grad-norm, loss all-reduce,
-// logging, data loader) — Megatron-LM's timers (--timing-log-level 2) report both.
+// Megatron pass of one chunk adds ~0.2 ms of Python (schedule, p2p setup, autograd hooks).
+// Per iteration, beyond the optimizer's device time and the gradient-norm all-reduce the
+// model prices itself: the host's own work — some hundred launches for the multi-tensor
+// Adam, norm and gradient zeroing at ~10 us, and the two host syncs of the step (the
+// gradient norm's and the loss scaler's .item()) — about 2 ms.
 constexpr double kHostLaunchPrior = 5e-6;
 constexpr double kPassOverheadPrior = 2e-4;
 // NCCL kernel launch plus c10d dispatch of one collective call: ~10 us (nccl-tests'
 // smallest all-reduce on one node is ~10-15 us end to end).
 constexpr double kCollectiveLaunchPrior = 1e-5;
-constexpr double kIterationOverheadPrior = 2e-2;
+constexpr double kIterationOverheadPrior = 2e-3;
+
+// Hopper's own hardware ceilings, where they differ from the defaults (A100 figures):
+// - large bf16 GEMMs: 792.1 of 989 TFLOP/s on H100 SXM (80.1%) against 267.9 of 312 on A100
+//   SXM (85.9%), the maximum-achievable-matmul-FLOPS table of S. Bekman's ml-engineering
+//   (compute/accelerator/README.md, mamf-finder.py, CUDA 12.1);
+// - attention: Transformer Engine runs cuDNN's fused attention on Hopper, 500-620 TFLOP/s
+//   forward at head dim 128 and 1k-8k tokens (FlashAttention-3 paper, Shah et al. 2024,
+//   arXiv 2407.08608, Fig. 5 cuDNN bars) and about 0.8 of that backward (its Fig. 7).
+const std::map<std::string, double> kHopperPrior = {
+    {"gemm_peak_fraction", 0.80}, {"flash_forward_fraction", 0.60}, {"flash_backward_fraction", 0.47}};
 
 std::map<std::string, double> field_values(const AnalyticParams& p) {
   std::map<std::string, double> v;
@@ -62,7 +75,12 @@ Calibration at(const Calibration& prior, const std::vector<FreeParameter>& param
       const auto current = field_values(c.defaults);
       for (const auto& field : p.fields) {
         if (scope == FreeParameter::Scope::Shared) set(c.defaults, field, bounded(field, prior_values.at(field) * factor));
-        if (scope == FreeParameter::Scope::Generation) c.generations[p.group][field] = bounded(field, prior_values.at(field) * factor);
+        if (scope == FreeParameter::Scope::Generation) {
+          const auto own = prior.generations.find(p.group);
+          const bool has_own = own != prior.generations.end() && own->second.count(field);
+          const double base = has_own ? own->second.at(field) : prior_values.at(field);
+          c.generations[p.group][field] = bounded(field, base * factor);
+        }
         if (scope == FreeParameter::Scope::Stack) c.frameworks[p.group][field] = bounded(field, current.at(field) * factor);
       }
     }
@@ -72,6 +90,10 @@ Calibration at(const Calibration& prior, const std::vector<FreeParameter>& param
 template <typename F>
 void parallel_rows(std::size_t n, int threads, F body) {
   const int t = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (t == 1) {
+    for (std::size_t k = 0; k < n; ++k) body(k);
+    return;
+  }
   std::atomic<std::size_t> next{0};
   std::vector<std::thread> pool;
   for (int i = 0; i < t; ++i)
@@ -102,6 +124,7 @@ Calibration prior_calibration() {
   c.defaults.collective_launch_s = kCollectiveLaunchPrior;
   c.defaults.pass_overhead_s = kPassOverheadPrior;
   c.defaults.iteration_overhead_s = kIterationOverheadPrior;
+  c.generations["hopper"] = kHopperPrior;
   return c;
 }
 
@@ -119,7 +142,10 @@ std::vector<FreeParameter> free_parameters(const std::vector<CorpusRow>& rows) {
   // a stack's own factor on them stays near 1 unless its rows insist.
   for (const auto& fields : host) p.push_back({Scope::Shared, "", fields, 1.5});
   for (const auto& g : generations) {
-    p.push_back({Scope::Generation, g, {"gemm_peak_fraction"}, 0.3});
+    // A measured hardware ceiling (kHopperPrior, AnalyticParams): the fit may move it little.
+    p.push_back({Scope::Generation, g, {"gemm_peak_fraction"}, 0.1});
+    // The servers' CPUs: host costs scale with them.
+    p.push_back({Scope::Generation, g, {"host_time_factor"}, 0.3});
     p.push_back({Scope::Generation, g, {"memory_fraction"}, 0.3});
     p.push_back({Scope::Generation, g, {"flash_forward_fraction", "flash_backward_fraction"}, 0.3});
     p.push_back({Scope::Generation, g, {"nvlink_fraction"}, 0.3});
@@ -186,43 +212,49 @@ Calibration fit(const std::vector<CorpusRow>& all_rows, const FitOptions& o, con
     return res;
   };
 
-  // Levenberg-Marquardt with a forward-difference Jacobian.
-  Eigen::VectorXd theta = Eigen::VectorXd::Zero(p);
-  Eigen::VectorXd r = residuals(theta);
-  double cost = r.squaredNorm();
-  double lambda = 1e-2;
-  constexpr double kStep = 1e-3;
-  for (int it = 0; it < o.max_iterations; ++it) {
-    Eigen::MatrixXd jac(n + p, p);
-    for (Eigen::Index j = 0; j < p; ++j) {
-      Eigen::VectorXd t = theta;
-      t[j] += kStep;
-      jac.col(j) = (residuals(t, &params[static_cast<std::size_t>(j)], &r) - r) / kStep;
-    }
-    const Eigen::MatrixXd jtj = jac.transpose() * jac;
-    const Eigen::VectorXd jtr = jac.transpose() * r;
-    bool improved = false;
-    for (int tries = 0; tries < 8 && !improved; ++tries) {
-      Eigen::MatrixXd a = jtj;
-      a.diagonal() += lambda * jtj.diagonal().cwiseMax(1e-9);
-      const Eigen::VectorXd step = a.ldlt().solve(-jtr);
-      const Eigen::VectorXd candidate = theta + step;
-      const Eigen::VectorXd rc = residuals(candidate);
-      if (rc.squaredNorm() < cost) {
-        const double gain = (cost - rc.squaredNorm()) / cost;
-        theta = candidate;
-        r = rc;
-        cost = rc.squaredNorm();
-        lambda = std::max(1e-6, lambda / 3);
-        improved = true;
-        if (progress) progress(fmt::format("iteration {}: cost {:.4g}", it + 1, cost));
-        if (gain < 1e-3) it = o.max_iterations;  // converged: the last step gained under 0.1%
-      } else {
-        lambda *= 4;
+  // Levenberg-Marquardt with a forward-difference Jacobian, from `theta`.
+  auto solve = [&](Eigen::VectorXd theta, double& cost) {
+    Eigen::VectorXd r = residuals(theta);
+    cost = r.squaredNorm();
+    double lambda = 1e-2;
+    constexpr double kStep = 1e-3;
+    for (int it = 0; it < o.max_iterations; ++it) {
+      Eigen::MatrixXd jac(n + p, p);
+      for (Eigen::Index j = 0; j < p; ++j) {
+        Eigen::VectorXd t = theta;
+        t[j] += kStep;
+        jac.col(j) = (residuals(t, &params[static_cast<std::size_t>(j)], &r) - r) / kStep;
       }
+      const Eigen::MatrixXd jtj = jac.transpose() * jac;
+      const Eigen::VectorXd jtr = jac.transpose() * r;
+      bool improved = false;
+      for (int tries = 0; tries < 8 && !improved; ++tries) {
+        Eigen::MatrixXd a = jtj;
+        a.diagonal() += lambda * jtj.diagonal().cwiseMax(1e-9);
+        const Eigen::VectorXd step = a.ldlt().solve(-jtr);
+        const Eigen::VectorXd candidate = theta + step;
+        const Eigen::VectorXd rc = residuals(candidate);
+        if (rc.squaredNorm() < cost) {
+          const double gain = (cost - rc.squaredNorm()) / cost;
+          theta = candidate;
+          r = rc;
+          cost = rc.squaredNorm();
+          lambda = std::max(1e-6, lambda / 3);
+          improved = true;
+          if (progress) progress(fmt::format("iteration {}: cost {:.4g}", it + 1, cost));
+          if (gain < 1e-3) it = o.max_iterations;  // converged: the last step gained under 0.1%
+        } else {
+          lambda *= 4;
+        }
+      }
+      if (!improved) break;
     }
-    if (!improved) break;
-  }
+    return theta;
+  };
+  // From the prior. The host costs have a gradient there even where every pass is
+  // device-bound: a pass's first kernel waits for the host (ProgramCost's flow shop).
+  double cost = 0;
+  const Eigen::VectorXd theta = solve(Eigen::VectorXd::Zero(p), cost);
   Calibration out = at(prior, params, theta);
   out.provenance["fit_rows"] = rows.size();
   out.provenance["objective"] = cost;
@@ -230,29 +262,37 @@ Calibration fit(const std::vector<CorpusRow>& all_rows, const FitOptions& o, con
 }
 
 CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& o, const FitProgress& progress) {
-  CrossValidation cv;
-  auto say = [&](const std::string& what) {
-    return [&, what](const std::string& line) {
+  // One fit on every source, then one without each source: independent, so they run side by
+  // side, each predicting on one thread.
+  const std::vector<std::string> sources = sources_of(rows);
+  std::vector<Calibration> fits(sources.size() + 1);
+  std::mutex say_lock;
+  FitOptions one = o;
+  one.threads = 1;
+  parallel_rows(fits.size(), o.threads, [&](std::size_t k) {
+    const std::string what = k == 0 ? "all sources" : "without " + sources[k - 1];
+    std::vector<CorpusRow> train;
+    for (const auto& r : rows)
+      if (k == 0 || r.source != sources[k - 1]) train.push_back(r);
+    fits[k] = fit(train, one, [&](const std::string& line) {
+      const std::lock_guard<std::mutex> hold(say_lock);
       if (progress) progress(what + ": " + line);
-    };
-  };
-  cv.all = fit(rows, o, say("all sources"));
+    });
+  });
+  CrossValidation cv;
+  cv.all = fits[0];
   cv.in_sample = predict(rows, cv.all, o.threads);
   cv.held_out.assign(rows.size(), 0.0);
-  for (const auto& source : sources_of(rows)) {
-    std::vector<CorpusRow> train, test;
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    std::vector<CorpusRow> test;
     std::vector<std::size_t> test_index;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].source == source) {
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].source == sources[k]) {
         test.push_back(rows[i]);
         test_index.push_back(i);
-      } else {
-        train.push_back(rows[i]);
       }
-    }
-    const Calibration without = fit(train, o, say("without " + source));
-    const std::vector<double> pred = predict(test, without, o.threads);
-    for (std::size_t k = 0; k < test.size(); ++k) cv.held_out[test_index[k]] = pred[k];
+    const std::vector<double> pred = predict(test, fits[k + 1], o.threads);
+    for (std::size_t j = 0; j < test.size(); ++j) cv.held_out[test_index[j]] = pred[j];
   }
   return cv;
 }

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "accuracy/metrics.h"
+#include "sim/analytic_costs.h"
+#include "sim/simulator.h"
 
 namespace cc::accuracy {
 
@@ -144,6 +146,27 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
                       pct(relative_error(cv.held_out[i], r.measured_s)));
   }
   return md;
+}
+
+}  // namespace cc::accuracy
+
+namespace cc::accuracy {
+
+std::string prediction_table(const std::vector<CorpusRow>& rows, const Calibration& c) {
+  std::string t =
+      "id,source,framework,gpu,gpus,tp,pp,dp,vp,mbs,gbs,recompute,sp,measured_s,predicted_s,compute,recompute_s,"
+      "tp_comm,pp_comm,dp_comm,optimizer,host,bubble\n";
+  for (const CorpusRow& r : rows) {
+    const AnalyticCosts costs(r.cluster, r.config.precision, c.params_for(r.cluster.gpu, r.config.framework));
+    const SimResult s = simulate(r.model, r.cluster, r.config, costs);
+    const TimeBreakdown& b = s.breakdown;
+    t += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n",
+                     r.id, r.source, r.config.framework, gpu_generation(r.cluster.gpu), r.config.gpus(), r.config.tp,
+                     r.config.pp, r.config.dp, r.config.virtual_stages, r.config.micro_batch, r.config.global_batch,
+                     to_string(r.config.recompute), r.config.sequence_parallel ? 1 : 0, r.measured_s, s.iteration_time_s,
+                     b.compute, b.recompute, b.tp_comm, b.pp_comm, b.dp_comm, b.optimizer, b.host, b.bubble);
+  }
+  return t;
 }
 
 }  // namespace cc::accuracy

@@ -14,3 +14,11 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
                             const CrossValidation& cv, const std::string& command);
 
 }  // namespace cc::accuracy
+
+namespace cc::accuracy {
+
+// Every row's prediction under `c` with the simulated time breakdown, as CSV (for looking
+// at where the misses sit: `fit-costs --evaluate --rows FILE`).
+std::string prediction_table(const std::vector<CorpusRow>& rows, const Calibration& c);
+
+}  // namespace cc::accuracy

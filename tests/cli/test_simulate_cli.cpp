@@ -43,7 +43,7 @@ TEST(SimulateCli, JsonHasAllFieldsAndIsConsistent) {
   ASSERT_TRUE(doc.contains("time_breakdown_s") && doc.at("time_breakdown_s").is_object());
   double time_sum = 0;
   for (const char* key : {"compute", "recompute", "tp_communication", "pp_communication", "dp_communication",
-                          "optimizer", "bubble"}) {
+                          "optimizer", "host", "bubble"}) {
     const json& part = doc.at("time_breakdown_s");
     ASSERT_TRUE(part.contains(key) && part.at(key).is_number()) << "time_breakdown_s." << key;
     EXPECT_GE(part.at(key).get<double>(), 0.0) << "time_breakdown_s." << key;

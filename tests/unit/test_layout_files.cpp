@@ -85,6 +85,7 @@ TEST(NemoYaml, TheLaunchersGpt3175bConfigReadsAsNemoRunsIt) {
   EXPECT_TRUE(c.distributed_optimizer);  // mcore_distributed_optim
   EXPECT_TRUE(c.overlap_grad_reduce);
   EXPECT_TRUE(c.overlap_param_gather);
+  EXPECT_FALSE(c.tp_comm_overlap);                 // ub_tp_comm_overlap: False
   EXPECT_EQ(c.attention, AttentionKernel::Flash);  // transformer_engine: True
   EXPECT_EQ(c.precision, Precision::BF16);         // trainer.precision: bf16
   ASSERT_TRUE(f.model);
@@ -129,7 +130,7 @@ std::vector<SimResult> exports_to_check() {
   std::vector<SimResult> out;
   ParallelConfig distopt = layout(8, 4, 4, 1, 512);
   distopt.distributed_optimizer = distopt.overlap_grad_reduce = distopt.overlap_param_gather = true;
-  distopt.sequence_parallel = true;
+  distopt.sequence_parallel = distopt.tp_comm_overlap = true;  // NeMo's model.ub_tp_comm_overlap
   out.push_back(simulated(load_model("gpt3-13b"), distopt));
   ParallelConfig fp8 = layout(8, 1, 8, 1, 64);
   fp8.precision = Precision::FP8;

@@ -90,6 +90,7 @@ std::vector<SimResult> exports_to_check() {
   std::vector<SimResult> out;
   ParallelConfig a = layout(8, 4, 4, 1, 512);
   a.distributed_optimizer = a.overlap_grad_reduce = a.overlap_param_gather = a.sequence_parallel = true;
+  a.tp_comm_overlap = true;
   a.virtual_stages = 2;
   out.push_back(simulated(load_model("gpt3-13b"), a));
   ParallelConfig b = layout(8, 1, 8, 1, 64);

@@ -54,4 +54,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "llama3_2024_table4.csv"))
+    main(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "excluded", "llama3_2024_table4.csv"))

@@ -72,7 +72,8 @@ def main(repo, out):
             tok = float(re.sub(r"\s*\(.*\)", "", r["Tokens / sec / GPU"]))
             tflops = re.sub(r"\s*\(.*\)", "", r["Model TFLOP / sec / GPU"])
             assumed = ["attention", "recompute_granularity", "distributed_optimizer",
-                       "sequence_parallel", "first_stage_layers", "last_stage_layers"]
+                       "sequence_parallel", "first_stage_layers", "last_stage_layers",
+                       "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"]
             if "Precision" in r:
                 prec = PREC[r["Precision"]]
                 pnote = r["Precision"]
@@ -93,6 +94,7 @@ def main(repo, out):
                 last_stage_layers="", sequence_parallel=1 if tp > 1 else 0,
                 recompute_granularity="none", recompute_method="", recompute_num_layers="",
                 micro_batch=mbs, global_batch=gbs, distributed_optimizer=1,
+                overlap_grad_reduce=1, overlap_param_gather=1, tp_comm_overlap=int(tp > 1),
                 iteration_time_s=f"{T:.4f}", peak_memory_gib="", assumed=";".join(assumed),
                 note=(f"{path} {release} container; {tok:g} tokens/s/GPU ({tflops} model "
                       f"TFLOP/s/GPU; precision {pnote}) -> GBS*seq/(tok*GPUs)")))

@@ -176,6 +176,9 @@ def main(repo, out):
                 recompute_granularity=gran, recompute_method=meth, recompute_num_layers=nrl,
                 micro_batch=mb, global_batch=gb,
                 distributed_optimizer=int(truthy(a, "--use-distributed-optimizer")),
+                overlap_grad_reduce=int(truthy(a, "--overlap-grad-reduce")),
+                overlap_param_gather=int(truthy(a, "--overlap-param-gather")),
+                tp_comm_overlap=int(truthy(a, "--tp-comm-overlap")),
                 iteration_time_s=f"{statistics.median(vals):.5f}", peak_memory_gib=peak,
                 assumed=";".join(ra),
                 note=(f"{f.split('/')[-1]}; median of {len(vals)} steps>{SKIP}; impl={impl}; "

@@ -209,6 +209,7 @@ def main(root, out):
             virtual_stages=vp, first_stage_layers="", last_stage_layers="", sequence_parallel=sp,
             recompute_granularity=gran, recompute_method=meth, recompute_num_layers=nrl,
             micro_batch=mbs, global_batch=gbs, distributed_optimizer=dopt,
+            tp_comm_overlap="" if tpo == "?" else int(truth(tpo) and sp == 1),
             iteration_time_s=f"{it:.4f}", peak_memory_gib="", assumed=";".join(assumed),
             note=(f"training_results_{rnd} {sub}/results/{system}; {os.path.basename(cfg)}; "
                   f"{len(c['runs'])} runs / {nsteps} steps (first {SKIP} per run dropped); "
@@ -278,6 +279,8 @@ def llama8b(root):
                 sequence_parallel=int(tp > 1), recompute_granularity="none", recompute_method="",
                 recompute_num_layers="", micro_batch=mbs, global_batch=gbs,
                 distributed_optimizer=int(truth(env.get("USE_DIST_OPTIMIZER", "True"))),
+                overlap_grad_reduce=1, overlap_param_gather=1,
+                tp_comm_overlap=int(truth(env.get("TP_COMM_OVERLAP", "False")) and tp > 1),
                 iteration_time_s=f"{it:.4f}", peak_memory_gib="",
                 assumed="cluster;attention;sequence_parallel;recompute_granularity",
                 note=(f"training_results_{rnd} {sub}/results/{system} ({acc}); {os.path.basename(cfg)}; "

@@ -53,6 +53,9 @@ def main(out):
             dp=dp, virtual_stages=vs, first_stage_layers="", last_stage_layers="",
             sequence_parallel=0, recompute_granularity="full", recompute_method="uniform",
             recompute_num_layers=1, micro_batch=mb, global_batch=B, distributed_optimizer=0,
+            # torch DDP reduces gradients in 25 MB buckets during the last microbatch's
+            # backward; Megatron's "local" DDP of 2021 in one call after it
+            overlap_grad_reduce=int(ddp == "torch"), overlap_param_gather=0, tp_comm_overlap=0,
             iteration_time_s=f"{T:.4f}", peak_memory_gib="",
             assumed="",
             note=f"Table 1: {X} TFLOP/s/GPU -> time via eq.3 96Bslh^2(1+s/6h+V/16lh); "

@@ -5,14 +5,20 @@ COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query
            "ffn_hidden_size,swiglu,normalization,seq_length,vocab_size,cluster,gpus,framework,"
            "attention,precision,tp,pp,dp,virtual_stages,first_stage_layers,last_stage_layers,"
            "sequence_parallel,recompute_granularity,recompute_method,recompute_num_layers,"
-           "micro_batch,global_batch,distributed_optimizer,iteration_time_s,peak_memory_gib,"
-           "assumed,note").split(",")
+           "micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
+           "tp_comm_overlap,iteration_time_s,peak_memory_gib,assumed,note").split(",")
+# Speed flags a run states (1/0) or leaves to its stack's default (empty): Megatron-LM's
+# --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap.
+OVERLAP_COLUMNS = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap")
 
 CLUSTERS = {"dgx-a100-40gb", "dgx-a100-80gb", "azure-nd-a100-v4", "dgx-h100", "h200"}
 FRAMEWORKS = {"megatron-2021", "megatron-core", "megatron-core-ci", "nemo", "megatron-deepspeed"}
 
 
 def check(row):
+    for c in OVERLAP_COLUMNS:
+        row.setdefault(c, "")
+        assert str(row[c]) in ("", "0", "1"), (row["id"], c, row[c])
     missing = [c for c in COLUMNS if c not in row]
     assert not missing, missing
     assert row["cluster"] in CLUSTERS, row["cluster"]
