@@ -34,7 +34,7 @@ struct SearchFlags {
   std::string tp, pp, micro_batch = "1..8", virtual_stages;
   std::string recompute, recompute_method, recompute_num_layers;
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
-  bool allow_cross_node_tp = false, overlap_grad_reduce = false, flash = false;
+  bool allow_cross_node_tp = false, overlap_grad_reduce = false, tp_comm_overlap = false, flash = false;
   std::string precision = "bf16";
   std::optional<std::string> framework;  // default: the cost database's stack, else Megatron-Core
   std::string costs;
@@ -67,6 +67,7 @@ SearchSpace space_from(const SearchFlags& f, const std::optional<std::string>& m
     s.recompute_num_layers = parse_int_list(f.recompute_num_layers, "--recompute-num-layers");
   s.allow_cross_node_tp = f.allow_cross_node_tp;
   s.overlap_grad_reduce = f.overlap_grad_reduce;
+  s.tp_comm_overlap = f.tp_comm_overlap;
   s.precision = precision_from(f.precision, "--precision");
   const FrameworkSpec& stack = load_framework(f.framework.value_or(measured_framework.value_or(kDefaultFramework)));
   s.framework = stack.name;
@@ -218,6 +219,10 @@ void add_search_command(CLI::App& app) {
       ->group(g);
   sub->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Let TP groups span nodes")->group(g);
   sub->add_flag("--overlap-grad-reduce", f->overlap_grad_reduce, "Every layout overlaps DP reduction with backward")
+      ->group(g);
+  sub->add_flag("--tp-comm-overlap", f->tp_comm_overlap,
+                "Every sequence-parallel layout overlaps its TP communication with GEMMs (Transformer Engine "
+                "userbuffers)")
       ->group(g);
   sub->add_flag("--use-flash-attn", f->flash, "Every layout uses flash attention")->group(g);
   sub->add_option("--precision", f->precision, "bf16, fp16, fp8 or fp32")->capture_default_str()->group(g);

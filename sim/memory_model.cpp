@@ -127,7 +127,10 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
   // in flight; the final norm, output-layer input and fp32 logits on the last stage.
   if (s == 0 && m.dropout) a.per_in_flight += sb * h / region_split / c.virtual_stages;
-  if (s == c.pp - 1) a.fixed = e * sb * h / region_split + e * sb * h / t + 4.0 * sb * m.vocab_size / t;
+  if (s == c.pp - 1) {
+    a.fixed = e * sb * h / region_split + e * sb * h / t + 4.0 * sb * m.vocab_size / t;
+    a.loss_workspace = e * sb * m.vocab_size / t;
+  }
   return a;
 }
 
@@ -145,7 +148,8 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages);
     const StageActivations a = stage_activations(m, c, s);
-    const double activations = stage.in_flight * a.per_in_flight + a.working + a.fixed;
+    stage.loss_peak_extra = std::max(0.0, a.loss_workspace - a.working);
+    const double activations = stage.in_flight * a.per_in_flight + a.working + stage.loss_peak_extra + a.fixed;
     stage.bytes.activations = activations;
     stage.bytes.other = (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB +
                         reserve.fragmentation_fraction * activations;

@@ -46,12 +46,18 @@ double layer_activation_bytes_without_recompute(const ModelSpec& model, const Pa
 // Activation bytes of pipeline stage `stage`, split by how they vary over the iteration:
 // `per_in_flight` for each (microbatch, chunk) whose forward has run and backward has not,
 // `working` while a backward pass recomputes (full recomputation), `fixed` held throughout
-// (the last stage's output layer and logits). memory_model() takes them at the peak in
-// flight; memory_timeline() follows them pass by pass.
+// (the last stage's output layer and logits), `loss_workspace` while the last chunk's loss
+// runs (forward) and its gradient leaves it (backward). memory_model() takes them at the
+// peak in flight; memory_timeline() follows them pass by pass.
 struct StageActivations {
   double per_in_flight = 0;
   double working = 0;
   double fixed = 0;
+  // The 16-bit logits are still referenced while the loss works on their fp32 copy
+  // (Megatron-Core's vocab-parallel cross-entropy starts with logits.float(); the backward
+  // casts the fp32 gradient back down beside it): e·s·b·v/t beyond the kept fp32 logits.
+  // Not at the same moment as a recomputed layer's working set.
+  double loss_workspace = 0;
 };
 StageActivations stage_activations(const ModelSpec& model, const ParallelConfig& config, int stage);
 
@@ -59,6 +65,10 @@ struct StageMemory {
   MemoryBreakdown bytes;
   std::int64_t parameters = 0;  // parameters held by one GPU of this stage
   int in_flight = 0;            // (microbatch, chunk) activations held at the peak
+  // How far the loss's workspace lifts the activation peak above the kept activations and
+  // the recompute working set (included in bytes.activations): what an engine that counts
+  // the tensors it keeps for backward does not count.
+  double loss_peak_extra = 0;
 };
 
 struct MemoryReport {

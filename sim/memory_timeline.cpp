@@ -66,14 +66,19 @@ std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryRe
                         (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB + scale * a.fixed;
 
     // (time, change in bytes): a forward's activations are held from its start until its
-    // backward ends; full recomputation's working set only while that backward runs.
+    // backward ends; full recomputation's working set only while that backward runs; the
+    // loss's workspace while the chunk holding the output layer runs (it never meets the
+    // working set: the loss is done before any layer reruns).
     std::vector<std::pair<SimTime, double>> steps;
     for (const Pass& p : timed_passes(compute, schedule[static_cast<std::size_t>(s)], s)) {
+      const bool loss = a.loss_workspace > 0 && p.pass.chunk == c.virtual_stages - 1;
       if (p.pass.kind == PassKind::Forward) {
-        steps.emplace_back(p.start, scale * a.per_in_flight);
+        steps.emplace_back(p.start, scale * (a.per_in_flight + (loss ? a.loss_workspace : 0.0)));
+        if (loss) steps.emplace_back(p.end, -scale * a.loss_workspace);
       } else {
-        steps.emplace_back(p.start, scale * a.working);
-        steps.emplace_back(p.end, -scale * (a.working + a.per_in_flight));
+        const double transient = loss ? std::max(a.working, a.loss_workspace) : a.working;
+        steps.emplace_back(p.start, scale * transient);
+        steps.emplace_back(p.end, -scale * (transient + a.per_in_flight));
       }
     }
     // Releases before allocations at equal times: the curve never overstates the peak.

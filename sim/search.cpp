@@ -189,6 +189,7 @@ class Enumerator {
                 c.sequence_parallel = sp;
                 c.distributed_optimizer = distopt;
                 c.overlap_grad_reduce = space_.overlap_grad_reduce;
+                c.tp_comm_overlap = space_.tp_comm_overlap && sp;
                 c.precision = space_.precision;
                 c.attention = space_.attention;
                 c.framework = space_.framework;
@@ -302,6 +303,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     c.tp = shape_slots[i]->first.tp;
     c.micro_batch = shape_slots[i]->first.micro_batch;
     c.sequence_parallel = shape_slots[i]->first.sp;
+    c.tp_comm_overlap = r.space.tp_comm_overlap && c.sequence_parallel;
     c.precision = r.space.precision;
     c.attention = r.space.attention;
     c.framework = r.space.framework;

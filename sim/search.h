@@ -40,6 +40,7 @@ struct SearchSpace {
   bool allow_cross_node_tp = false;
   // Applied to every layout (not searched).
   bool overlap_grad_reduce = false;
+  bool tp_comm_overlap = false;  // to every layout with sequence parallelism
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
   std::string framework = kDefaultFramework;

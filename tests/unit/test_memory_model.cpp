@@ -88,7 +88,11 @@ TEST(MemoryModel, LastStageAddsOutputLayerTermsAndPeakIsTheLargestStage) {
   // p = 1: Korthikanti Sec. 4.3's δ(p=1) term 4sbh/t·(1 + v/h) plus the embedding mask sbh/t.
   const double sbh_t = 2048.0 * 4 * 6144 / 8;
   const double extra = sbh_t * (4.0 * (1 + 51200.0 / 6144)) + sbh_t;
-  EXPECT_DOUBLE_EQ(report.stages[0].bytes.activations, 48 * layer_activation_bytes(m, c) + extra);
+  EXPECT_DOUBLE_EQ(report.stages[0].bytes.activations - report.stages[0].loss_peak_extra,
+                   48 * layer_activation_bytes(m, c) + extra);
+  // At the peak the loss also has the bf16 logits beside their fp32 copy: 2 B x s x b x v/t
+  // (Megatron-Core's cross-entropy begins with logits.float()); nothing recomputes here.
+  EXPECT_DOUBLE_EQ(report.stages[0].loss_peak_extra, 2.0 * 2048 * 4 * 51200 / 8);
   EXPECT_EQ(report.peak_stage, 0);
 }
 
@@ -138,13 +142,18 @@ TEST(MemoryModel, FullRecomputeKeepsLayerInputsPlusOneLayerWorkingSet) {
   const double output_terms = 2.0 * 2048 * 4 * 6144 + 2 * sbh_t + 4.0 * 2048 * 4 * 51200 / 8;
   const double embedding_mask = 2048.0 * 4 * 6144;
   EXPECT_DOUBLE_EQ(uniform.stages[0].bytes.activations, 48 * input + working + output_terms + embedding_mask);
+  // The rerun layer's working set (1.3 GB) outgrows the loss's workspace (bf16 logits,
+  // 105 MB), and the two never meet: the workspace adds nothing.
+  EXPECT_EQ(uniform.stages[0].loss_peak_extra, 0.0);
 
   // Block method with 12 of 48 layers recomputed keeps everything for the other 36; those
   // are freed (backward runs last layer first) before the 12 rerun, so no working set adds.
   c.recompute_method = RecomputeMethod::Block;
   c.recompute_num_layers = 12;
   const auto block = memory_model(m, c);
-  EXPECT_DOUBLE_EQ(block.stages[0].bytes.activations, 12 * input + 36 * working + output_terms + embedding_mask);
+  const double logits_bf16 = 2.0 * 2048 * 4 * 51200 / 8;  // no working set here: the loss's workspace shows
+  EXPECT_DOUBLE_EQ(block.stages[0].bytes.activations,
+                   12 * input + 36 * working + output_terms + embedding_mask + logits_bf16);
   // With every layer in the block, one rerun layer is back beside the 48 inputs.
   c.recompute_num_layers = 48;
   EXPECT_DOUBLE_EQ(memory_model(m, c).stages[0].bytes.activations,

@@ -298,3 +298,29 @@ TEST(Search, HandlesOverAHundredThousandGpus) {
 
 }  // namespace
 }  // namespace cc
+
+namespace cc {
+namespace {
+
+TEST(Search, TpCommOverlapAppliesToEverySequenceParallelLayoutAndOnlyThere) {
+  // Llama 3 70B on 64 H100s, TP 4 or 8 pinned so every ranked layout has TP communication.
+  SearchRequest r = request("llama3-70b", "dgx-h100", 64, 256);
+  r.space.tp = {4, 8};
+  r.space.attention = AttentionKernel::Flash;
+  r.top = 50;
+  const SearchOutcome plain = search(r);
+  r.space.tp_comm_overlap = true;
+  const SearchOutcome overlapped = search(r);
+  ASSERT_FALSE(overlapped.ranked.empty());
+  bool some_sp = false;
+  for (const auto& x : overlapped.ranked) {
+    EXPECT_EQ(x.result.config.tp_comm_overlap, x.result.config.sequence_parallel) << x.result.config.summary();
+    some_sp = some_sp || x.result.config.sequence_parallel;
+  }
+  EXPECT_TRUE(some_sp);
+  // Hiding communication can only help the best layout.
+  EXPECT_LT(overlapped.ranked.front().result.iteration_time_s, plain.ranked.front().result.iteration_time_s);
+}
+
+}  // namespace
+}  // namespace cc
