@@ -19,6 +19,11 @@ Transcribed from the paper:
     column from its times to 0.3 % (checked below), on A100's 312 TFLOP/s BF16 peak.
   Sec. 3.6 / 6: NVIDIA Ampere GPUs, eight 200G NICs per server (RoCE, multi-rail), 3-tier CLOS
     of Tomahawk-4 switches.
+Stack: `megatron-2021`. Commit 285068c8 (2023-01-11) predates Megatron-Core's schedules and,
+in NVIDIA/Megatron-LM's history, the option to overlap pipeline sends (f9283c5a8a, 2023-05-31;
+default on from 4eeff55d1f, 2023-10-12) and --overlap-grad-reduce (2d5220a424, 2023-08-16):
+its interleaved sends block and its DP reduction runs after the last backward, as in the
+2021-22 papers' Megatron-LM. Flash attention already existed there (d693034ecf, 2022-12-08).
 Skipped: Figure 9 (530B weak scaling, bar labels only, and the 530B shape is MT-NLG's, whose
 measurements are reserved); the 13B convergence runs (no times).
 """
@@ -51,7 +56,7 @@ def row(rid, B, n, T, note, extra_assumed=()):
         id=rid, source="jiang2024-megascale", model="gpt-175b-v64k", num_layers=L,
         hidden_size=H, num_attention_heads=A, num_query_groups=A, ffn_hidden_size=4 * H,
         swiglu=0, normalization="layernorm", seq_length=S, vocab_size=V, cluster="dgx-a100-80gb",
-        gpus=n, framework="megatron-core", attention="flash", precision="bf16", tp=TP, pp=PP,
+        gpus=n, framework="megatron-2021", attention="flash", precision="bf16", tp=TP, pp=PP,
         dp=n // (TP * PP), virtual_stages=VP, first_stage_layers="", last_stage_layers="",
         sequence_parallel=1, recompute_granularity="selective", recompute_method="",
         recompute_num_layers="", micro_batch=1, global_batch=B, distributed_optimizer=1,
