@@ -92,7 +92,7 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--attention-backend", nullptr, kLayout,
      "auto, flash or fused: scores never stored; unfused or local: the s x s scores are materialised, as in the "
      "2021-2022 papers' runs (default: the layout file's, else the stack's: flash for megatron-core and nemo, "
-     "unfused for megatron-2021, megatron-deepspeed and our engine)",
+     "unfused for megatron-2021, megatron-2022, megatron-deepspeed and our engine)",
      &L::attention_backend},
     {"--bf16", nullptr, kLayout, "= --precision bf16", &L::bf16},
     {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},

@@ -29,6 +29,7 @@ const std::vector<AnalyticParamField>& analytic_param_fields() {
       {"pass_overhead_s", &AnalyticParams::pass_overhead_s},
       {"iteration_overhead_s", &AnalyticParams::iteration_overhead_s},
       {"host_time_factor", &AnalyticParams::host_time_factor},
+      {"compute_time_factor", &AnalyticParams::compute_time_factor},
   };
   return fields;
 }
@@ -102,7 +103,8 @@ OpCost AnalyticCosts::compute(const ComputeOp& op) const {
       break;
   }
   const double memory = op.bytes / bandwidth;
-  return {std::max(math, memory) + params_.kernel_overhead_s, false, params_.host_launch_s * params_.host_time_factor};
+  return {(std::max(math, memory) + params_.kernel_overhead_s) * params_.compute_time_factor, false,
+          params_.host_launch_s * params_.host_time_factor};
 }
 
 double AnalyticCosts::bus_bandwidth(const GroupPlacement& g) const {

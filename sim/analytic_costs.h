@@ -60,6 +60,12 @@ struct AnalyticParams {
   // reference: every host cost above is multiplied by it (a DGX H100's Xeon issues work
   // faster than a DGX A100's EPYC Rome).
   double host_time_factor = 1.0;
+  // How much longer this software stack's kernels run than the reference build's on the
+  // same GPU: every op's device time is multiplied by it. The same layout measures at
+  // different speeds under different releases (cuBLAS, fused kernels, deterministic
+  // algorithms): Korthikanti et al. 2022's 1T layout ran in 94.4 s where Narayanan et al.
+  // 2021's identical pipeline took 102.6 s on the same Selene nodes. Set per stack.
+  double compute_time_factor = 1.0;
 };
 
 // Every AnalyticParams field by name, so the calibration file and the fit name them alike.

@@ -83,7 +83,7 @@ Precision precision_from(const std::string& name, const std::string& where);
 AttentionKernel attention_from(const std::string& name, const std::string& where);
 // The attention kernel a stack runs when a launch line (or a new GUI project) names none, from
 // its preset's flash_attention: Megatron-Core and NeMo (--attention-backend auto) run flash or
-// fused attention; the 2021-2022 papers' stacks (megatron-2021, megatron-deepspeed) and our CPU
+// fused attention; the 2021-2022 papers' stacks (megatron-2021, megatron-2022, megatron-deepspeed) and our CPU
 // engine materialise the s x s scores.
 AttentionKernel default_attention(const std::string& framework);
 

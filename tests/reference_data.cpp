@@ -54,7 +54,7 @@ std::vector<ReferenceRun> korthikanti_runs() {
     c.global_batch = std::stoi(row.at("global_batch"));
     c.virtual_stages = std::stoi(row.at("virtual_stages"));
     // Selene's Megatron-LM of 2022: unfused attention, every pipeline exchange waited on.
-    c.framework = "megatron-2021";
+    c.framework = "megatron-2022";
     c.attention = AttentionKernel::Unfused;
     r.iteration_time_s = std::stod(row.at("iteration_time_s"));
     if (!row.at("mfu").empty()) r.mfu = std::stod(row.at("mfu"));

@@ -155,6 +155,9 @@ std::vector<FreeParameter> free_parameters(const std::vector<CorpusRow>& rows) {
   // A stack's own host costs: a factor on the shared ones, pulled towards 1.
   for (const auto& s : stacks)
     for (const auto& fields : host) p.push_back({Scope::Stack, s, fields, 0.7});
+  // A stack's own kernel speed: releases differ by some percent on one GPU (cuBLAS, fusions,
+  // deterministic algorithms), so a tight prior around the generation's efficiencies.
+  for (const auto& s : stacks) p.push_back({Scope::Stack, s, {"compute_time_factor"}, 0.1});
   return p;
 }
 

@@ -87,10 +87,17 @@ TEST(CrossValidation, ShippedConstantsReportAndBoundsComeFromTheCorpus) {
   const ErrorSummary held_out = source_weighted(f.rows, f.cv.held_out);
   EXPECT_LE(std::abs(held_out.signed_mean), 0.02) << held_out.signed_mean;
   // Runs on 64 or more GPUs, the regime the simulator exists for: held-out mean error within
-  // 10% (the per-source bound), and the fit describes each large-run source it was
+  // 7% (the bound on the mean), each large-run source predicted held-out within 10%
+  // on average (the per-source bound) — except the Megatron-LM README's H100 table,
+  // which misses it (docs/accuracy.md) — and the fit describes every large-run source it was
   // fitted to within 10% on average.
-  EXPECT_LE(bands[1].mean_abs, 0.10);
-  const auto in_sample = summarize_by(f.rows, f.cv.in_sample, [](const CorpusRow& r) { return r.source; });
+  EXPECT_LE(bands[1].mean_abs, 0.07);
+  const auto by_source = [](const CorpusRow& r) { return r.source; };
+  const auto in_sample = summarize_by(f.rows, f.cv.in_sample, by_source);
+  const auto held_out_by_source = summarize_by(f.rows, f.cv.held_out, by_source);
+  for (const char* source : {"korthikanti2022-table5", "narayanan2021-table1", "mlperf-training", "megatron-bridge-perf",
+                             "jiang2024-megascale", "megatron-lm-readme-2021"})
+    EXPECT_LE(held_out_by_source.at(source).mean_abs, 0.10) << source;
   for (const char* source : {"korthikanti2022-table5", "narayanan2021-table1", "mlperf-training", "megatron-bridge-perf",
                              "jiang2024-megascale", "megatron-lm-readme-h100"})
     EXPECT_LE(in_sample.at(source).mean_abs, 0.10) << source;

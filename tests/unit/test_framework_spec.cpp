@@ -11,7 +11,7 @@ namespace {
 
 TEST(FrameworkSpec, PresetsNameTheStacks) {
   EXPECT_EQ(framework_preset_names(),
-            (std::vector<std::string>{"clustercast-engine", "megatron-2021", "megatron-core", "megatron-core-ci",
+            (std::vector<std::string>{"clustercast-engine", "megatron-2021", "megatron-2022", "megatron-core", "megatron-core-ci",
                                       "megatron-deepspeed", "nemo"}));
   EXPECT_TRUE(load_framework("megatron-core").blocking_p2p);
   // Our engine posts its pipeline sends without waiting (engine/pipeline_runner_impl.h).

@@ -24,7 +24,7 @@ def main(src, out):
             hidden_size=h, num_attention_heads=r["heads"], num_query_groups=r["heads"],
             ffn_hidden_size=4 * h, swiglu=0, normalization="layernorm",
             seq_length=r["seq_len"], vocab_size=r["vocab"], cluster="dgx-a100-80gb",
-            gpus=r["gpus"], framework="megatron-2021", attention="unfused", precision="bf16",
+            gpus=r["gpus"], framework="megatron-2022", attention="unfused", precision="bf16",
             tp=r["tp"], pp=r["pp"], dp=r["dp"], virtual_stages=r["virtual_stages"],
             first_stage_layers="", last_stage_layers="",
             sequence_parallel=r["sequence_parallel"], recompute_granularity=r["recompute"],

@@ -12,7 +12,7 @@ COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query
 OVERLAP_COLUMNS = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap")
 
 CLUSTERS = {"dgx-a100-40gb", "dgx-a100-80gb", "azure-nd-a100-v4", "dgx-h100", "h200"}
-FRAMEWORKS = {"megatron-2021", "megatron-core", "megatron-core-ci", "nemo", "megatron-deepspeed"}
+FRAMEWORKS = {"megatron-2021", "megatron-2022", "megatron-core", "megatron-core-ci", "nemo", "megatron-deepspeed"}
 
 
 def check(row):
