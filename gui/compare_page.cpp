@@ -47,6 +47,19 @@ const Figure kFigures[] = {
 };
 
 
+// A new chart in place of the view's old one, with its title and legend placement. Emptying
+// the old chart instead (removing its series and axes) left the previous axes' labels and
+// grid drawn beside the new ones when the page was rebuilt while hidden (Qt 6 Charts).
+QChart* fresh_chart(QChartView* view) {
+  QChart* old = view->chart();
+  auto* chart = new QChart;
+  chart->setTitle(old->title());
+  chart->legend()->setAlignment(old->legend()->alignment());
+  view->setChart(chart);  // the view releases the old chart without deleting it
+  delete old;
+  return chart;
+}
+
 }  // namespace
 
 ComparePage::ComparePage(QWidget* parent)
@@ -209,11 +222,9 @@ void ComparePage::rebuild() {
   }
 
   // Breakdowns: one stacked bar per setup on a common axis.
-  QChart* b = breakdown_->chart();
-  clear_chart(b);
+  QChart* b = fresh_chart(breakdown_);
   // Memory: each setup's per-stage totals as a group of bars.
-  QChart* m = memory_->chart();
-  clear_chart(m);
+  QChart* m = fresh_chart(memory_);
   for (Entry& e : entries_) e.view->set_fit_end(0);
   if (n == 0) return;
   auto* stacked = new QHorizontalStackedBarSeries;
