@@ -212,16 +212,20 @@ void check_database(const CostDatabase& db, const std::string& path, const Model
                "machine\n", db.machine.cpu_model, here.cpu_model);
 }
 
-// Several reports are the rounds of one layout: their timed steps pool, their splits average.
+// Several reports are the rounds of one layout: each round's median step, their mean, and the
+// splits' mean; min and max over every timed step.
 LayoutCheck measured_check(const std::vector<std::string>& report_paths, int first_timed_step,
                            const SimResult& predicted) {
   std::vector<double> timed;
   nlohmann::json j;
   std::vector<StepSplit> splits;
+  LayoutCheck c;
   for (const std::string& path : report_paths) {
     j = read_train_report(path);
     const std::vector<double> steps = timed_steps(j, first_timed_step);
     timed.insert(timed.end(), steps.begin(), steps.end());
+    c.rounds.push_back({0, profiler::percentile(steps, 50)});
+    c.measured_s += c.rounds.back().measured_s / static_cast<double>(report_paths.size());
     if (j.contains("breakdown")) {
       const auto& b = j["breakdown"];
       splits.push_back(StepSplit{b["compute_s"].get<double>() + b["recompute_s"].get<double>(),
@@ -230,22 +234,12 @@ LayoutCheck measured_check(const std::vector<std::string>& report_paths, int fir
                                  b["unannotated_s"].get<double>()});
     }
   }
-  LayoutCheck c;
   c.timed_steps = static_cast<int>(timed.size());
-  c.measured_s = profiler::percentile(timed, 50);
   c.measured_min_s = *std::min_element(timed.begin(), timed.end());
   c.measured_max_s = *std::max_element(timed.begin(), timed.end());
   if (!splits.empty()) {
     StepSplit mean{};
-    const double n = static_cast<double>(splits.size());
-    for (const StepSplit& s : splits) {
-      mean.compute += s.compute / n;
-      mean.tp += s.tp / n;
-      mean.pipeline += s.pipeline / n;
-      mean.dp += s.dp / n;
-      mean.optimizer += s.optimizer / n;
-      mean.other += s.other / n;
-    }
+    for (const StepSplit& s : splits) mean = add(mean, s, 1.0 / static_cast<double>(splits.size()));
     c.measured_split = mean;
   }
   // The activation accounting is the same every round (it does not depend on timing).
@@ -297,8 +291,8 @@ void run(const ValidateFlags& f) {
              f.costs.empty() ? ", profiling in every round" : "");
 
   // 1. Every layout trained for real, `--rounds` times: the layouts in turn each round, and
-  // without --costs a profile first in every round (the collective sweep in the first only),
-  // so the prediction averages over the same stretch of time as the measurements.
+  // without --costs a profile first in every round (the collective sweep in the first only)
+  // and one more after the last, so every training run sits between two profiles.
   const bool profiling = f.costs.empty();
   const std::string tp = f.profile_tp.empty() ? (f.ranks > 1 ? fmt::format("1,{}", f.ranks) : "1") : f.profile_tp;
   std::vector<CostDatabase> profiles;
@@ -309,25 +303,30 @@ void run(const ValidateFlags& f) {
   std::vector<std::vector<std::string>> reports(layouts.size());
   const std::size_t jobs = layouts.size() * static_cast<std::size_t>(f.rounds);
   const auto started = Clock::now();
+  std::vector<double> profiled_at;                              // each profile's midpoint, s since `started`
+  std::vector<std::vector<double>> trained_at(layouts.size());  // each round's training midpoint
+  const auto take_profile = [&](const std::string& name, const std::string& when, bool with_sweep) {
+    const std::string out = scratch.file(name + ".json");
+    std::vector<std::string> argv = mpirun;
+    argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", tp, "--micro-batch-size", f.profile_micro_batch,
+                             "--backend", f.backend, "--out", out});
+    if (!with_sweep) argv.push_back("--no-collectives");
+    const std::string log = scratch.file(name + ".log");
+    fmt::print("[profile{}] TP {} x micro batch {}{} (log: {})\n", when, tp, f.profile_micro_batch,
+               with_sweep ? " and the collective sweep" : "", log);
+    std::cout.flush();
+    const double from = seconds_since(started);
+    run_job(argv, log, "the profile");
+    const double to = seconds_since(started);
+    v.profile_s += to - from;
+    profiled_at.push_back((from + to) / 2);
+    profiles.push_back(read_cost_database(out));
+  };
   for (std::size_t job = 0; job < jobs; ++job) {
     const std::size_t i = job % layouts.size();
     const int round = static_cast<int>(job / layouts.size()) + 1;
     const std::string of_rounds = f.rounds > 1 ? fmt::format(" (round {} of {})", round, f.rounds) : std::string();
-    if (profiling && i == 0) {
-      const std::string out = scratch.file(fmt::format("costs-round{}.json", round));
-      std::vector<std::string> argv = mpirun;
-      argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", tp, "--micro-batch-size",
-                               f.profile_micro_batch, "--backend", f.backend, "--out", out});
-      if (round > 1) argv.push_back("--no-collectives");
-      const std::string log = scratch.file(fmt::format("profile-round{}.log", round));
-      fmt::print("[profile{}] TP {} x micro batch {}{} (log: {})\n", of_rounds, tp, f.profile_micro_batch,
-                 round == 1 ? " and the collective sweep" : "", log);
-      std::cout.flush();
-      const auto t = Clock::now();
-      run_job(argv, log, "the profile");
-      v.profile_s += seconds_since(t);
-      profiles.push_back(read_cost_database(out));
-    }
+    if (profiling && i == 0) take_profile(fmt::format("costs-round{}", round), of_rounds, round == 1);
     const ValidationLayout& l = layouts[i];
     const std::string name = fmt::format("train-{}-round{}", i, round);
     reports[i].push_back(scratch.file(name + ".json"));
@@ -343,31 +342,65 @@ void run(const ValidateFlags& f) {
         job == 0 ? "" : fmt::format(", about {:.0f} s left", elapsed / static_cast<double>(job) * (jobs - job));
     fmt::print("[{}/{}] {}{}: training {} steps{}\n", job + 1, jobs, l.text, of_rounds, f.steps, eta);
     std::cout.flush();
-    const auto t = Clock::now();
+    const double from = seconds_since(started);
     run_job(argv, scratch.file(name + ".log"), fmt::format("training layout '{}'", l.text));
-    v.training_s += seconds_since(t);
+    const double to = seconds_since(started);
+    v.training_s += to - from;
+    trained_at[i].push_back((from + to) / 2);
     fmt::print("      measured {:.4f} s\n", profiler::percentile(timed_steps(read_train_report(reports[i].back()), f.warmup_steps + 1), 50));
   }
+  if (profiling) take_profile("costs-closing", " (after the last round)", false);
 
-  // 2. The cost database: the one given, or the rounds' profiles pooled.
+  // 2. The cost database: the one given, or every profile pooled.
   v.costs_path = f.costs;
   v.costs = profiles.size() == 1 ? profiles.front() : profiler::pool_profiles(profiles);
   if (profiling) {
     v.costs_path = f.costs_out.empty() ? scratch.file("costs.json") : f.costs_out;
     write_cost_database(v.costs_path, v.costs);
+    v.machine_drift = profiles.back().runs.front().iteration_median_s / profiles.front().runs.front().iteration_median_s - 1;
   }
 
   // 3. Predictions from the database alone, replaying the semantics of the engine it measured.
+  // Without --costs, each training run is priced by the profiles before and after its round,
+  // weighted by when it ran (weight_of_later_profile: a shared machine's speed drifts over
+  // minutes). A layout's prediction and measurement are each the mean over its rounds. The
+  // pooled database prices the memory and says how each op was priced.
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");  // only its GPU count matters: every cost is measured
+  std::vector<CostDatabase> bracketing;  // each profile alone, with the first one's collective sweep
+  if (profiling)
+    for (CostDatabase db : profiles) {
+      if (db.collectives.empty()) db.collectives = profiles.front().collectives;
+      bracketing.push_back(std::move(db));
+    }
   const auto t = Clock::now();
   std::vector<SimResult> predicted;
   std::vector<MeasuredCosts::PricingCounts> pricing;
-  for (const auto& l : layouts) {
+  std::vector<std::vector<double>> by_round(layouts.size());  // each round's predicted time
+  std::vector<StepSplit> bracketed_split(layouts.size());     // the predicted split, mean over rounds
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const ValidationLayout& l = layouts[i];
     ParallelConfig c = l.config;
     apply_framework(c, v.costs.framework);
     const MeasuredCosts costs(v.costs, v.costs_path, cluster, precision);  // one per layout: its own pricing counts
     predicted.push_back(simulate(l.model_for(model), cluster, c, costs, SimOptions{}));
     pricing.push_back(costs.pricing_counts());
+    if (bracketing.empty()) {
+      by_round[i].assign(trained_at[i].size(), predicted.back().iteration_time_s);
+      continue;
+    }
+    std::vector<SimResult> by_profile;
+    for (std::size_t k = 0; k < bracketing.size(); ++k)
+      by_profile.push_back(simulate(l.model_for(model), cluster, c,
+                                    MeasuredCosts(bracketing[k], fmt::format("profile {}", k + 1), cluster, precision),
+                                    SimOptions{}));
+    StepSplit& split = bracketed_split[i];
+    const double rounds = static_cast<double>(trained_at[i].size());
+    for (std::size_t r = 0; r < trained_at[i].size(); ++r) {
+      const double w = profiler::weight_of_later_profile(trained_at[i][r], profiled_at[r], profiled_at[r + 1]);
+      by_round[i].push_back((1 - w) * by_profile[r].iteration_time_s + w * by_profile[r + 1].iteration_time_s);
+      split = add(split, split_of(by_profile[r].breakdown), (1 - w) / rounds);
+      split = add(split, split_of(by_profile[r + 1].breakdown), w / rounds);
+    }
   }
   v.prediction_s = seconds_since(t);
 
@@ -380,8 +413,11 @@ void run(const ValidateFlags& f) {
     c.new_shape = l.seq_length || l.num_layers;
     c.ops_scaled = pricing[i].scaled;
     c.ops_analytic = static_cast<int>(pricing[i].analytic.size());
-    c.predicted_s = predicted[i].iteration_time_s;
-    c.predicted_split = split_of(predicted[i].breakdown);
+    for (std::size_t r = 0; r < c.rounds.size(); ++r) {
+      c.rounds[r].predicted_s = by_round[i][r];
+      c.predicted_s += by_round[i][r] / static_cast<double>(c.rounds.size());
+    }
+    c.predicted_split = bracketing.empty() ? split_of(predicted[i].breakdown) : bracketed_split[i];
     v.layouts.push_back(c);
   }
 
@@ -418,7 +454,8 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--steps", f->steps, "Steps of every training run")->capture_default_str();
   sub->add_option("--warmup-steps", f->warmup_steps, "Untimed steps first")->capture_default_str();
   sub->add_option("--rounds", f->rounds,
-                  "Train every layout this many times, the layouts in turn each round (timed steps pool)")
+                  "Train every layout this many times, the layouts in turn each round (timed steps pool); without --costs a "
+                  "profile before every round and one after the last")
       ->capture_default_str();
   sub->add_option("--tolerance", f->tolerance,
                   fmt::format("Largest |error| of an iteration time (default {}: the stated error of a measured "

@@ -55,6 +55,12 @@ StepSplit split_of(const TimeBreakdown& t) {
   return {t.compute + t.recompute, t.tp_comm, t.pp_comm + t.bubble, t.dp_comm, t.optimizer, 0.0};
 }
 
+StepSplit add(const StepSplit& sum, const StepSplit& s, double weight) {
+  return {sum.compute + weight * s.compute, sum.tp + weight * s.tp,
+          sum.pipeline + weight * s.pipeline, sum.dp + weight * s.dp,
+          sum.optimizer + weight * s.optimizer, sum.other + weight * s.other};
+}
+
 std::string LayoutCheck::miss_sits() const {
   if (!measured_split) return "-";
   const StepSplit& p = predicted_split;
@@ -86,6 +92,10 @@ std::string terminal_table(const ValidationSummary& v) {
                    100 * mean_abs(v.layouts, &LayoutCheck::memory_error),
                    100 * max_abs(v.layouts, &LayoutCheck::memory_error), held_out_count(v), 100 * v.tolerance,
                    100 * v.memory_tolerance);
+  if (v.machine_drift)
+    t += fmt::format("machine drift over the validation: {} (the profiled layout's median step, last profile against "
+                     "the first); each run priced by the profiles around it\n",
+                     pct(*v.machine_drift));
   t += shape_split(v.layouts);
   const double total = v.profile_s + v.training_s + v.prediction_s;
   t += fmt::format("validation took {:.0f} s: profile {:.0f} s, training {:.0f} s, prediction {:.3f} s ({:.3f}% of it)\n",
@@ -104,12 +114,19 @@ std::string markdown_report(const ValidationSummary& v) {
                    "replaying the `{}` stack\n",
                    v.costs_path, v.costs.created, v.costs.machine.cpu_model, v.costs.runs.size(), v.costs.command,
                    v.costs.framework);
+  if (v.machine_drift)
+    r += fmt::format("- each training run priced by the profiles before and after its round, weighted by when it "
+                     "ran (the database above is those profiles pooled: it prices memory and says how ops were "
+                     "priced); the machine drifted {} over the validation (the profiled layout's median step, last "
+                     "profile against the first)\n",
+                     pct(*v.machine_drift));
   r += fmt::format("- measured: each layout trained for real under mpirun{}; the median of the timed steps (warm-up "
-                   "steps left out) on the slowest rank, min–max beside it; activation memory is the engine's own "
+                   "steps left out) on the slowest rank{}, min–max of every timed step beside it; activation memory is the engine's own "
                    "accounting of what it keeps for backward, per stage\n",
                    v.rounds > 1 ? fmt::format(" {} times, every layout once per round in turn (a slow spell of the "
                                               "machine then falls on all layouts alike)", v.rounds)
-                                : std::string());
+                                : std::string(),
+                   v.rounds > 1 ? ", each round's, averaged over the rounds as the predictions are" : "");
   r += fmt::format("- held-out means the profile never ran that layout; {}\n\n", held_out_count(v));
   r += "| layout | held-out | predicted s | measured s (min–max) | error | predicted activations | measured | error | "
        "miss sits in | ops scaled / analytic |\n|---|---|---|---|---|---|---|---|---|---|\n";
@@ -128,6 +145,21 @@ std::string markdown_report(const ValidationSummary& v) {
                    v.passed() ? "every layout within it" : "some layouts miss it");
   r += shape_split(v.layouts);
   if (!shape_split(v.layouts).empty()) r += "\n";
+  if (v.rounds > 1) {
+    r += "## Round by round (predicted / measured seconds)\n\n| layout |";
+    for (int k = 1; k <= v.rounds; ++k) r += fmt::format(" round {} |", k);
+    r += "\n|---|";
+    for (int k = 1; k <= v.rounds; ++k) r += "---|";
+    r += "\n";
+    for (const auto& l : v.layouts) {
+      r += fmt::format("| `{}` |", l.layout);
+      for (const auto& round : l.rounds)
+        r += fmt::format(" {:.4f} / {:.4f} ({}) |", round.predicted_s, round.measured_s,
+                         pct(round.predicted_s / round.measured_s - 1));
+      r += "\n";
+    }
+    r += "\n";
+  }
   r += "## Where the time went (seconds per iteration, stage 0 / rank 0)\n\n"
        "Pipeline = transfers and bubble together (the engine's blocking receive holds both); unannotated = host "
        "time outside every engine scope.\n\n"

@@ -19,6 +19,7 @@ struct StepSplit {
   double compute = 0, tp = 0, pipeline = 0, dp = 0, optimizer = 0, other = 0;
 };
 StepSplit split_of(const TimeBreakdown& simulated);
+StepSplit add(const StepSplit& sum, const StepSplit& s, double weight);  // sum + weight · s
 
 struct LayoutCheck {
   std::string layout;            // as written in --layouts
@@ -27,8 +28,15 @@ struct LayoutCheck {
   bool new_shape = false;        // seq= or layers=: a model shape the profile never ran
   int ops_scaled = 0;            // (op, phase) pairs priced from the nearest measured shape
   int ops_analytic = 0;          // (op, phase) pairs the database lacks (analytic model)
+  // Each round's prediction (the profiles around it) and measurement (the median of its timed
+  // steps on the slowest rank); predicted_s and measured_s are their means over the rounds, so
+  // a slow round weighs on both sides alike.
+  struct Round {
+    double predicted_s = 0, measured_s = 0;
+  };
+  std::vector<Round> rounds;
   double predicted_s = 0;
-  double measured_s = 0;         // median of the timed steps (slowest rank)
+  double measured_s = 0;
   double measured_min_s = 0, measured_max_s = 0;
   int timed_steps = 0;
   double predicted_activation_bytes = 0;  // the stage with the largest error
@@ -53,6 +61,9 @@ struct ValidationSummary {
   double tolerance = 0, memory_tolerance = 0;
   std::vector<LayoutCheck> layouts;
   double profile_s = 0, training_s = 0, prediction_s = 0;  // wall time of each part
+  // How much slower the last profile's first run measured than the first profile's: the
+  // machine's drift over the validation (none with --costs, which profiles nothing).
+  std::optional<double> machine_drift;
   bool passed() const;
 };
 

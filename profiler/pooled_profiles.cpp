@@ -1,5 +1,6 @@
 #include "profiler/pooled_profiles.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <tuple>
@@ -71,6 +72,11 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
     if (pooled.collectives.empty()) pooled.collectives = db.collectives;
   }
   return pooled;
+}
+
+double weight_of_later_profile(double t_s, double before_s, double after_s) {
+  if (after_s <= before_s) return 0;
+  return std::clamp((t_s - before_s) / (after_s - before_s), 0.0, 1.0);
 }
 
 }  // namespace cc::profiler

@@ -2,8 +2,9 @@
 // different times. A shared machine's speed drifts by ±10% over minutes (two profiles of
 // `small` minutes apart on the 2-core machine, 2026-12-02, priced the same layout 0.833 s and
 // 0.903 s); a prediction from one profile carries whatever spell it was taken in, while the
-// layouts it is checked against are measured over many. `validate` profiles once per round
-// and predicts from the pool, so both sides average over the same stretch of time.
+// layouts it is checked against are measured over many. `validate` profiles before every
+// round and after the last: the pool prices memory and counts how ops were priced, and each
+// training run is priced by the two profiles around it (weight_of_later_profile below).
 #pragma once
 
 #include <vector>
@@ -19,5 +20,14 @@ namespace cc::profiler {
 // rounds skip it). Throws SpecError when the profiles did not run the same layouts or
 // element type, naming the first difference.
 CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds);
+
+// A run that took place between two profiles is priced by both, weighted by when it ran:
+// the later profile's weight is (t - before) / (after - before), clamped to [0, 1] (all in
+// seconds since one origin; 0 when after <= before). Pooling alone averages a drift away
+// only when it is symmetric over the rounds; on the 2-core machine (2026-12-03) the same
+// `train` command measured 0.752 s at 06:25 and 0.912 s at 06:52, and a validation whose
+// rounds straddled that change read its in-sample layout -11.5% off. Linear in time: the
+// speed moves over minutes, a round of `small` lasts about two and a half.
+double weight_of_later_profile(double t_s, double before_s, double after_s);
 
 }  // namespace cc::profiler

@@ -1,5 +1,6 @@
 // pool_profiles: profiles of the same runs taken at different times pool into one database
-// whose op times are sample-weighted means, and profiles of different runs refuse to pool.
+// whose op times are sample-weighted means, and profiles of different runs refuse to pool;
+// a run between two profiles weighs them by when it ran.
 #include <gtest/gtest.h>
 
 #include "profiler/pooled_profiles.h"
@@ -69,6 +70,17 @@ TEST(PooledProfiles, ProfilesOfOtherRunsDoNotPool) {
     EXPECT_NE(std::string(e.what()).find("micro batch 4"), std::string::npos) << e.what();
   }
   EXPECT_THROW(pool_profiles({}), SpecError);
+}
+
+// A run a third of the way from one profile to the next takes a third of the later one's
+// price; before the first or after the second it takes the nearer one's whole.
+TEST(PooledProfiles, ARunBetweenTwoProfilesWeighsThemByWhenItRan) {
+  EXPECT_DOUBLE_EQ(weight_of_later_profile(40, 10, 100), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(weight_of_later_profile(10, 10, 100), 0);
+  EXPECT_DOUBLE_EQ(weight_of_later_profile(100, 10, 100), 1);
+  EXPECT_DOUBLE_EQ(weight_of_later_profile(5, 10, 100), 0);
+  EXPECT_DOUBLE_EQ(weight_of_later_profile(120, 10, 100), 1);
+  EXPECT_DOUBLE_EQ(weight_of_later_profile(50, 10, 10), 0);  // no interval: the earlier profile
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 // model that gets one layout's time wrong against the others does not pass. The absolute
 // error is the report's to state (traces/validation-cpu.md). The memory bound is the report's
 // too: the engine's accounting does not depend on load. Three rounds, validate's
-// default: every layout's timed steps pool over them, so one slow spell moves no layout alone.
+// default: every layout's timed steps pool over them, so one slow spell moves no layout alone,
+// and each round's runs are priced by the profiles before and after it.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -62,6 +63,8 @@ TEST(ValidationAccuracy, TinyOnTwoRanksPredictsLayoutsItsProfileNeverRan) {
                                        "--steps", "12", "--warmup-steps", "3", "--tolerance", "0.25", "--report",
                                        report});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out << r.err;
+  // Each run was priced by the profiles around it, and the report says how far the machine drifted.
+  EXPECT_NE(read_file(report).find("the machine drifted"), std::string::npos) << read_file(report);
   const std::vector<Row> rows = report_rows(read_file(report));
   ASSERT_EQ(rows.size(), 4u) << read_file(report);
   std::vector<double> ratios;
