@@ -454,8 +454,8 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--steps", f->steps, "Steps of every training run")->capture_default_str();
   sub->add_option("--warmup-steps", f->warmup_steps, "Untimed steps first")->capture_default_str();
   sub->add_option("--rounds", f->rounds,
-                  "Train every layout this many times, the layouts in turn each round (timed steps pool); without --costs a "
-                  "profile before every round and one after the last")
+                  "Train every layout this many times, the layouts in turn each round (each round's median step, "
+                  "averaged); without --costs a profile before every round and one after the last")
       ->capture_default_str();
   sub->add_option("--tolerance", f->tolerance,
                   fmt::format("Largest |error| of an iteration time (default {}: the stated error of a measured "
