@@ -10,10 +10,15 @@ namespace {
 bool starts_with(const char* name, std::string_view prefix) { return std::string_view(name).starts_with(prefix); }
 
 // The engine's collective scopes (engine/transformer_layer.h, pipeline_runner_impl.h,
-// optimizer_impl.h) in the categories the simulator reports them under: the embedding
-// gradient sync and the gradient-norm all-reduce count as data-parallel communication there.
+// optimizer_impl.h, model_chunk_impl.h) in the categories the simulator reports them under.
+// Every collective of the TP group is tensor-parallel communication, whatever its name:
+// the all-reduces and reduce-scatters ("tp_reduce*", "tp.sp_grad_reduce"), sequence
+// parallelism's all-gathers ("sp_all_gather*") and the vocab-parallel loss's all-reduces
+// ("cross_entropy.all_reduce"). The embedding gradient sync and the gradient-norm
+// all-reduce count as data-parallel communication there.
 double* collective_bucket(MeasuredBreakdown& b, const char* name) {
-  if (starts_with(name, "tp")) return &b.time.tp_comm;
+  if (starts_with(name, "tp") || starts_with(name, "sp_") || starts_with(name, "cross_entropy."))
+    return &b.time.tp_comm;
   if (starts_with(name, "p2p.")) return &b.time.pp_comm;
   if (starts_with(name, "dp.") || starts_with(name, "embedding_grad_sync") || starts_with(name, "grad_norm"))
     return &b.time.dp_comm;
