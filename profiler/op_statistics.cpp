@@ -35,6 +35,19 @@ double percentile(std::vector<double> values, double pct) {
   return values[at];
 }
 
+std::set<long> stalled_steps(const std::vector<double>& step_seconds, long first_timed_step) {
+  std::vector<double> timed;
+  for (std::size_t k = 0; k < step_seconds.size(); ++k)
+    if (static_cast<long>(k) + 1 >= first_timed_step) timed.push_back(step_seconds[k]);
+  std::set<long> stalled;
+  if (timed.size() < 3) return stalled;  // a median of fewer says nothing about outliers
+  const double median = percentile(timed, 50);
+  for (std::size_t k = 0; k < step_seconds.size(); ++k)
+    if (static_cast<long>(k) + 1 >= first_timed_step && step_seconds[k] > kStallRatio * median)
+      stalled.insert(static_cast<long>(k) + 1);
+  return stalled;
+}
+
 std::vector<OpRecord> summarize_ops(const std::vector<RecordedOp>& events, long first_timed_step,
                                     const std::string& dtype, int tp) {
   using Key = std::tuple<std::string, int, std::array<std::int64_t, 4>>;

@@ -192,7 +192,13 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
       // The ranks of a TP group wait for each other at every collective: an op costs what
       // its slowest rank took. Every group's occurrences are samples.
       const long first_timed = r.warmup_steps + 1;
-      std::vector<OpRecord> ops = summarize_ops(slowest_in_tp_groups(per_rank, tp), first_timed, db.dtype, tp);
+      std::vector<RecordedOp> timed_ops = slowest_in_tp_groups(per_rank, tp);
+      const std::set<long> stalled = stalled_steps(report.step_seconds, first_timed);
+      std::erase_if(timed_ops, [&](const RecordedOp& e) { return stalled.count(e.step) > 0; });
+      for (long s : stalled)
+        fmt::print(log, "  step {} ({:.4f} s) left out of the op times: over {}x the median timed step, a one-off stall\n",
+                   s, report.step_seconds[static_cast<std::size_t>(s - 1)], kStallRatio);
+      std::vector<OpRecord> ops = summarize_ops(timed_ops, first_timed, db.dtype, tp);
       const StepCoverage coverage = step_coverage(events, first_timed);
 
       ProfiledRun run;
