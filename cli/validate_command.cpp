@@ -17,6 +17,7 @@
 #include "cli/exit_code.h"
 #include "cli/validation_layouts.h"
 #include "cli/validation_report.h"
+#include "cli/value_lists.h"
 #include "engine/trainer.h"
 #include "profiler/machine_fingerprint.h"
 #include "profiler/op_statistics.h"
@@ -305,22 +306,35 @@ void run(const ValidateFlags& f) {
   const auto started = Clock::now();
   std::vector<double> profiled_at;                              // each profile's midpoint, s since `started`
   std::vector<std::vector<double>> trained_at(layouts.size());  // each round's training midpoint
+  // Every profiled run is its own MPI job, as every training run is: in one process a run
+  // after another measures faster than a fresh one (profiler::join_profiles).
+  const std::vector<int> profile_tps = parse_int_list(tp, "--profile-tp");
+  const std::vector<int> profile_micro_batches = parse_int_list(f.profile_micro_batch, "--profile-micro-batch-size");
   const auto take_profile = [&](const std::string& name, const std::string& when, bool with_sweep) {
-    const std::string out = scratch.file(name + ".json");
-    std::vector<std::string> argv = mpirun;
-    argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", tp, "--micro-batch-size", f.profile_micro_batch,
-                             "--backend", f.backend, "--out", out});
-    if (!with_sweep) argv.push_back("--no-collectives");
-    const std::string log = scratch.file(name + ".log");
-    fmt::print("[profile{}] TP {} x micro batch {}{} (log: {})\n", when, tp, f.profile_micro_batch,
-               with_sweep ? " and the collective sweep" : "", log);
+    fmt::print("[profile{}] TP {} x micro batch {}{}, each run its own job\n", when, tp, f.profile_micro_batch,
+               with_sweep ? " and the collective sweep" : "");
     std::cout.flush();
     const double from = seconds_since(started);
-    run_job(argv, log, "the profile");
+    std::vector<CostDatabase> parts;
+    for (const int t : profile_tps) {
+      for (const int mb : profile_micro_batches) {
+        const std::string part = fmt::format("{}-tp{}-mb{}", name, t, mb);
+        const std::string out = scratch.file(part + ".json");
+        std::vector<std::string> argv = mpirun;
+        argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", std::to_string(t), "--micro-batch-size",
+                                 std::to_string(mb), "--backend", f.backend, "--out", out});
+        if (!(with_sweep && parts.empty())) argv.push_back("--no-collectives");
+        const std::string log = scratch.file(part + ".log");
+        fmt::print("      TP {}, micro batch {} (log: {})\n", t, mb, log);
+        std::cout.flush();
+        run_job(argv, log, "the profile");
+        parts.push_back(read_cost_database(out));
+      }
+    }
     const double to = seconds_since(started);
     v.profile_s += to - from;
     profiled_at.push_back((from + to) / 2);
-    profiles.push_back(read_cost_database(out));
+    profiles.push_back(profiler::join_profiles(parts));
   };
   for (std::size_t job = 0; job < jobs; ++job) {
     const std::size_t i = job % layouts.size();
@@ -448,7 +462,8 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
                   "method=uniform|block, rlayers=N, distopt, seq=N, layers=N (default: ten layouts of two ranks)");
   sub->add_option("--costs", f->costs, "Predict from this cost database instead of profiling first");
   sub->add_option("--costs-out", f->costs_out, "Keep the profile this validation makes");
-  sub->add_option("--profile-tp", f->profile_tp, "TP sizes the profile runs (default: 1 and --ranks)");
+  sub->add_option("--profile-tp", f->profile_tp,
+                  "TP sizes the profile runs (default: 1 and --ranks); every TP x micro batch run is its own job");
   sub->add_option("--profile-micro-batch-size", f->profile_micro_batch, "Micro batch sizes the profile runs")
       ->capture_default_str();
   sub->add_option("--steps", f->steps, "Steps of every training run")->capture_default_str();

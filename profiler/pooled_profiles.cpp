@@ -74,6 +74,22 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
   return pooled;
 }
 
+CostDatabase join_profiles(const std::vector<CostDatabase>& parts) {
+  if (parts.empty()) throw SpecError("join_profiles: no profiles to join");
+  CostDatabase joined = parts.front();
+  for (std::size_t k = 1; k < parts.size(); ++k) {
+    const CostDatabase& db = parts[k];
+    if (db.dtype != joined.dtype)
+      throw SpecError(fmt::format("profile {} measured {}, profile 1 measured {}: they do not join", k + 1, db.dtype,
+                                  joined.dtype));
+    joined.command += " && " + db.command;
+    joined.runs.insert(joined.runs.end(), db.runs.begin(), db.runs.end());
+    joined.ops.insert(joined.ops.end(), db.ops.begin(), db.ops.end());
+    if (joined.collectives.empty()) joined.collectives = db.collectives;
+  }
+  return joined;
+}
+
 double weight_of_later_profile(double t_s, double before_s, double after_s) {
   if (after_s <= before_s) return 0;
   return std::clamp((t_s - before_s) / (after_s - before_s), 0.0, 1.0);

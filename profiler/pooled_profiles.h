@@ -21,6 +21,15 @@ namespace cc::profiler {
 // element type, naming the first difference.
 CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds);
 
+// One profile from profiles of different runs, each its own MPI job: their runs and ops one
+// after another, the first collective sweep, and every job's command joined with " && ".
+// Why separate jobs: on the CPU backend a run that follows another in the same process
+// measures faster than a fresh process does (the heap the earlier run grew and freed is
+// reused), 5.3% on `tiny` at TP 2 after TP 1 (2026-12-03, six alternations), and every
+// `train` that a profile predicts is a fresh process. Throws SpecError when the parts differ
+// in element type.
+CostDatabase join_profiles(const std::vector<CostDatabase>& parts);
+
 // A run that took place between two profiles is priced by both, weighted by when it ran:
 // the later profile's weight is (t - before) / (after - before), clamped to [0, 1] (all in
 // seconds since one origin; 0 when after <= before). Pooling alone averages a drift away

@@ -1,5 +1,6 @@
 // pool_profiles: profiles of the same runs taken at different times pool into one database
-// whose op times are sample-weighted means, and profiles of different runs refuse to pool;
+// whose op times are sample-weighted means, and profiles of different runs refuse to pool
+// (join_profiles puts those one after another);
 // a run between two profiles weighs them by when it ran.
 #include <gtest/gtest.h>
 
@@ -70,6 +71,33 @@ TEST(PooledProfiles, ProfilesOfOtherRunsDoNotPool) {
     EXPECT_NE(std::string(e.what()).find("micro batch 4"), std::string::npos) << e.what();
   }
   EXPECT_THROW(pool_profiles({}), SpecError);
+}
+
+// Profiles of different runs, each its own job, join into one database: the runs and ops
+// one after another, the first sweep, every command; joined rounds then pool as usual.
+TEST(PooledProfiles, ProfilesOfDifferentRunsJoinRunAfterRun) {
+  CostDatabase second = profile(0.008, 1.8, false);
+  second.command = "clustercast profile --model small --micro-batch-size 4";
+  second.runs[0].micro_batch = 4;
+  second.ops[0].shape = {1024, 768, 256, 1};
+  const CostDatabase joined = join_profiles({profile(0.004, 0.9, true), second});
+  ASSERT_EQ(joined.runs.size(), 2u);
+  EXPECT_EQ(joined.runs[0].micro_batch, 2);
+  EXPECT_EQ(joined.runs[1].micro_batch, 4);
+  ASSERT_EQ(joined.ops.size(), 2u);
+  EXPECT_DOUBLE_EQ(joined.ops[0].mean_s, 0.004);
+  EXPECT_DOUBLE_EQ(joined.ops[1].mean_s, 0.008);
+  EXPECT_EQ(joined.collectives.size(), 1u) << "the first job's sweep";
+  EXPECT_EQ(joined.command,
+            "clustercast profile --model small && clustercast profile --model small --micro-batch-size 4");
+  const CostDatabase pooled = pool_profiles({joined, join_profiles({profile(0.006, 1.1, false), second})});
+  ASSERT_EQ(pooled.runs.size(), 2u);
+  EXPECT_DOUBLE_EQ(pooled.ops[0].mean_s, 0.005);
+
+  CostDatabase bf16 = second;
+  bf16.dtype = "bf16";
+  EXPECT_THROW(join_profiles({profile(0.004, 0.9, true), bf16}), SpecError);
+  EXPECT_THROW(join_profiles({}), SpecError);
 }
 
 // A run a third of the way from one profile to the next takes a third of the later one's
