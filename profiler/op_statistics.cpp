@@ -36,15 +36,13 @@ double percentile(std::vector<double> values, double pct) {
 }
 
 std::set<long> stalled_steps(const std::vector<double>& step_seconds, long first_timed_step) {
-  std::vector<double> timed;
-  for (std::size_t k = 0; k < step_seconds.size(); ++k)
-    if (static_cast<long>(k) + 1 >= first_timed_step) timed.push_back(step_seconds[k]);
+  const auto first = static_cast<std::size_t>(std::max(first_timed_step, 1L) - 1);  // index of the first timed step
   std::set<long> stalled;
-  if (timed.size() < 3) return stalled;  // a median of fewer says nothing about outliers
-  const double median = percentile(timed, 50);
-  for (std::size_t k = 0; k < step_seconds.size(); ++k)
-    if (static_cast<long>(k) + 1 >= first_timed_step && step_seconds[k] > kStallRatio * median)
-      stalled.insert(static_cast<long>(k) + 1);
+  if (step_seconds.size() < first + 3) return stalled;  // a median of fewer says nothing about outliers
+  const auto timed = step_seconds.begin() + static_cast<std::ptrdiff_t>(first);
+  const double median = percentile(std::vector<double>(timed, step_seconds.end()), 50);
+  for (std::size_t k = first; k < step_seconds.size(); ++k)
+    if (step_seconds[k] > kStallRatio * median) stalled.insert(static_cast<long>(k) + 1);
   return stalled;
 }
 

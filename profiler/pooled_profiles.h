@@ -1,10 +1,11 @@
-// pooled_profiles.h — one cost database from several profiles of the same runs taken at
-// different times. A shared machine's speed drifts by ±10% over minutes (two profiles of
-// `small` minutes apart on the 2-core machine, 2026-12-02, priced the same layout 0.833 s and
-// 0.903 s); a prediction from one profile carries whatever spell it was taken in, while the
-// layouts it is checked against are measured over many. `validate` profiles before every
-// round and after the last: the pool prices memory and counts how ops were priced, and each
-// training run is priced by the two profiles around it (weight_of_later_profile below).
+// pooled_profiles.h — one cost database from several profiles: of the same runs taken at
+// different times (pool_profiles), or of different runs, each its own job (join_profiles).
+// A shared machine's speed drifts by ±10% over minutes (two profiles of `small` minutes apart on
+// the 2-core machine, 2026-12-02, priced the same layout 0.833 s and 0.903 s); a prediction from
+// one profile carries whatever spell it was taken in, while the layouts it is checked against
+// are measured over many. `validate` profiles before every round and after the last: the pool
+// prices memory and counts how ops were priced, and each training run is priced by the two
+// profiles around it (weight_of_later_profile below).
 #pragma once
 
 #include <vector>
