@@ -19,6 +19,7 @@ struct OpAnnotation {
   int microbatch = -1;
   std::array<std::int64_t, 4> shape{};  // GEMM: m, n, k, batch; elementwise: elements; collectives: bytes
   bool collective = false;
+  CollectiveKind kind = CollectiveKind::AllReduce;  // collectives only: how the sweep names it
 };
 
 class OpRecorder {

@@ -6,8 +6,9 @@ namespace cc::engine {
 
 namespace {
 
-OpAnnotation with_bytes(OpAnnotation what, std::size_t bytes) {
+OpAnnotation with_bytes(OpAnnotation what, std::size_t bytes, CollectiveKind kind) {
   what.collective = true;
+  what.kind = kind;
   what.shape = {static_cast<std::int64_t>(bytes), 0, 0, 0};
   return what;
 }
@@ -27,14 +28,14 @@ Group::Group(MPI_Comm comm, std::string name) : comm_(comm), name_(std::move(nam
 template <typename T>
 void Group::all_reduce_sum(T* data, std::size_t n, const OpAnnotation& what) const {
   if (size_ == 1 || n == 0) return;
-  ScopedOp scope(with_bytes(what, n * sizeof(T)));
+  ScopedOp scope(with_bytes(what, n * sizeof(T), CollectiveKind::AllReduce));
   check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_), "MPI_Allreduce");
 }
 
 template <typename T>
 void Group::all_reduce_max(T* data, std::size_t n, const OpAnnotation& what) const {
   if (size_ == 1 || n == 0) return;
-  ScopedOp scope(with_bytes(what, n * sizeof(T)));
+  ScopedOp scope(with_bytes(what, n * sizeof(T), CollectiveKind::AllReduce));
   check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), mpi_type<T>(), MPI_MAX, comm_), "MPI_Allreduce");
 }
 
@@ -44,7 +45,7 @@ void Group::all_gather(const T* in, std::size_t n, T* out, const OpAnnotation& w
     std::copy(in, in + n, out);
     return;
   }
-  ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(size_)));
+  ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(size_), CollectiveKind::AllGather));
   check(MPI_Allgather(in, static_cast<int>(n), mpi_type<T>(), out, static_cast<int>(n), mpi_type<T>(), comm_),
         "MPI_Allgather");
 }
@@ -55,7 +56,7 @@ void Group::reduce_scatter_sum(const T* in, T* out, std::size_t n, const OpAnnot
     std::copy(in, in + n, out);
     return;
   }
-  ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(size_)));
+  ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(size_), CollectiveKind::ReduceScatter));
   check(MPI_Reduce_scatter_block(in, out, static_cast<int>(n), mpi_type<T>(), MPI_SUM, comm_),
         "MPI_Reduce_scatter_block");
 }

@@ -28,7 +28,7 @@ void PipelineRunner<T>::send(const Mat<T>& data, int to_stage, int tag) {
   peer.pp = to_stage;
   pending_.push_back({MPI_REQUEST_NULL, data});
   Pending& p = pending_.back();
-  ScopedOp op({"p2p.send", Phase::Forward, -1, -1, {static_cast<std::int64_t>(data.size() * sizeof(T)), 0, 0, 0}, true});
+  ScopedOp op({"p2p.send", Phase::Forward, -1, -1, {static_cast<std::int64_t>(data.size() * sizeof(T)), 0, 0, 0}, true, CollectiveKind::SendRecv});
   MPI_Isend(p.data.data(), static_cast<int>(p.data.size()), mpi_type<T>(), g_.layout.rank(peer), tag, MPI_COMM_WORLD,
             &p.request);
 }
@@ -38,7 +38,7 @@ void PipelineRunner<T>::receive(Mat<T>& data, Eigen::Index rows, int from_stage,
   RankCoords peer = g_.me;
   peer.pp = from_stage;
   data.resize(rows, m_.spec.hidden_size);
-  ScopedOp op({"p2p.recv", Phase::Forward, -1, -1, {static_cast<std::int64_t>(data.size() * sizeof(T)), 0, 0, 0}, true});
+  ScopedOp op({"p2p.recv", Phase::Forward, -1, -1, {static_cast<std::int64_t>(data.size() * sizeof(T)), 0, 0, 0}, true, CollectiveKind::SendRecv});
   MPI_Recv(data.data(), static_cast<int>(data.size()), mpi_type<T>(), g_.layout.rank(peer), tag, MPI_COMM_WORLD,
            MPI_STATUS_IGNORE);
 }

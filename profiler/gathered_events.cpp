@@ -16,7 +16,7 @@ nlohmann::json to_json(const std::vector<RecordedOp>& events) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& e : events)
     out.push_back({e.op.name, static_cast<int>(e.op.phase), e.op.layer, e.op.microbatch, e.op.shape, e.op.collective,
-                   e.step, e.start_s, e.duration_s, e.self_s});
+                   e.step, e.start_s, e.duration_s, e.self_s, static_cast<int>(e.op.kind)});
   return out;
 }
 
@@ -34,6 +34,7 @@ std::vector<RecordedOp> from_json(const nlohmann::json& array, std::set<std::str
     e.start_s = a[7].get<double>();
     e.duration_s = a[8].get<double>();
     e.self_s = a[9].get<double>();
+    e.op.kind = static_cast<CollectiveKind>(a[10].get<int>());
     events.push_back(e);
   }
   return events;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "profiler/in_step_collectives.h"
 #include "sim/error.h"
 
 namespace cc::profiler {
@@ -36,6 +37,7 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
   CostDatabase pooled = rounds.front();
   pooled.ops.clear();
   pooled.collectives.clear();
+  pooled.in_step_collectives.clear();
   if (rounds.size() > 1) pooled.command += fmt::format(" (pooled over {} profiles)", rounds.size());
 
   std::map<OpKey, std::size_t> index;  // key -> position in pooled.ops (first-seen order)
@@ -70,6 +72,7 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
       p.samples += r.samples;
     }
     if (pooled.collectives.empty()) pooled.collectives = db.collectives;
+    add_in_step_collectives(pooled.in_step_collectives, db.in_step_collectives);
   }
   return pooled;
 }
@@ -86,6 +89,7 @@ CostDatabase join_profiles(const std::vector<CostDatabase>& parts) {
     joined.runs.insert(joined.runs.end(), db.runs.begin(), db.runs.end());
     joined.ops.insert(joined.ops.end(), db.ops.begin(), db.ops.end());
     if (joined.collectives.empty()) joined.collectives = db.collectives;
+    add_in_step_collectives(joined.in_step_collectives, db.in_step_collectives);
   }
   return joined;
 }

@@ -18,12 +18,13 @@ namespace cc::profiler {
 // sample-weighted means of the rounds' (for the median and spread an approximation: the
 // rounds' occurrences are not kept). Runs keep their order, timed steps add up, iteration
 // times average over them. The collective sweep is the first round's that has one (later
-// rounds skip it). Throws SpecError when the profiles did not run the same layouts or
-// element type, naming the first difference.
+// rounds skip it); in-step collective times pool call-weighted. Throws SpecError when the
+// profiles did not run the same layouts or element type, naming the first difference.
 CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds);
 
 // One profile from profiles of different runs, each its own MPI job: their runs and ops one
-// after another, the first collective sweep, and every job's command joined with " && ".
+// after another, the first collective sweep, their in-step collective times pooled, and
+// every job's command joined with " && ".
 // Why separate jobs: on the CPU backend a run that follows another in the same process
 // measures faster than a fresh process does (the heap the earlier run grew and freed is
 // reused), 5.3% on `tiny` at TP 2 after TP 1 (2026-12-03, six alternations), and every

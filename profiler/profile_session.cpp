@@ -15,6 +15,7 @@
 
 #include "engine/trainer.h"
 #include "profiler/gathered_events.h"
+#include "profiler/in_step_collectives.h"
 #include "profiler/op_statistics.h"
 #include "sim/error.h"
 
@@ -199,6 +200,7 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
         fmt::print(log, "  step {} ({:.4f} s) left out of the op times: over {}x the median timed step, a one-off stall\n",
                    s, report.step_seconds[static_cast<std::size_t>(s - 1)], kStallRatio);
       std::vector<OpRecord> ops = summarize_ops(timed_ops, first_timed, db.dtype, tp);
+      add_in_step_collectives(db.in_step_collectives, in_step_collectives(per_rank, tp, first_timed, stalled));
       const StepCoverage coverage = step_coverage(events, first_timed);
 
       ProfiledRun run;

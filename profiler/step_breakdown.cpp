@@ -17,8 +17,7 @@ bool starts_with(const char* name, std::string_view prefix) { return std::string
 // ("cross_entropy.all_reduce"). The embedding gradient sync and the gradient-norm
 // all-reduce count as data-parallel communication there.
 double* collective_bucket(MeasuredBreakdown& b, const char* name) {
-  if (starts_with(name, "tp") || starts_with(name, "sp_") || starts_with(name, "cross_entropy."))
-    return &b.time.tp_comm;
+  if (is_tp_collective(name)) return &b.time.tp_comm;
   if (starts_with(name, "p2p.")) return &b.time.pp_comm;
   if (starts_with(name, "dp.") || starts_with(name, "embedding_grad_sync") || starts_with(name, "grad_norm"))
     return &b.time.dp_comm;
@@ -26,6 +25,10 @@ double* collective_bucket(MeasuredBreakdown& b, const char* name) {
 }
 
 }  // namespace
+
+bool is_tp_collective(const char* name) {
+  return starts_with(name, "tp") || starts_with(name, "sp_") || starts_with(name, "cross_entropy.");
+}
 
 MeasuredBreakdown step_breakdown(const std::vector<RecordedOp>& events, long first_timed_step) {
   MeasuredBreakdown b;

@@ -22,6 +22,11 @@ struct MeasuredBreakdown {
   double step() const { return time.total() + unannotated; }
 };
 
+// Whether a collective scope of the engine runs over the tensor-parallel group (its
+// all-reduces, reduce-scatters, sequence parallelism's all-gathers, the vocab-parallel loss's
+// all-reduces), whatever its name says.
+bool is_tp_collective(const char* name);
+
 // Steps numbered below `first_timed_step` (warm-up) are left out.
 MeasuredBreakdown step_breakdown(const std::vector<RecordedOp>& events, long first_timed_step);
 

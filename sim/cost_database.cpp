@@ -154,6 +154,21 @@ CollectiveCurve curve_from(const JsonFields& f) {
   return c;
 }
 
+json in_step_to_json(const InStepCollective& c) {
+  return {{"kind", to_string(c.kind)}, {"group_size", c.group_size}, {"bytes", c.bytes}, {"calls", c.calls},
+          {"mean_s", c.mean_s}};
+}
+
+InStepCollective in_step_from(const JsonFields& f) {
+  InStepCollective c;
+  c.kind = collective_from(f.choice("kind", kCollectives));
+  c.group_size = static_cast<int>(f.integer("group_size", 2));
+  c.bytes = f.number("bytes", 1);
+  c.calls = static_cast<int>(f.integer("calls", 1));
+  c.mean_s = f.number("mean_s", 0);
+  return c;
+}
+
 }  // namespace
 
 std::string cost_database_to_text(const CostDatabase& db) {
@@ -172,6 +187,8 @@ std::string cost_database_to_text(const CostDatabase& db) {
   for (const auto& o : db.ops) doc["ops"].push_back(op_to_json(o));
   doc["collectives"] = json::array();
   for (const auto& c : db.collectives) doc["collectives"].push_back(curve_to_json(c));
+  doc["in_step_collectives"] = json::array();
+  for (const auto& c : db.in_step_collectives) doc["in_step_collectives"].push_back(in_step_to_json(c));
   return doc.dump(1) + "\n";
 }
 
@@ -204,6 +221,11 @@ CostDatabase cost_database_from_text(const std::string& text, const std::string&
   each(f, "collectives", [&](const json& c, const std::string& at) {
     db.collectives.push_back(curve_from(JsonFields(c, at)));
   });
+  // Databases written before the field existed price collectives by the sweep alone.
+  if (f.has("in_step_collectives"))
+    each(f, "in_step_collectives", [&](const json& c, const std::string& at) {
+      db.in_step_collectives.push_back(in_step_from(JsonFields(c, at)));
+    });
   return db;
 }
 

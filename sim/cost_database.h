@@ -69,6 +69,21 @@ struct CollectiveCurve {
   double max_residual = 0;  // largest |fit - measured| / measured over the points
 };
 
+// One collective of the engine's own runs at one message size, timed inside the training
+// steps on the rank of its group that arrived last (the shortest duration of the call: that
+// rank did not wait for another). Inside a step a collective costs more than in the sweep's
+// tight loop: on the 2-core CPU machine (`tiny`, TP 2 + SP, micro batch 4, 2026-12-03) the
+// SP all-gather took 35 us against the sweep's 13 us at 256 KiB, the reduce-scatter 71-85 us
+// against 40 us. The simulator keeps the sweep's shape over message sizes and takes its level
+// from these (measured_costs.h).
+struct InStepCollective {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  int group_size = 2;
+  double bytes = 0;  // per call, as the sweep counts them
+  int calls = 0;     // calls timed
+  double mean_s = 0;
+};
+
 // One engine run the profiler timed: what it ran and how long an iteration took.
 struct ProfiledRun {
   std::string model;  // model JSON (the resolved spec), so a reader can reproduce it
@@ -100,6 +115,7 @@ struct CostDatabase {
   std::vector<ProfiledRun> runs;
   std::vector<OpRecord> ops;
   std::vector<CollectiveCurve> collectives;
+  std::vector<InStepCollective> in_step_collectives;  // ascending (kind, group size, bytes)
 };
 
 // Deterministic text (fixed key order, shortest round-trip numbers): a read of a written

@@ -75,6 +75,35 @@ double measured_collective_time(const CollectiveCurve& c, double bytes) {
   return std::exp(std::log(lo->time_s) + f * (std::log(hi->time_s) - std::log(lo->time_s)));
 }
 
+double in_step_factor(const CostDatabase& db, const CollectiveCurve& curve, double bytes) {
+  auto ratios_of = [&](bool same_kind) {
+    std::vector<std::pair<double, double>> ratios;  // (bytes, in-step time / sweep time)
+    for (const InStepCollective& c : db.in_step_collectives) {
+      if (c.group_size != curve.group_size || c.calls <= 0 || (same_kind && c.kind != curve.kind) ||
+          (!same_kind && c.kind == CollectiveKind::SendRecv))
+        continue;
+      for (const CollectiveCurve& sweep : db.collectives)
+        if (sweep.kind == c.kind && sweep.group_size == c.group_size)
+          ratios.emplace_back(c.bytes, c.mean_s / measured_collective_time(sweep, c.bytes));
+    }
+    std::sort(ratios.begin(), ratios.end());
+    return ratios;
+  };
+  std::vector<std::pair<double, double>> ratios = ratios_of(true);
+  // Pipeline sends are not a meeting of the group (on the CPU engine they do not block):
+  // they borrow no other kind's level.
+  if (ratios.empty() && curve.kind != CollectiveKind::SendRecv) ratios = ratios_of(false);
+  if (ratios.empty()) return 1.0;
+  if (bytes <= ratios.front().first) return ratios.front().second;
+  if (bytes >= ratios.back().first) return ratios.back().second;
+  const auto hi = std::upper_bound(ratios.begin(), ratios.end(), bytes,
+                                   [](double b, const std::pair<double, double>& r) { return b < r.first; });
+  const auto lo = hi - 1;
+  if (hi->first == lo->first) return hi->second;
+  const double f = std::log(bytes / lo->first) / std::log(hi->first / lo->first);
+  return lo->second + f * (hi->second - lo->second);
+}
+
 MeasuredCosts::MeasuredCosts(CostDatabase db, std::string path, const ClusterSpec& cluster, Precision precision)
     // Scaling and fallbacks use the device model without the GPU stacks' fitted host costs:
     // those describe a PyTorch stack on a GPU, not the machine this database measured.
@@ -168,7 +197,7 @@ OpCost MeasuredCosts::collective(const CollectiveOp& op) const {
     for (const auto& c : db_.collectives)
       if (c.kind == op.kind && c.group_size == op.group.size) {
         note(fmt::format("{}:{}", op.name, to_string(op.kind)), op.phase, Pricing::Exact);
-        return {measured_collective_time(c, op.bytes), true};
+        return {measured_collective_time(c, op.bytes) * in_step_factor(db_, c, op.bytes), true};
       }
   note(fmt::format("{}:{} on {} ranks", op.name, to_string(op.kind), op.group.size), op.phase, Pricing::Analytic);
   return analytic_.collective(op);

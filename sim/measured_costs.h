@@ -4,7 +4,8 @@
 // them the nearest end's measured throughput (work: FLOPs or bytes);
 // collectives on a measured group size inside a node use the sweep itself, interpolated
 // between measured sizes (a single latency/bandwidth line misses shared-memory transports
-// by up to 3x: bandwidth peaks while messages fit in cache and falls beyond).
+// by up to 3x: bandwidth peaks while messages fit in cache and falls beyond), at the level
+// the same collective had inside the profiled steps (in_step_factor).
 // Only what the database has no measurement of at all is priced by the analytic model, and
 // coverage() names it: the share of measured time is always reported, never hidden.
 #pragma once
@@ -23,6 +24,19 @@ namespace cc {
 // the sweep's sizes; below the smallest, the fitted latency plus proportional transfer;
 // above the largest, the largest size's bandwidth.
 double measured_collective_time(const CollectiveCurve& curve, double bytes);
+
+// How much longer a collective takes inside a training step than in the sweep's loop, at
+// `bytes`: the database's in-step records of the curve's kind and group size, each as its
+// time over its kind's sweep at its size, interpolated in log(bytes) between them and the
+// nearest end's beyond them. A kind the steps never ran (the all-gathers of sequence
+// parallelism when the profile ran without it) takes the records of every kind on that group
+// size: what slows a collective inside a step (data just written by compute, a peer that
+// just arrived) is the step's, not the kind's; measured on the 2-core CPU machine
+// (2026-12-03, `tiny`, TP 2) all-reduce ran 3.1-3.7x its sweep, all-gather 2.7-4.0x,
+// reduce-scatter 2.1-2.8x. Pipeline sends (send_recv) take only their own records. 1
+// without records. The sweep keeps the shape over message
+// sizes, the engine's own steps set the level (cost_database.h InStepCollective).
+double in_step_factor(const CostDatabase& db, const CollectiveCurve& curve, double bytes);
 
 class MeasuredCosts final : public CostSource {
  public:

@@ -13,8 +13,9 @@ namespace {
 constexpr std::size_t kBlasWorkspaceBytes = 32u << 20;  // cuBLAS's recommendation for Hopper
 constexpr std::int64_t kMaxGroupSize = 1 << 16;          // ranks a start-up probe can gather from
 
-engine::OpAnnotation with_bytes(engine::OpAnnotation what, std::size_t bytes) {
+engine::OpAnnotation with_bytes(engine::OpAnnotation what, std::size_t bytes, CollectiveKind kind) {
   what.collective = true;
+  what.kind = kind;
   what.shape = {static_cast<std::int64_t>(bytes), 0, 0, 0};
   return what;
 }
@@ -125,7 +126,7 @@ void GpuContext::on_comm_stream(Launch&& launch) {
 template <typename T>
 void GpuContext::all_reduce(const GpuGroup& g, T* data, std::size_t n, ncclRedOp_t op, engine::OpAnnotation what) {
   if (g.size() == 1 || n == 0) return;
-  engine::ScopedOp scope(with_bytes(what, n * sizeof(T)));
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(T), CollectiveKind::AllReduce));
   on_comm_stream([&](cudaStream_t s) { CC_NCCL(ncclAllReduce(data, data, n, nccl_type<T>(), op, g.comm(), s)); });
 }
 
@@ -135,7 +136,7 @@ void GpuContext::all_reduce_ranges(const GpuGroup& g, float* base,
   std::size_t n = 0;
   for (const auto& [begin, end] : ranges) n += end - begin;
   if (g.size() == 1 || n == 0) return;
-  engine::ScopedOp scope(with_bytes(what, n * sizeof(float)));
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(float), CollectiveKind::AllReduce));
   on_comm_stream([&](cudaStream_t s) {
     CC_NCCL(ncclGroupStart());
     for (const auto& [begin, end] : ranges)
@@ -150,7 +151,7 @@ void GpuContext::all_gather(const GpuGroup& g, const T* in, std::size_t n, T* ou
     if (n > 0 && in != out) CC_CUDA(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice, compute()));
     return;
   }
-  engine::ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(g.size())));
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(g.size()), CollectiveKind::AllGather));
   on_comm_stream([&](cudaStream_t s) { CC_NCCL(ncclAllGather(in, out, n, nccl_type<T>(), g.comm(), s)); });
 }
 
@@ -160,7 +161,7 @@ void GpuContext::reduce_scatter(const GpuGroup& g, const T* in, T* out, std::siz
     if (n > 0 && in != out) CC_CUDA(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice, compute()));
     return;
   }
-  engine::ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(g.size())));
+  engine::ScopedOp scope(with_bytes(what, n * sizeof(T) * static_cast<std::size_t>(g.size()), CollectiveKind::ReduceScatter));
   on_comm_stream(
       [&](cudaStream_t s) { CC_NCCL(ncclReduceScatter(in, out, n, nccl_type<T>(), ncclSum, g.comm(), s)); });
 }
@@ -176,7 +177,7 @@ template <typename T>
 void GpuContext::send(Tensor<T> data, bool forward) {
   release_finished_sends();
   PipeLink& l = link(forward, true);
-  engine::ScopedOp scope(with_bytes({"p2p.send", Phase::Forward, -1, -1, {}, true}, data.bytes()));
+  engine::ScopedOp scope(with_bytes({"p2p.send", Phase::Forward, -1, -1, {}, true}, data.bytes(), CollectiveKind::SendRecv));
   ready_.record(compute());
   ready_.make_wait(l.stream.get());
   CC_NCCL(ncclSend(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),
@@ -206,7 +207,7 @@ template <typename T>
 Tensor<T> GpuContext::receive(std::int64_t rows, std::int64_t cols, bool forward) {
   PipeLink& l = link(forward, false);
   Tensor<T> data(rows, cols, compute());
-  engine::ScopedOp scope(with_bytes({"p2p.recv", Phase::Forward, -1, -1, {}, true}, data.bytes()));
+  engine::ScopedOp scope(with_bytes({"p2p.recv", Phase::Forward, -1, -1, {}, true}, data.bytes(), CollectiveKind::SendRecv));
   ready_.record(compute());  // after the allocation
   ready_.make_wait(l.stream.get());
   CC_NCCL(ncclRecv(data.data(), static_cast<std::size_t>(data.size()), nccl_type<T>(), l.peer, l.comm->get(),

@@ -34,6 +34,7 @@ CostDatabase profile(double fc1_s, double run_s, bool with_sweep) {
   run.iteration_mean_s = run.iteration_median_s = run.iteration_p10_s = run.iteration_p90_s = run_s;
   db.runs.push_back(run);
   db.ops.push_back(op("fc1", 30, fc1_s));
+  db.in_step_collectives.push_back({CollectiveKind::AllReduce, 2, 4096, 10, fc1_s / 100});
   if (with_sweep) db.collectives.push_back(CollectiveCurve{});
   return db;
 }
@@ -53,6 +54,9 @@ TEST(PooledProfiles, OpTimesAreSampleWeightedMeansAndSamplesAddUp) {
   EXPECT_EQ(pooled.runs[0].timed_steps, 10);
   EXPECT_DOUBLE_EQ(pooled.runs[0].iteration_mean_s, 1.0);
   EXPECT_EQ(pooled.collectives.size(), 1u) << "the first round's sweep";
+  ASSERT_EQ(pooled.in_step_collectives.size(), 1u);
+  EXPECT_EQ(pooled.in_step_collectives[0].calls, 20);
+  EXPECT_DOUBLE_EQ(pooled.in_step_collectives[0].mean_s, (0.004 + 0.006) / 200);
   EXPECT_NE(pooled.command.find("pooled over 2 profiles"), std::string::npos) << pooled.command;
 }
 
@@ -74,7 +78,7 @@ TEST(PooledProfiles, ProfilesOfOtherRunsDoNotPool) {
 }
 
 // Profiles of different runs, each its own job, join into one database: the runs and ops
-// one after another, the first sweep, every command; joined rounds then pool as usual.
+// one after another, the first sweep, the in-step collectives pooled, every command; joined rounds then pool as usual.
 TEST(PooledProfiles, ProfilesOfDifferentRunsJoinRunAfterRun) {
   CostDatabase second = profile(0.008, 1.8, false);
   second.command = "clustercast profile --model small --micro-batch-size 4";
@@ -88,6 +92,9 @@ TEST(PooledProfiles, ProfilesOfDifferentRunsJoinRunAfterRun) {
   EXPECT_DOUBLE_EQ(joined.ops[0].mean_s, 0.004);
   EXPECT_DOUBLE_EQ(joined.ops[1].mean_s, 0.008);
   EXPECT_EQ(joined.collectives.size(), 1u) << "the first job's sweep";
+  ASSERT_EQ(joined.in_step_collectives.size(), 1u) << "one record per (kind, group size, bytes)";
+  EXPECT_EQ(joined.in_step_collectives[0].calls, 20);
+  EXPECT_DOUBLE_EQ(joined.in_step_collectives[0].mean_s, (0.004 + 0.008) / 200);
   EXPECT_EQ(joined.command,
             "clustercast profile --model small && clustercast profile --model small --micro-batch-size 4");
   const CostDatabase pooled = pool_profiles({joined, join_profiles({profile(0.006, 1.1, false), second})});

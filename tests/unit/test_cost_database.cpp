@@ -34,6 +34,7 @@ CostDatabase sample_database() {
   c.bus_bandwidth_gbs = 3.123456789012345;
   c.max_residual = 0.0412;
   db.collectives.push_back(c);
+  db.in_step_collectives.push_back({CollectiveKind::AllGather, 2, 262144, 270, 5.1740692592593265e-05});
   return db;
 }
 
@@ -60,6 +61,15 @@ TEST(CostDatabase, WriteReadWriteIsByteIdentical) {
   EXPECT_EQ(back.ops[1].phase, Phase::Recompute);
   EXPECT_EQ(back.collectives[0].kind, CollectiveKind::ReduceScatter);
   EXPECT_EQ(back.runs[0].model, R"({"name":"tiny","num_layers":4})");
+  ASSERT_EQ(back.in_step_collectives.size(), 1u);
+  EXPECT_EQ(back.in_step_collectives[0].kind, CollectiveKind::AllGather);
+  EXPECT_EQ(back.in_step_collectives[0].calls, 270);
+}
+
+TEST(CostDatabase, ADatabaseWithoutInStepCollectivesReadsAsNone) {
+  // Written before the field existed: its collectives are priced by the sweep alone.
+  const std::string text = text_with([](nlohmann::json& doc) { doc.erase("in_step_collectives"); });
+  EXPECT_TRUE(cost_database_from_text(text, "old").in_step_collectives.empty());
 }
 
 TEST(CostDatabase, FileRoundTripThroughDisk) {

@@ -1,6 +1,7 @@
 // MeasuredCosts: a measured shape prices at its mean; another shape of a measured op is
 // interpolated between its measured shapes in log(work)-log(time), beyond them at the nearest
-// end's throughput; fused ops cost nothing;
+// end's throughput; fused ops cost nothing; collectives follow the sweep at the level the
+// profiled steps measured;
 // only ops absent from the database fall back to the analytic model, and coverage() says so.
 #include <gtest/gtest.h>
 
@@ -101,6 +102,41 @@ TEST_F(Measured, CollectivesOnAMeasuredGroupUseTheSweep) {
   const CollectiveOp dp{"dp", CollectiveKind::AllReduce, Phase::Backward, 8e6, {16, 2, 8}};
   EXPECT_FALSE(costs.collective(dp).measured);
   EXPECT_DOUBLE_EQ(costs.collective(dp).seconds, AnalyticCosts(cluster, Precision::FP32, AnalyticParams{}).collective(dp).seconds);
+}
+
+TEST_F(Measured, InsideAStepACollectiveTakesTheLevelTheProfiledStepsMeasured) {
+  // The steps ran the all-reduce at 3x the sweep at 1 KiB and 2x at 1 MiB.
+  db.in_step_collectives = {{CollectiveKind::AllReduce, 2, 1024, 10, 3 * 5.3e-6},
+                            {CollectiveKind::AllReduce, 2, 1 << 20, 10, 2 * 2.7e-4}};
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  auto all_reduce = [&](double bytes) {
+    return costs.collective({"tp_reduce", CollectiveKind::AllReduce, Phase::Forward, bytes, {2, 1, 2}}).seconds;
+  };
+  EXPECT_NEAR(all_reduce(1024), 3 * 5.3e-6, 1e-15);
+  EXPECT_NEAR(all_reduce(1 << 20), 2 * 2.7e-4, 1e-15);
+  // Half way in log(bytes), half way between the two levels, on the sweep's own shape.
+  EXPECT_NEAR(all_reduce(32768), 2.5 * std::sqrt(5.3e-6 * 2.7e-4), 1e-15);
+  // Beyond the records, the nearest one's level.
+  EXPECT_NEAR(all_reduce(8e6), 2 * 2.7e-4 * 8e6 / (1 << 20), 1e-15);
+}
+
+TEST_F(Measured, AKindTheStepsNeverRanTakesTheLevelOfTheKindsTheyDid) {
+  CollectiveCurve gather = db.collectives.front();
+  gather.kind = CollectiveKind::AllGather;
+  gather.points = {{1024, 256, 2e-6, 0.5, 0.25}, {1 << 20, 1 << 18, 1e-4, 10.5, 5.2}};
+  db.collectives.push_back(gather);
+  db.in_step_collectives = {{CollectiveKind::AllReduce, 2, 1 << 20, 10, 3 * 2.7e-4}};
+  EXPECT_DOUBLE_EQ(in_step_factor(db, gather, 4096), 3.0);
+  // A record of its own kind wins over the others'.
+  db.in_step_collectives.push_back({CollectiveKind::AllGather, 2, 1 << 20, 4, 2 * 1e-4});
+  EXPECT_DOUBLE_EQ(in_step_factor(db, gather, 4096), 2.0);
+  // Pipeline sends are no meeting of the group: they borrow no other kind's level.
+  CollectiveCurve send = gather;
+  send.kind = CollectiveKind::SendRecv;
+  EXPECT_DOUBLE_EQ(in_step_factor(db, send, 4096), 1.0);
+  // Another group size has no records: the sweep as it is.
+  gather.group_size = 4;
+  EXPECT_DOUBLE_EQ(in_step_factor(db, gather, 4096), 1.0);
 }
 
 TEST_F(Measured, AnotherPrecisionIsRefused) {

@@ -1,0 +1,69 @@
+#include "profiler/in_step_collectives.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "profiler/step_breakdown.h"
+
+namespace cc::profiler {
+
+namespace {
+
+using Key = std::tuple<CollectiveKind, int, double>;  // kind, group size, bytes
+Key key_of(const InStepCollective& c) { return {c.kind, c.group_size, c.bytes}; }
+
+}  // namespace
+
+std::vector<InStepCollective> in_step_collectives(const std::vector<std::vector<RecordedOp>>& per_rank, int tp,
+                                                  long first_timed_step, const std::set<long>& left_out) {
+  if (tp <= 1) return {};
+  struct Call {
+    CollectiveKind kind;
+    double bytes;
+    int ranks = 0;
+    double shortest_s = std::numeric_limits<double>::infinity();
+  };
+  using Occurrence = std::tuple<std::string, int, int, int, long, int>;  // name, phase, layer, microbatch, step, n-th
+  std::vector<InStepCollective> out;
+  for (std::size_t first = 0; first + static_cast<std::size_t>(tp) <= per_rank.size(); first += static_cast<std::size_t>(tp)) {
+    std::map<Occurrence, Call> calls;
+    for (std::size_t r = first; r < first + static_cast<std::size_t>(tp); ++r) {
+      std::map<std::tuple<std::string, int, int, int, long>, int> seen;
+      for (const RecordedOp& e : per_rank[r]) {
+        if (!e.op.collective || !is_tp_collective(e.op.name) || e.step < first_timed_step || left_out.count(e.step))
+          continue;
+        const auto base = std::make_tuple(std::string(e.op.name), static_cast<int>(e.op.phase), e.op.layer,
+                                          e.op.microbatch, e.step);
+        Call& c = calls.try_emplace(std::tuple_cat(base, std::make_tuple(seen[base]++)),
+                                    Call{e.op.kind, static_cast<double>(e.op.shape[0])}).first->second;
+        ++c.ranks;
+        c.shortest_s = std::min(c.shortest_s, e.duration_s);
+      }
+    }
+    std::vector<InStepCollective> group;
+    for (const auto& [occurrence, c] : calls)
+      if (c.ranks == tp) group.push_back({c.kind, tp, c.bytes, 1, c.shortest_s});
+    add_in_step_collectives(out, group);
+  }
+  return out;
+}
+
+void add_in_step_collectives(std::vector<InStepCollective>& into, const std::vector<InStepCollective>& more) {
+  std::map<Key, InStepCollective> merged;
+  const std::vector<InStepCollective>& before = into;
+  for (const std::vector<InStepCollective>* list : {&before, &more})
+    for (const InStepCollective& c : *list) {
+      const auto [it, fresh] = merged.try_emplace(key_of(c), c);
+      if (fresh) continue;
+      InStepCollective& m = it->second;
+      m.mean_s = (m.mean_s * m.calls + c.mean_s * c.calls) / (m.calls + c.calls);
+      m.calls += c.calls;
+    }
+  into.clear();
+  for (const auto& [key, c] : merged) into.push_back(c);
+}
+
+}  // namespace cc::profiler
