@@ -213,8 +213,16 @@ void check_database(const CostDatabase& db, const std::string& path, const Model
                "machine\n", db.machine.cpu_model, here.cpu_model);
 }
 
-// Several reports are the rounds of one layout: each round's median step, their mean, and the
-// splits' mean; min and max over every timed step.
+// The median over a layout's rounds (nearest rank: with an even count, the lower middle).
+// Not their mean: on the shared 2-core machine a slow spell of some seconds falls on a few
+// consecutive runs, and one such round carried a layout's mean 10-30% off while its other two
+// rounds agreed within 3% (`tiny`, 2026-12-03: tp=2,sp,recompute=selective,mbs=4 measured
+// 0.2545 s in round 1 against 0.192 and 0.199 s; 13:41 UTC, seven layouts of round 1 read
+// 22-38% slow, rounds 2 and 3 within 5%). Both sides take it, as each takes the median step.
+double over_rounds(std::vector<double> per_round) { return profiler::percentile(std::move(per_round), 50); }
+
+// Several reports are the rounds of one layout: each round's median step, their median over
+// the rounds (over_rounds), and the splits' mean; min and max over every timed step.
 LayoutCheck measured_check(const std::vector<std::string>& report_paths, int first_timed_step,
                            const SimResult& predicted) {
   std::vector<double> timed;
@@ -226,7 +234,6 @@ LayoutCheck measured_check(const std::vector<std::string>& report_paths, int fir
     const std::vector<double> steps = timed_steps(j, first_timed_step);
     timed.insert(timed.end(), steps.begin(), steps.end());
     c.rounds.push_back({0, profiler::percentile(steps, 50)});
-    c.measured_s += c.rounds.back().measured_s / static_cast<double>(report_paths.size());
     if (j.contains("breakdown")) {
       const auto& b = j["breakdown"];
       splits.push_back(StepSplit{b["compute_s"].get<double>() + b["recompute_s"].get<double>(),
@@ -235,6 +242,9 @@ LayoutCheck measured_check(const std::vector<std::string>& report_paths, int fir
                                  b["unannotated_s"].get<double>()});
     }
   }
+  std::vector<double> per_round;
+  for (const LayoutCheck::Round& r : c.rounds) per_round.push_back(r.measured_s);
+  c.measured_s = over_rounds(per_round);
   c.timed_steps = static_cast<int>(timed.size());
   c.measured_min_s = *std::min_element(timed.begin(), timed.end());
   c.measured_max_s = *std::max_element(timed.begin(), timed.end());
@@ -377,7 +387,7 @@ void run(const ValidateFlags& f) {
   // 3. Predictions from the database alone, replaying the semantics of the engine it measured.
   // Without --costs, each training run is priced by the profiles before and after its round,
   // weighted by when it ran (weight_of_later_profile: a shared machine's speed drifts over
-  // minutes). A layout's prediction and measurement are each the mean over its rounds. The
+  // minutes). A layout's prediction and measurement are each the median over its rounds. The
   // pooled database prices the memory and says how each op was priced.
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");  // only its GPU count matters: every cost is measured
   std::vector<CostDatabase> bracketing;  // each profile alone, with the first one's collective sweep
@@ -427,10 +437,8 @@ void run(const ValidateFlags& f) {
     c.new_shape = l.seq_length || l.num_layers;
     c.ops_scaled = pricing[i].scaled;
     c.ops_analytic = static_cast<int>(pricing[i].analytic.size());
-    for (std::size_t r = 0; r < c.rounds.size(); ++r) {
-      c.rounds[r].predicted_s = by_round[i][r];
-      c.predicted_s += by_round[i][r] / static_cast<double>(c.rounds.size());
-    }
+    for (std::size_t r = 0; r < c.rounds.size(); ++r) c.rounds[r].predicted_s = by_round[i][r];
+    c.predicted_s = over_rounds(by_round[i]);
     c.predicted_split = bracketing.empty() ? split_of(predicted[i].breakdown) : bracketed_split[i];
     v.layouts.push_back(c);
   }
@@ -469,8 +477,8 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--steps", f->steps, "Steps of every training run")->capture_default_str();
   sub->add_option("--warmup-steps", f->warmup_steps, "Untimed steps first")->capture_default_str();
   sub->add_option("--rounds", f->rounds,
-                  "Train every layout this many times, the layouts in turn each round (each round's median step, "
-                  "averaged); without --costs a profile before every round and one after the last")
+                  "Train every layout this many times, the layouts in turn each round (each round's median step; "
+                  "the median over the rounds); without --costs a profile before every round and one after the last")
       ->capture_default_str();
   sub->add_option("--tolerance", f->tolerance,
                   fmt::format("Largest |error| of an iteration time (default {}: the stated error of a measured "

@@ -126,7 +126,8 @@ std::string markdown_report(const ValidationSummary& v) {
                    v.rounds > 1 ? fmt::format(" {} times, every layout once per round in turn (a slow spell of the "
                                               "machine then falls on all layouts alike)", v.rounds)
                                 : std::string(),
-                   v.rounds > 1 ? ", each round's, averaged over the rounds as the predictions are" : "");
+                   v.rounds > 1 ? ", each round's, and the median over the rounds as for the predictions (one round caught in a "
+                                       "slow spell moves neither)" : "");
   r += fmt::format("- held-out means the profile never ran that layout; {}\n\n", held_out_count(v));
   r += "| layout | held-out | predicted s | measured s (min–max) | error | predicted activations | measured | error | "
        "miss sits in | ops scaled / analytic |\n|---|---|---|---|---|---|---|---|---|---|\n";

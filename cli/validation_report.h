@@ -29,8 +29,8 @@ struct LayoutCheck {
   int ops_scaled = 0;            // (op, phase) pairs priced from the nearest measured shape
   int ops_analytic = 0;          // (op, phase) pairs the database lacks (analytic model)
   // Each round's prediction (the profiles around it) and measurement (the median of its timed
-  // steps on the slowest rank); predicted_s and measured_s are their means over the rounds, so
-  // a slow round weighs on both sides alike.
+  // steps on the slowest rank); predicted_s and measured_s are their medians over the rounds,
+  // so one round caught in a slow spell of the machine moves neither.
   struct Round {
     double predicted_s = 0, measured_s = 0;
   };

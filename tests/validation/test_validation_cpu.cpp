@@ -13,8 +13,8 @@
 // model that gets one layout's time wrong against the others does not pass. The absolute
 // error is the report's to state (traces/validation-cpu.md). The memory bound is the report's
 // too: the engine's accounting does not depend on load. Three rounds, validate's
-// default: every layout's timed steps pool over them, so one slow spell moves no layout alone,
-// and each round's runs are priced by the profiles before and after it.
+// default: a layout's time is the median over its rounds, so one slow spell moves no layout
+// alone, and each round's runs are priced by the profiles before and after it.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
