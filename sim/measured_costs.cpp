@@ -75,7 +75,7 @@ double measured_collective_time(const CollectiveCurve& c, double bytes) {
   return std::exp(std::log(lo->time_s) + f * (std::log(hi->time_s) - std::log(lo->time_s)));
 }
 
-double in_step_factor(const CostDatabase& db, const CollectiveCurve& curve, double bytes) {
+std::vector<std::pair<double, double>> in_step_ratios(const CostDatabase& db, const CollectiveCurve& curve) {
   auto ratios_of = [&](bool same_kind) {
     std::vector<std::pair<double, double>> ratios;  // (bytes, in-step time / sweep time)
     for (const InStepCollective& c : db.in_step_collectives) {
@@ -93,6 +93,10 @@ double in_step_factor(const CostDatabase& db, const CollectiveCurve& curve, doub
   // Pipeline sends are not a meeting of the group (on the CPU engine they do not block):
   // they borrow no other kind's level.
   if (ratios.empty() && curve.kind != CollectiveKind::SendRecv) ratios = ratios_of(false);
+  return ratios;
+}
+
+double in_step_factor(const std::vector<std::pair<double, double>>& ratios, double bytes) {
   if (ratios.empty()) return 1.0;
   if (bytes <= ratios.front().first) return ratios.front().second;
   if (bytes >= ratios.back().first) return ratios.back().second;
@@ -104,10 +108,15 @@ double in_step_factor(const CostDatabase& db, const CollectiveCurve& curve, doub
   return lo->second + f * (hi->second - lo->second);
 }
 
+double in_step_factor(const CostDatabase& db, const CollectiveCurve& curve, double bytes) {
+  return in_step_factor(in_step_ratios(db, curve), bytes);
+}
+
 MeasuredCosts::MeasuredCosts(CostDatabase db, std::string path, const ClusterSpec& cluster, Precision precision)
     // Scaling and fallbacks use the device model without the GPU stacks' fitted host costs:
     // those describe a PyTorch stack on a GPU, not the machine this database measured.
     : db_(std::move(db)), path_(std::move(path)), analytic_(cluster, precision, AnalyticParams{}) {
+  for (const CollectiveCurve& c : db_.collectives) in_step_ratios_.push_back(in_step_ratios(db_, c));
   if (db_.dtype != to_string(precision))
     fail("cost database '{}' was measured in {}; simulate with --precision {} to use it (asked for {})", path_,
          db_.dtype, db_.dtype, to_string(precision));
@@ -194,11 +203,13 @@ OpCost MeasuredCosts::compute(const ComputeOp& op) const {
 OpCost MeasuredCosts::collective(const CollectiveOp& op) const {
   if (op.group.size <= 1 || op.bytes <= 0) return {0.0, false};
   if (op.group.nodes <= 1)
-    for (const auto& c : db_.collectives)
+    for (std::size_t i = 0; i < db_.collectives.size(); ++i) {
+      const CollectiveCurve& c = db_.collectives[i];
       if (c.kind == op.kind && c.group_size == op.group.size) {
         note(fmt::format("{}:{}", op.name, to_string(op.kind)), op.phase, Pricing::Exact);
-        return {measured_collective_time(c, op.bytes) * in_step_factor(db_, c, op.bytes), true};
+        return {measured_collective_time(c, op.bytes) * in_step_factor(in_step_ratios_[i], op.bytes), true};
       }
+    }
   note(fmt::format("{}:{} on {} ranks", op.name, to_string(op.kind), op.group.size), op.phase, Pricing::Analytic);
   return analytic_.collective(op);
 }

@@ -13,6 +13,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/analytic_costs.h"
 #include "sim/cost_database.h"
@@ -37,6 +39,10 @@ double measured_collective_time(const CollectiveCurve& curve, double bytes);
 // without records. The sweep keeps the shape over message
 // sizes, the engine's own steps set the level (cost_database.h InStepCollective).
 double in_step_factor(const CostDatabase& db, const CollectiveCurve& curve, double bytes);
+// The same in two steps, so a cost source finds each curve's ratios once, not per collective
+// it prices: the (bytes, in-step / sweep) pairs, ascending, and the factor they give at `bytes`.
+std::vector<std::pair<double, double>> in_step_ratios(const CostDatabase& db, const CollectiveCurve& curve);
+double in_step_factor(const std::vector<std::pair<double, double>>& ratios, double bytes);
 
 class MeasuredCosts final : public CostSource {
  public:
@@ -69,6 +75,7 @@ class MeasuredCosts final : public CostSource {
   CostDatabase db_;
   std::string path_;
   AnalyticCosts analytic_;
+  std::vector<std::vector<std::pair<double, double>>> in_step_ratios_;  // one per db_.collectives curve
   // How each (op, phase) asked for was priced, for coverage(); lookups may come from the
   // search's worker threads.
   mutable std::mutex mutex_;
