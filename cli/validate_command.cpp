@@ -61,6 +61,7 @@ struct ValidateFlags {
   std::string costs, costs_out;
   std::string profile_tp, profile_micro_batch = "1,2";
   int steps = 8, warmup_steps = 2;
+  int profile_steps = 5;
   int rounds = 3;  // a slow spell of a shared machine then falls on every layout alike
   std::optional<double> tolerance;
   double memory_tolerance = kStatedActivationError;
@@ -99,6 +100,7 @@ void check_flags(const ValidateFlags& f) {
          "measurement would not be one: use fewer ranks, or --oversubscribe to run anyway",
          f.ranks, cores());
   if (f.rounds < 1 || f.rounds > 100) fail("--rounds is {}; it must be between 1 and 100", f.rounds);
+  if (f.profile_steps < 3) fail("--profile-steps is {}; a profile's median needs at least 3 timed steps", f.profile_steps);
   if (f.warmup_steps < 0) fail("--warmup-steps is {}; it must be >= 0", f.warmup_steps);
   if (f.steps - f.warmup_steps < 3)
     fail("--steps {} with --warmup-steps {} leaves {} timed steps; a median needs at least 3", f.steps,
@@ -332,7 +334,8 @@ void run(const ValidateFlags& f) {
         const std::string out = scratch.file(part + ".json");
         std::vector<std::string> argv = mpirun;
         argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", std::to_string(t), "--micro-batch-size",
-                                 std::to_string(mb), "--backend", f.backend, "--out", out});
+                                 std::to_string(mb), "--backend", f.backend, "--steps", std::to_string(f.profile_steps),
+                                 "--out", out});
         if (!(with_sweep && parts.empty())) argv.push_back("--no-collectives");
         const std::string log = scratch.file(part + ".log");
         fmt::print("      TP {}, micro batch {} (log: {})\n", t, mb, log);
@@ -474,6 +477,7 @@ void add_validate_command(CLI::App& app, int argc, char** argv) {
                   "TP sizes the profile runs (default: 1 and --ranks); every TP x micro batch run is its own job");
   sub->add_option("--profile-micro-batch-size", f->profile_micro_batch, "Micro batch sizes the profile runs")
       ->capture_default_str();
+  sub->add_option("--profile-steps", f->profile_steps, "Timed steps of every profiled run")->capture_default_str();
   sub->add_option("--steps", f->steps, "Steps of every training run")->capture_default_str();
   sub->add_option("--warmup-steps", f->warmup_steps, "Untimed steps first")->capture_default_str();
   sub->add_option("--rounds", f->rounds,

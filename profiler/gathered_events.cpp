@@ -63,25 +63,30 @@ std::vector<std::vector<RecordedOp>> gather_events(const std::vector<RecordedOp>
   return per_rank;
 }
 
+void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, std::size_t first, std::size_t last,
+                         const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit) {
+  for (std::size_t r = first; r < last; ++r) {
+    std::map<std::tuple<std::string, int, int, int, long>, int> seen;
+    for (const RecordedOp& e : per_rank[r]) {
+      const auto base =
+          std::make_tuple(std::string(e.op.name), static_cast<int>(e.op.phase), e.op.layer, e.op.microbatch, e.step);
+      visit(std::tuple_cat(base, std::make_tuple(seen[base]++)), e);
+    }
+  }
+}
+
 std::vector<RecordedOp> slowest_in_tp_groups(const std::vector<std::vector<RecordedOp>>& per_rank, int tp) {
-  using Key = std::tuple<std::string, int, int, int, long, int>;  // name, phase, layer, microbatch, step, n-th
   std::vector<RecordedOp> out;
   for (std::size_t first = 0; first < per_rank.size(); first += static_cast<std::size_t>(tp)) {
-    std::map<Key, std::size_t> slot;  // occurrence -> index in `out`
-    for (std::size_t r = first; r < std::min(per_rank.size(), first + static_cast<std::size_t>(tp)); ++r) {
-      std::map<std::tuple<std::string, int, int, int, long>, int> seen;
-      for (const auto& e : per_rank[r]) {
-        const auto base = std::make_tuple(std::string(e.op.name), static_cast<int>(e.op.phase), e.op.layer,
-                                          e.op.microbatch, e.step);
-        const int nth = seen[base]++;
-        const Key key = std::tuple_cat(base, std::make_tuple(nth));
-        const auto [it, added] = slot.try_emplace(key, out.size());
-        if (added)
-          out.push_back(e);
-        else
-          out[it->second].self_s = std::max(out[it->second].self_s, e.self_s);
-      }
-    }
+    std::map<OpOccurrence, std::size_t> slot;  // occurrence -> index in `out`
+    for_each_occurrence(per_rank, first, std::min(per_rank.size(), first + static_cast<std::size_t>(tp)),
+                        [&](const OpOccurrence& occurrence, const RecordedOp& e) {
+                          const auto [it, added] = slot.try_emplace(occurrence, out.size());
+                          if (added)
+                            out.push_back(e);
+                          else
+                            out[it->second].self_s = std::max(out[it->second].self_s, e.self_s);
+                        });
   }
   return out;
 }

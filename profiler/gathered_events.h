@@ -3,8 +3,11 @@
 // waits for it at the next collective) and draw one timeline of all ranks.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "profiler/host_recorder.h"
@@ -15,9 +18,17 @@ namespace cc::profiler {
 // must outlive the result.
 std::vector<std::vector<RecordedOp>> gather_events(const std::vector<RecordedOp>& mine, std::set<std::string>& names);
 
+// One op call as every rank of its TP group knows it: (name, phase, layer, microbatch, step)
+// and how many calls with that key came before it on the rank. The ranks of a TP group run
+// the same program, so equal occurrences on two ranks are the same call.
+using OpOccurrence = std::tuple<std::string, int, int, int, long, int>;
+
+// Calls `visit(occurrence, op)` for every op recorded on ranks [first, last), rank by rank.
+void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, std::size_t first, std::size_t last,
+                         const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit);
+
 // For every occurrence of an op on the ranks of one TP group (consecutive ranks, TP
 // innermost as in the engine's layout), one event whose self time is the slowest rank's.
-// Occurrences match by (name, phase, layer, microbatch, step) and order of appearance.
 std::vector<RecordedOp> slowest_in_tp_groups(const std::vector<std::vector<RecordedOp>>& per_rank, int tp);
 
 }  // namespace cc::profiler

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "profiler/gathered_events.h"
 #include "profiler/step_breakdown.h"
 
 namespace cc::profiler {
@@ -26,23 +27,19 @@ std::vector<InStepCollective> in_step_collectives(const std::vector<std::vector<
     int ranks = 0;
     double shortest_s = std::numeric_limits<double>::infinity();
   };
-  using Occurrence = std::tuple<std::string, int, int, int, long, int>;  // name, phase, layer, microbatch, step, n-th
   std::vector<InStepCollective> out;
   for (std::size_t first = 0; first + static_cast<std::size_t>(tp) <= per_rank.size(); first += static_cast<std::size_t>(tp)) {
-    std::map<Occurrence, Call> calls;
-    for (std::size_t r = first; r < first + static_cast<std::size_t>(tp); ++r) {
-      std::map<std::tuple<std::string, int, int, int, long>, int> seen;
-      for (const RecordedOp& e : per_rank[r]) {
-        if (!e.op.collective || !is_tp_collective(e.op.name) || e.step < first_timed_step || left_out.count(e.step))
-          continue;
-        const auto base = std::make_tuple(std::string(e.op.name), static_cast<int>(e.op.phase), e.op.layer,
-                                          e.op.microbatch, e.step);
-        Call& c = calls.try_emplace(std::tuple_cat(base, std::make_tuple(seen[base]++)),
-                                    Call{e.op.kind, static_cast<double>(e.op.shape[0])}).first->second;
-        ++c.ranks;
-        c.shortest_s = std::min(c.shortest_s, e.duration_s);
-      }
-    }
+    std::map<OpOccurrence, Call> calls;
+    for_each_occurrence(per_rank, first, first + static_cast<std::size_t>(tp),
+                        [&](const OpOccurrence& occurrence, const RecordedOp& e) {
+                          if (!e.op.collective || !is_tp_collective(e.op.name) || e.step < first_timed_step ||
+                              left_out.count(e.step))
+                            return;
+                          Call& c = calls.try_emplace(occurrence, Call{e.op.kind, static_cast<double>(e.op.shape[0])})
+                                        .first->second;
+                          ++c.ranks;
+                          c.shortest_s = std::min(c.shortest_s, e.duration_s);
+                        });
     std::vector<InStepCollective> group;
     for (const auto& [occurrence, c] : calls)
       if (c.ranks == tp) group.push_back({c.kind, tp, c.bytes, 1, c.shortest_s});

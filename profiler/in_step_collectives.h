@@ -13,7 +13,7 @@ namespace cc::profiler {
 
 // Every TP-group collective call of the timed steps (from `first_timed_step` on, `left_out`
 // steps skipped), matched across the ranks of its TP group (consecutive ranks, TP innermost)
-// by (name, phase, layer, microbatch, step) and order of appearance, costs its shortest
+// by its OpOccurrence (gathered_events.h), costs its shortest
 // duration over the group: the last rank to arrive waited for nobody, so its time is the
 // collective's own, while the others' also holds their wait for it (which the op times
 // already price: each op is priced at its slowest rank). Calls that some rank of the group

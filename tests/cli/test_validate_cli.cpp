@@ -56,6 +56,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadValidation{"EmptyList", {"--layouts", " ; "}, "names no layout"},
         BadValidation{"MoreRanksThanCores", {"--ranks", "4096"}, "--ranks 4096 is more than this machine's"},
         BadValidation{"TooFewTimedSteps", {"--steps", "4", "--warmup-steps", "2"}, "leaves 2 timed steps"},
+        BadValidation{"TooFewProfileSteps", {"--profile-steps", "2"}, "--profile-steps is 2; a profile's median needs at least 3"},
         BadValidation{"NoRounds", {"--rounds", "0"}, "--rounds is 0; it must be between 1 and 100"},
         BadValidation{"ToleranceOutOfRange", {"--tolerance", "1.5"}, "--tolerance is 1.5"},
         BadValidation{"MissingReportFolder", {"--report", "/nonexistent-folder/r.md"}, "'/nonexistent-folder' does not exist"},
