@@ -97,6 +97,9 @@ class ScratchFolder {
 
 int cores() { return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)); }
 
+// Fewest timed steps whose median means anything: with two, a slow step is half the sample.
+constexpr int kMinTimedSteps = 3;
+
 void check_flags(const ValidateFlags& f) {
   if (f.ranks < 1) fail("--ranks is {}; it must be >= 1", f.ranks);
   if (f.ranks > cores() && !f.oversubscribe)
@@ -104,11 +107,12 @@ void check_flags(const ValidateFlags& f) {
          "measurement would not be one: use fewer ranks, or --oversubscribe to run anyway",
          f.ranks, cores());
   if (f.rounds < 1 || f.rounds > 100) fail("--rounds is {}; it must be between 1 and 100", f.rounds);
-  if (f.profile_steps < 3) fail("--profile-steps is {}; a profile's median needs at least 3 timed steps", f.profile_steps);
+  if (f.profile_steps < kMinTimedSteps)
+    fail("--profile-steps is {}; a profile's median needs at least {} timed steps", f.profile_steps, kMinTimedSteps);
   if (f.warmup_steps < 0) fail("--warmup-steps is {}; it must be >= 0", f.warmup_steps);
-  if (f.steps - f.warmup_steps < 3)
-    fail("--steps {} with --warmup-steps {} leaves {} timed steps; a median needs at least 3", f.steps,
-         f.warmup_steps, f.steps - f.warmup_steps);
+  if (f.steps - f.warmup_steps < kMinTimedSteps)
+    fail("--steps {} with --warmup-steps {} leaves {} timed steps; a median needs at least {}", f.steps,
+         f.warmup_steps, f.steps - f.warmup_steps, kMinTimedSteps);
   if (f.tolerance && !(*f.tolerance > 0 && *f.tolerance < 1))
     fail("--tolerance is {}; it must be a fraction in (0, 1), e.g. 0.1", *f.tolerance);
   if (!(f.memory_tolerance > 0 && f.memory_tolerance < 1))

@@ -12,9 +12,9 @@
 // search (it ranks layouts) does not care about. The drift moves all four layouts alike; a
 // model that gets one layout's time wrong against the others does not pass. The absolute
 // error is the report's to state (traces/validation-cpu.md). The memory bound is the report's
-// too: the engine's accounting does not depend on load. Five rounds, validate's
-// default: a layout's time is the median over its rounds, so a slow spell over one or two
-// rounds moves no layout alone, and each round's runs are priced by the profiles before and after it.
+// too: the engine's accounting does not depend on load. Five rounds, validate's default: a
+// layout's time is the median over its rounds, so a slow spell over one or two rounds moves
+// no layout alone, and each round's runs are priced by the profiles before and after it.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
