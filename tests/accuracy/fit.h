@@ -50,6 +50,8 @@ struct CrossValidation {
   std::vector<double> in_sample;  // predictions of the fit on every row
   std::vector<double> held_out;   // each row predicted by the fit without its source
   Calibration all;                // the fit on every row
+  std::vector<std::string> sources;        // each source held out, in order
+  std::vector<Calibration> without;        // without[k]: the fit on every source but sources[k]
 };
 CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& options = {},
                                const FitProgress& progress = {});
