@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,7 @@ struct CrossValidation {
   std::vector<double> in_sample;  // predictions of the fit on every row
   std::vector<double> held_out;   // each row predicted by the fit without its source
   Calibration all;                // the fit on every row
-  std::vector<std::string> sources;        // each source held out, in order
-  std::vector<Calibration> without;        // without[k]: the fit on every source but sources[k]
+  std::map<std::string, Calibration> without;  // per source: the fit on every other source
 };
 CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& options = {},
                                const FitProgress& progress = {});
