@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libfccp-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  qt6-base-dev qt6-charts-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev  # Qt6Charts needs Qt6OpenGL's CMake files
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev  # Qt6Charts needs Qt6OpenGL's CMake files
   xvfb xauth fonts-dejavu-core  # the GUI screenshot script opens the real window under Xvfb
   openmpi-bin libopenmpi-dev
   clang libclang-rt-14-dev  # the libFuzzer targets (tests/fuzz) build with clang's -fsanitize=fuzzer
