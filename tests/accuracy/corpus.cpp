@@ -174,6 +174,10 @@ void read_header(Reader& in, std::index_sequence<I...>) {
 
 }  // namespace
 
+bool CorpusRow::assumes(const std::string& column) const {
+  return std::find(assumed.begin(), assumed.end(), column) != assumed.end();
+}
+
 std::string CorpusRow::job() const {
   return fmt::format("{} {} on {} x{} gb{} s{}", source, model.name, cluster.name, config.gpus(), config.global_batch,
                      model.seq_length);

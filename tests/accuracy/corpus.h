@@ -24,6 +24,7 @@ struct CorpusRow {
   std::string note;
 
   bool fully_stated() const { return assumed.empty(); }
+  bool assumes(const std::string& column) const;
   // Rows of one model, cluster, GPU count and batch: layouts that compete for one job.
   std::string job() const;
 };
