@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -264,13 +265,13 @@ Calibration fit(const std::vector<CorpusRow>& all_rows, const FitOptions& o, con
   // without the functional tests, vTrain's host-bound rows missed by 24.7% in-sample that way.
   // So the shared host costs start at the best of a coarse grid of common scales first.
   Eigen::VectorXd start;
-  double best_start = 0, start_scale = 0;
+  double best_start = std::numeric_limits<double>::infinity(), start_scale = 0;
   for (double scale : kHostStartScales) {
     Eigen::VectorXd t = Eigen::VectorXd::Zero(p);
     for (Eigen::Index j = 0; j < p; ++j)
       if (params[static_cast<std::size_t>(j)].scope == FreeParameter::Scope::Shared) t[j] = std::log(scale);
     const double c = residuals(t).squaredNorm();
-    if (start.size() == 0 || c < best_start) {
+    if (c < best_start) {
       best_start = c;
       start_scale = scale;
       start = t;

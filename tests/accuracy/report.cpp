@@ -126,11 +126,12 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
       const double e = relative_error(predicted, *r.measured_peak_gib);
       abs_sum += std::abs(e);
       worst = std::max(worst, std::abs(e));
-      within += std::abs(e) <= 0.05;
+      const bool close = std::abs(e) <= 0.05;
+      within += close;
       ++n;
       if (r.assumes("attention")) {
         ++kernel_assumed;
-        kernel_assumed_within += std::abs(e) <= 0.05;
+        kernel_assumed_within += close;
       }
       t += fmt::format("| {} | {} | {:.3f} | {:.3f} | {} |\n", r.id, r.config.summary(), *r.measured_peak_gib, predicted,
                        pct(e));
