@@ -110,7 +110,9 @@ std::set<std::pair<std::string, std::string>> op_names(const std::string& path) 
   std::ifstream in(path);
   const nlohmann::json db = nlohmann::json::parse(in);
   std::set<std::pair<std::string, std::string>> names;
-  for (const auto& op : db.at("ops")) names.insert({op.at("name"), op.at("phase")});
+  // emplace with explicit strings: insert({json, json}) picks set's initializer-list overload
+  // and converts each json string to a pair (nlohmann type_error 302, seen on an H200).
+  for (const auto& op : db.at("ops")) names.emplace(op.at("name").get<std::string>(), op.at("phase").get<std::string>());
   return names;
 }
 
