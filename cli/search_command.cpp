@@ -9,6 +9,7 @@
 
 #include "cli/common_options.h"
 #include "interop/layout_files.h"
+#include "interop/resolver.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/value_lists.h"
@@ -40,7 +41,7 @@ struct SearchFlags {
   std::string costs;
 };
 
-SearchSpace space_from(const SearchFlags& f, const std::optional<std::string>& measured_framework) {
+SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured) {
   SearchSpace s;
   if (!f.tp.empty()) s.tp = parse_int_list(f.tp, "--tensor-model-parallel-size");
   if (!f.pp.empty()) s.pp = parse_int_list(f.pp, "--pipeline-model-parallel-size");
@@ -69,7 +70,7 @@ SearchSpace space_from(const SearchFlags& f, const std::optional<std::string>& m
   s.overlap_grad_reduce = f.overlap_grad_reduce;
   s.tp_comm_overlap = f.tp_comm_overlap;
   s.precision = precision_from(f.precision, "--precision");
-  const FrameworkSpec& stack = load_framework(f.framework.value_or(measured_framework.value_or(kDefaultFramework)));
+  const FrameworkSpec& stack = load_framework(resolved_stack(f.framework, measured));
   s.framework = stack.name;
   // The same default as simulate's: the stack's own kernel unless --use-flash-attn.
   s.attention = f.flash ? AttentionKernel::Flash : default_attention(stack.name);
@@ -135,11 +136,13 @@ void run(const SearchFlags& f) {
     check_output_folder(megatron_script_path(f.export_megatron), "--export-megatron");
   }
   if (!f.export_nemo.empty()) check_output_folder(f.export_nemo, "--export-nemo");
-  std::optional<CostDatabase> measured = read_costs(f.costs);
-  r.space = space_from(f, measured_framework(measured));
+  const std::shared_ptr<const CostDatabase> measured = read_measured_costs(f.costs);
+  if (measured)
+    if (const auto warning = hardware_mismatch(*measured, r.cluster)) fmt::print(stderr, "warning: {}\n", *warning);
+  r.space = space_from(f, measured.get());
   if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   const std::unique_ptr<CostSource> costs =
-      make_cost_source(std::move(measured), f.costs, r.cluster, r.space.precision, r.space.framework);
+      make_cost_source(measured, f.costs, r.cluster, r.space.precision, r.space.framework);
   r.costs = costs.get();
   const std::optional<ErrorBand> band = costs->error_band(r.gpus);
   r.tie_tolerance = f.tie_tolerance ? *f.tie_tolerance : cross_validated_tie_tolerance(*costs, r.gpus);

@@ -18,12 +18,9 @@ namespace cc::cli {
 namespace {
 
 struct SimulateFlags {
-  ModelFlags model;
-  ClusterFlags cluster;
-  LayoutFlags layout;
+  RunFlags run;
   std::string train_tokens;
   std::optional<long long> train_iters;  // Megatron-LM's budget: iterations of the global batch
-  std::string costs;
   bool json = false;
   std::string trace_out;
   bool every_rank = false;
@@ -51,21 +48,14 @@ Straggler parse_straggler(const std::string& text) {
 
 void run(const SimulateFlags& f) {
   if (!f.trace_out.empty()) check_output_folder(f.trace_out, "--trace-out");
-  const std::optional<LayoutFile> file = f.layout.read_file();
-  const ModelSpec model = f.model.resolve(file ? file->model : std::nullopt);
-  const ClusterSpec cluster = f.cluster.resolve(file ? file->cluster : std::nullopt);
-  const std::optional<int> gpus = f.cluster.gpus ? f.cluster.gpus : file ? file->gpus : std::nullopt;
-  // A count from the file passes the check --gpus would, and the message names the file.
-  if (!f.cluster.gpus && gpus && *gpus < 1)
-    fail("layout file '{}': the GPU count is {}; it must be >= 1", f.layout.config_file, *gpus);
-  std::optional<CostDatabase> measured = read_costs(f.costs);
-  const ParallelConfig config = f.layout.resolve(model, gpus, file ? &*file : nullptr, measured_framework(measured));
-  validate(config, model, cluster, gpus.value_or(0));
+  const ResolvedRun run = resolve_run(f.run.request());
+  const ModelSpec& model = run.model;
+  const ParallelConfig& config = run.config;
 
   SimOptions options;
   options.every_rank = f.every_rank;
   options.keep_timeline = !f.trace_out.empty();
-  options.reserve = f.cluster.reserve(file ? file->reserve : std::nullopt, f.layout.config_file);
+  options.reserve = run.reserve;
   if (!f.train_tokens.empty()) options.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   if (f.train_iters) {
     if (!f.train_tokens.empty())
@@ -79,8 +69,9 @@ void run(const SimulateFlags& f) {
   }
   for (const auto& s : f.stragglers) options.stragglers.push_back(parse_straggler(s));
 
-  const std::unique_ptr<CostSource> costs = make_cost_source(std::move(measured), f.costs, cluster, config.precision, config.framework);
-  const SimResult result = simulate(model, cluster, config, *costs, options);
+  for (const auto& warning : run.warnings) fmt::print(stderr, "warning: {}\n", warning);
+  const std::unique_ptr<CostSource> costs = run.cost_source();
+  const SimResult result = simulate(model, run.cluster, config, *costs, options);
 
   if (!f.trace_out.empty()) write_file_atomically(f.trace_out, timeline_to_chrome_trace(result).dump() + "\n");
   if (f.json)
@@ -94,14 +85,10 @@ void run(const SimulateFlags& f) {
 void add_simulate_command(CLI::App& app) {
   auto flags = std::make_shared<SimulateFlags>();
   CLI::App* sub = app.add_subcommand("simulate", "Predict iteration time, memory and training days for one layout");
-  flags->model.add_to(*sub);
-  flags->cluster.add_to(*sub);
-  flags->layout.add_to(*sub);
+  flags->run.add_to(*sub);
   sub->add_option("--train-tokens", flags->train_tokens, "Token budget for training_days (e.g. 300e9, 300B)");
   sub->add_option("--train-iters", flags->train_iters,
                   "Token budget as Megatron-LM gives it: iterations of the global batch (x its sequence length)");
-  sub->add_option("--costs", flags->costs,
-                  "Cost database from `clustercast profile` (default: the analytic model of the cluster)");
   sub->add_flag("--json", flags->json, "Print one JSON document instead of the report");
   sub->add_option("--trace-out", flags->trace_out, "Write the simulated iteration as a Chrome trace / Perfetto JSON");
   sub->add_flag("--every-rank", flags->every_rank, "Simulate every DP replica instead of one rank per stage");

@@ -16,6 +16,7 @@
 #include "sim/atomic_file.h"
 #include "sim/error.h"
 #include "sim/json_fields.h"
+#include "sim/layout_rules.h"
 
 #ifdef CLUSTERCAST_HAVE_CUDA
 #include "engine/cuda/gpu_trainer.h"
@@ -43,12 +44,13 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
   c.tp = f.tp;
   c.pp = f.pp;
   if (c.tp < 1 || c.pp < 1) fail("--tp {} and --pp {} must be >= 1", c.tp, c.pp);
-  if (world % (c.tp * c.pp) != 0)
+  const std::optional<int> dp = data_parallel_size(world, c.tp, c.pp);
+  if (!dp)
     fail("{} MPI ranks are not divisible by TP {} x PP {}; DP = ranks / (TP x PP) must be whole", world, c.tp, c.pp);
-  c.dp = world / (c.tp * c.pp);
+  c.dp = *dp;
   c.sequence_parallel = f.sequence_parallel;
   c.micro_batch = f.micro_batch;
-  c.global_batch = f.global_batch.value_or(f.micro_batch * c.dp);
+  c.global_batch = f.global_batch ? *f.global_batch : default_global_batch(f.micro_batch, c.dp);
   c.recompute = recompute_granularity_from(f.recompute, "--recompute-granularity");
   c.recompute_method = recompute_method_from(f.recompute_method, "--recompute-method");
   c.recompute_num_layers = f.recompute_num_layers;
@@ -56,12 +58,8 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
   c.precision = f.precision == "bf16" ? Precision::BF16 : Precision::FP32;
   if (f.backend == "cpu" && c.precision != Precision::FP32)
     fail("--precision {}: the CPU backend computes in fp32; bf16 storage needs --backend cuda", f.precision);
-  if (f.layers_per_virtual_stage) {
-    const int per = *f.layers_per_virtual_stage;
-    if (per < 1 || m.num_layers % (c.pp * per) != 0)
-      fail("--num-layers-per-virtual-pipeline-stage {} does not divide num_layers {} / PP {}", per, m.num_layers, c.pp);
-    c.virtual_stages = m.num_layers / (c.pp * per);
-  }
+  if (f.layers_per_virtual_stage)
+    c.virtual_stages = virtual_stages_from_layers_per_stage(*f.layers_per_virtual_stage, m.num_layers, c.pp, "");
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.h"
+#include "sim/layout_rules.h"
 
 namespace cc::cli {
 
@@ -59,13 +60,14 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
   ParallelConfig& c = l.config;
   c.tp = number("tp", 1);
   c.pp = number("pp", 1);
-  if (ranks % (c.tp * c.pp) != 0)
+  const std::optional<int> dp = data_parallel_size(ranks, c.tp, c.pp);
+  if (!dp)
     fail("--layouts '{}': TP {} x PP {} does not divide the {} ranks (DP = ranks / (TP x PP))", item, c.tp, c.pp, ranks);
-  c.dp = ranks / (c.tp * c.pp);
+  c.dp = *dp;
   if (number("dp", c.dp) != c.dp)
     fail("--layouts '{}': dp={} but {} ranks / (TP {} x PP {}) = {}", item, keys["dp"], ranks, c.tp, c.pp, c.dp);
   c.micro_batch = number("mbs", 1);
-  c.global_batch = number("gbs", c.micro_batch * c.dp * kValidationMicrobatches);
+  c.global_batch = number("gbs", default_global_batch(c.micro_batch, c.dp) * kValidationMicrobatches);
   if (keys.count("vpp") && keys.count("lpvs")) fail("--layouts '{}': give vpp= or lpvs=, not both", item);
   c.virtual_stages = number("vpp", 1);
   c.sequence_parallel = keys.count("sp") > 0;
@@ -78,13 +80,9 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
   if (keys.count("seq")) l.seq_length = number("seq", 0);
   if (keys.count("layers")) l.num_layers = number("layers", 0);
   const ModelSpec m = l.model_for(model);
-  if (keys.count("lpvs")) {
-    const int per = number("lpvs", 1);
-    if (m.num_layers % (c.pp * per) != 0)
-      fail("--layouts '{}': {} layers do not split into PP {} stages of chunks of {} layers", item, m.num_layers,
-           c.pp, per);
-    c.virtual_stages = m.num_layers / (c.pp * per);
-  }
+  if (keys.count("lpvs"))
+    c.virtual_stages =
+        virtual_stages_from_layers_per_stage(number("lpvs", 1), m.num_layers, c.pp, fmt::format("--layouts '{}': ", item));
   if (m.num_layers % (c.pp * c.virtual_stages) != 0)
     fail("--layouts '{}': {} layers do not split into PP {} x vpp {} equal chunks", item, m.num_layers, c.pp,
          c.virtual_stages);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/error.h"
+#include "sim/layout_rules.h"
 #include "sim/presets.h"
 
 namespace cc::interop {
@@ -100,10 +101,17 @@ ModelSpec gpt_base() {
   return m;
 }
 
-void finish_layout(LayoutFile& out) {
+void finish_layout(LayoutFile& out, const std::string& where) {
   ParallelConfig& c = out.config;
-  if (out.gpus) c.dp = *out.gpus / std::max(1, c.tp * c.pp);
-  if (c.global_batch == 0) c.global_batch = c.micro_batch * c.dp;
+  // A count below 1 is refused by the command that reads the file, naming the file.
+  if (out.gpus && *out.gpus >= 1) {
+    const std::optional<int> dp = data_parallel_size(*out.gpus, c.tp, c.pp);
+    if (!dp)
+      fail("{}: {} GPUs are not divisible by TP {} x PP {}; DP = GPUs / (TP x PP) must be whole", where, *out.gpus,
+           c.tp, c.pp);
+    c.dp = *dp;
+  }
+  if (c.global_batch == 0) c.global_batch = default_global_batch(c.micro_batch, c.dp);
 }
 
 }  // namespace cc::interop

@@ -32,7 +32,7 @@ std::string prediction_comment(const SimResult& r);
 ModelSpec gpt_base();
 
 // DP from the file's GPU count, and the global batch Megatron-LM defaults to (micro x DP).
-void finish_layout(LayoutFile& out);
+void finish_layout(LayoutFile& out, const std::string& where);
 
 LayoutFile read_json_layout(const std::string& text, const std::string& where);
 // `launch_script`: the text of the script beside the argument file ("" when there is none).

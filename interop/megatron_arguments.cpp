@@ -68,7 +68,7 @@ LayoutFile read_megatron(const std::string& text, const std::string& where, cons
   out.ignored = args.ignored;
   apply_clustercast_comment(text, out, where);  // an older export's own comment line
   apply_clustercast_comment(launch_script, out, where);
-  finish_layout(out);
+  finish_layout(out, where);
   return out;
 }
 

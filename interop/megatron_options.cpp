@@ -11,6 +11,7 @@
 #include "interop/layout_common.h"
 #include "interop/layout_files.h"
 #include "sim/error.h"
+#include "sim/layout_rules.h"
 
 namespace cc {
 
@@ -393,13 +394,9 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.last_stage_layers) c.last_stage_layers = *a.last_stage_layers;
   if (c.tp < 1) fail("{}--tensor-model-parallel-size is {}; it must be >= 1", prefix(where), c.tp);
   if (c.pp < 1) fail("{}--pipeline-model-parallel-size is {}; it must be >= 1", prefix(where), c.pp);
-  if (a.layers_per_virtual_stage) {
-    const int per_stage = *a.layers_per_virtual_stage;
-    if (per_stage < 1 || model.num_layers % (c.pp * per_stage) != 0)
-      fail("{}--num-layers-per-virtual-pipeline-stage {} does not divide num_layers {} / PP {}", prefix(where),
-           per_stage, model.num_layers, c.pp);
-    c.virtual_stages = model.num_layers / (c.pp * per_stage);
-  }
+  if (a.layers_per_virtual_stage)
+    c.virtual_stages =
+        virtual_stages_from_layers_per_stage(*a.layers_per_virtual_stage, model.num_layers, c.pp, prefix(where));
 }
 
 long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {

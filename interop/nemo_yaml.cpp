@@ -175,7 +175,7 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
     out.gpus = static_cast<int>(devices * nodes);
   }
   apply_clustercast_comment(text, out, where);
-  finish_layout(out);
+  finish_layout(out, where);
   return out;
 }
 

@@ -1,0 +1,212 @@
+#include "interop/input_flags.h"
+
+#include <span>
+#include <variant>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/error.h"
+#include "sim/presets.h"
+
+namespace cc {
+
+namespace {
+
+// Registers one of interop's Megatron-LM option tables with CLI11: the names, help and fields
+// come from there, so the command line and an argument file cannot drift apart.
+template <class Args>
+void add_megatron_options(CLI::App& app, Args& args, std::span<const MegatronOption<Args>> table) {
+  for (const auto& o : table) {
+    std::string names = o.flag;
+    if (o.alias) names += std::string(",") + o.alias;
+    CLI::Option* option = std::visit(
+        [&](auto member) -> CLI::Option* {
+          using T = std::remove_reference_t<decltype(args.*member)>;
+          if constexpr (std::is_same_v<T, bool>) return app.add_flag(names, args.*member, o.help);
+          else return app.add_option(names, args.*member, o.help);
+        },
+        o.field);
+    option->group(o.group);
+  }
+}
+
+}  // namespace
+
+void ModelFlags::add_to(CLI::App& app) {
+  app.add_option("--model", model, "Model preset name, model JSON, or HuggingFace config.json")
+      ->group("Model");
+  add_megatron_options<MegatronModelArgs>(app, *this, megatron_model_options());
+}
+
+ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
+  ModelSpec m;
+  if (!model.empty()) {
+    std::vector<std::string> notes;  // what a HuggingFace import assumed (which key gave the length)
+    m = load_model(model, seq_length, &notes);
+    for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
+  } else if (from_file) {
+    m = *from_file;
+  } else {
+    // No preset: a GPT-style model (4h GeLU MLP, LayerNorm, learned positions) from flags.
+    if (!num_layers || !hidden_size || !num_attention_heads)
+      fail("no --model given: pass a preset (e.g. --model gpt3-175b) or at least --num-layers, --hidden-size and "
+           "--num-attention-heads");
+    m.name = "custom";
+    m.seq_length = 2048;
+    m.vocab_size = 51200;
+  }
+  if (make_vocab_size_divisible_by)
+    fmt::print(stderr, "note: --make-vocab-size-divisible-by pads the --vocab-size of a Megatron argument file "
+                       "(--config); on the command line --vocab-size is the vocabulary as simulated\n");
+  const bool from_flags_alone = model.empty() && !from_file;
+  return apply_megatron_model(*this, m, from_flags_alone,
+                              from_flags_alone ? "model flags" : "model '" + m.name + "' with overrides");
+}
+
+void ClusterFlags::add_to(CLI::App& app) {
+  app.add_option("--cluster", cluster, "Cluster preset name or cluster JSON (default: dgx-a100-80gb)")->group("Cluster");
+  app.add_option("--gpus", gpus, "Total GPUs (DP = GPUs / (TP x PP))")->group("Cluster");
+  const MemoryReserve d;
+  app.add_option("--cuda-context-gib", cuda_context_gib,
+                 fmt::format("Memory reserve: CUDA context and library handles, GiB (default {})", d.cuda_context_gib))
+      ->group("Memory reserve");
+  app.add_option("--comm-buffers-gib", comm_buffers_gib,
+                 fmt::format("Memory reserve: NCCL buffers, GiB (default {})", d.comm_buffers_gib))
+      ->group("Memory reserve");
+  app.add_option("--fragmentation", fragmentation,
+                 fmt::format("Memory reserve: allocator fragmentation, fraction of activations (default {})",
+                             d.fragmentation_fraction))
+      ->group("Memory reserve");
+  app.add_option("--memory-headroom", headroom,
+                 fmt::format("Fraction of HBM a layout must leave free to fit (default {})", d.headroom_fraction))
+      ->group("Memory reserve");
+}
+
+ClusterSpec ClusterFlags::resolve(const std::optional<ClusterSpec>& from_file) const {
+  const ClusterSpec c = !cluster.empty() ? load_cluster(cluster) : from_file ? *from_file : load_cluster("dgx-a100-80gb");
+  if (gpus && *gpus < 1) fail("--gpus is {}; it must be >= 1", *gpus);
+  if (gpus && c.max_nodes > 0 && *gpus > c.max_nodes * c.gpus_per_node)
+    fail("--gpus {} exceeds cluster '{}' ({} nodes x {} GPUs)", *gpus, c.name, c.max_nodes, c.gpus_per_node);
+  return c;
+}
+
+namespace {
+
+// Every memory-reserve value, with its flag and its sane range. Flags and layout files go
+// through the same check (check_reserve_value), so a file cannot carry what a flag would refuse.
+struct ReserveField {
+  const char* flag;
+  double max;
+  double MemoryReserve::*field;
+};
+constexpr ReserveField kReserveFields[] = {
+    {"--cuda-context-gib", 1024, &MemoryReserve::cuda_context_gib},
+    {"--comm-buffers-gib", 1024, &MemoryReserve::comm_buffers_gib},
+    {"--fragmentation", 10, &MemoryReserve::fragmentation_fraction},
+    {"--memory-headroom", 0.9, &MemoryReserve::headroom_fraction},
+};
+
+void check_reserve_value(const ReserveField& f, double value, const std::string& where) {
+  if (!(value >= 0 && value <= f.max))  // also refuses NaN
+    fail("{}{} is {}; it must be between 0 and {}", where.empty() ? "" : where + ": ", f.flag, value, f.max);
+}
+
+}  // namespace
+
+MemoryReserve ClusterFlags::reserve(const std::optional<MemoryReserve>& from_file, const std::string& file) const {
+  MemoryReserve r = from_file.value_or(MemoryReserve{});
+  if (from_file)
+    for (const auto& f : kReserveFields) check_reserve_value(f, r.*f.field, "layout file '" + file + "'");
+  const std::optional<double> flags[] = {cuda_context_gib, comm_buffers_gib, fragmentation, headroom};
+  for (std::size_t i = 0; i < std::size(kReserveFields); ++i) {
+    if (!flags[i]) continue;
+    check_reserve_value(kReserveFields[i], *flags[i], "");
+    r.*kReserveFields[i].field = *flags[i];
+  }
+  return r;
+}
+
+void LayoutFlags::add_to(CLI::App& app) {
+  const char* g = "Parallel layout (Megatron-LM names)";
+  app.add_option("--config", config_file,
+                 "Layout file exported by `search` (JSON, Megatron-LM arguments or NeMo YAML), or NeMo's own YAML")
+      ->group(g);
+  add_megatron_options<MegatronLayoutArgs>(app, *this, megatron_layout_options());
+  app.add_option("--data-parallel-size,--dp", dp, "Data-parallel size (default: GPUs / (TP x PP))")->group(g);
+  app.add_option("--precision", precision, "bf16 (default), fp16, fp8 or fp32")->group(g);
+  app.add_option("--framework", framework,
+                 fmt::format("Software stack: {} (default: the one a --costs database measured, else {})",
+                             fmt::join(framework_preset_names(), ", "), kDefaultFramework))
+      ->group(g);
+  // Megatron-LM's flags without bearing on time or memory, so a launch line pastes: accepted,
+  // left aside and named in a note. Not in --help (the README lists them).
+  for (const auto& f : megatron_ignored_flags()) {
+    if (!f.on_command_line) continue;
+    CLI::Option* o = f.values == 0 ? app.add_flag(f.flag) : app.add_option(f.flag);
+    if (f.values > 1) o->expected(f.values);
+    if (f.values < 0) o->expected(1, CLI::detail::expected_max_vector_size);
+    o->group("");
+    ignored_.emplace_back(f.flag, o);
+  }
+}
+
+std::optional<LayoutFile> LayoutFlags::read_file() const {
+  if (config_file.empty()) return std::nullopt;
+  return read_layout_file(config_file);
+}
+
+LayoutRequest LayoutFlags::request(const ModelSpec& model, const LayoutFile* file) const {
+  std::vector<std::string> ignored = file ? file->ignored : std::vector<std::string>{};
+  for (const auto& [flag, option] : ignored_)
+    if (option->count() > 0) ignored.push_back(flag);
+  if (!ignored.empty())
+    fmt::print(stderr, "note: Megatron-LM flags left aside, as they bear on neither time nor memory: {}\n",
+               fmt::join(ignored, ", "));
+  if (file)
+    for (const auto& note : file->notes) fmt::print(stderr, "note: {}\n", note);
+
+  LayoutRequest r;
+  r.from_file = file != nullptr;
+  if (file) r.config = file->config;
+  apply_megatron_layout(*this, r.config, model, "");
+  if (precision) {
+    // Megatron-LM's spellings beside ours must agree (its fp8 runs pass --bf16 beside --fp8-format).
+    const char* named = bf16 ? "bf16" : fp16 ? "fp16" : nullptr;
+    if (named && *precision != named && !(*precision == "fp8" && bf16))
+      fail("--{} contradicts --precision {}; give one of them", named, *precision);
+    if (fp8_format && *precision != "fp8")
+      fail("--fp8-format {} contradicts --precision {}; give one of them", *fp8_format, *precision);
+    r.config.precision = precision_from(*precision, "--precision");
+  }
+  r.dp = dp;
+  r.global_batch_named = global_batch.has_value();
+  r.attention_named = use_flash_attn || attention_backend.has_value();
+  r.framework = framework;
+  return r;
+}
+
+void RunFlags::add_to(CLI::App& app) {
+  model.add_to(app);
+  cluster.add_to(app);
+  layout.add_to(app);
+  app.add_option("--costs", costs,
+                 "Cost database from `clustercast profile` (default: the analytic model of the cluster)");
+}
+
+RunRequest RunFlags::request() const {
+  const std::optional<LayoutFile> file = layout.read_file();
+  RunRequest r;
+  r.model = model.resolve(file ? file->model : std::nullopt);
+  r.cluster = cluster.resolve(file ? file->cluster : std::nullopt);
+  r.gpus = cluster.gpus ? cluster.gpus : file ? file->gpus : std::nullopt;
+  // A count from the file passes the check --gpus would, and the message names the file.
+  if (!cluster.gpus && r.gpus && *r.gpus < 1)
+    fail("layout file '{}': the GPU count is {}; it must be >= 1", layout.config_file, *r.gpus);
+  r.layout = layout.request(r.model, file ? &*file : nullptr);
+  r.costs_file = costs;
+  r.reserve = cluster.reserve(file ? file->reserve : std::nullopt, layout.config_file);
+  return r;
+}
+
+}  // namespace cc

@@ -1,0 +1,104 @@
+#include "interop/resolver.h"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/analytic_costs.h"
+#include "sim/error.h"
+#include "sim/framework_spec.h"
+#include "sim/layout_rules.h"
+#include "sim/measured_costs.h"
+
+namespace cc {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The GPU model in a name as a vendor or a preset writes it: "NVIDIA H200" -> "h200",
+// "A100-SXM4-80GB" -> "a100".
+std::string gpu_model(const std::string& name) {
+  std::string s = lower(name);
+  if (s.starts_with("nvidia ")) s = s.substr(7);
+  const auto end = s.find_first_of(" -_");
+  return end == std::string::npos ? s : s.substr(0, end);
+}
+
+}  // namespace
+
+std::string resolved_stack(const std::optional<std::string>& named, const CostDatabase* measured) {
+  if (named) return load_framework(*named).name;  // refuses an unknown stack by name
+  if (measured) return load_framework(measured->framework).name;
+  return kDefaultFramework;
+}
+
+std::optional<std::string> hardware_mismatch(const CostDatabase& db, const ClusterSpec& cluster) {
+  if (db.machine.backend != "cuda" || db.machine.gpu_name.empty()) return std::nullopt;
+  if (gpu_model(db.machine.gpu_name) == gpu_model(cluster.gpu.name)) return std::nullopt;
+  return fmt::format("the cost database was measured on {} but cluster '{}' has {} GPUs: its op times are "
+                     "priced as they were measured, not scaled to the cluster's GPU",
+                     db.machine.gpu_name, cluster.name, cluster.gpu.name);
+}
+
+ResolvedRun resolve_run(RunRequest request) {
+  ResolvedRun out;
+  out.measured = read_measured_costs(request.costs_file);
+  if (out.measured) {
+    if (auto warning = hardware_mismatch(*out.measured, request.cluster)) out.warnings.push_back(std::move(*warning));
+  }
+  if (request.gpus && *request.gpus < 1) fail("--gpus is {}; it must be >= 1", *request.gpus);
+
+  const LayoutRequest& layout = request.layout;
+  ParallelConfig c = layout.config;
+  // The stack: a named one, else the measured database's; a layout file's stands otherwise.
+  if (layout.framework || out.measured) apply_framework(c, resolved_stack(layout.framework, out.measured.get()));
+  if (!layout.attention_named && !layout.from_file) c.attention = default_attention(c.framework);
+  if (layout.dp)
+    c.dp = *layout.dp;
+  else if (request.gpus) {
+    const std::optional<int> dp = data_parallel_size(*request.gpus, c.tp, c.pp);
+    if (!dp)
+      fail("--gpus {} is not divisible by TP {} x PP {} = {}; DP would not be whole", *request.gpus, c.tp, c.pp,
+           std::int64_t{c.tp} * c.pp);
+    c.dp = *dp;
+  }
+  else if (!layout.from_file)
+    c.dp = 1;
+  if (c.dp < 1) fail("--data-parallel-size is {}; it must be >= 1", c.dp);
+  if (!layout.global_batch_named && !layout.from_file) c.global_batch = default_global_batch(c.micro_batch, c.dp);
+
+  request.model.validate("model '" + request.model.name + "'");
+  request.cluster.validate("cluster '" + request.cluster.name + "'");
+  validate(c, request.model, request.cluster, request.gpus.value_or(0));
+
+  out.model = std::move(request.model);
+  out.cluster = std::move(request.cluster);
+  out.config = std::move(c);
+  out.reserve = request.reserve;
+  out.costs_file = std::move(request.costs_file);
+  return out;
+}
+
+std::unique_ptr<CostSource> ResolvedRun::cost_source() const {
+  return make_cost_source(measured, costs_file, cluster, config.precision, config.framework);
+}
+
+std::shared_ptr<const CostDatabase> read_measured_costs(const std::string& costs_file) {
+  if (costs_file.empty()) return nullptr;
+  return std::make_shared<const CostDatabase>(read_cost_database(costs_file));
+}
+
+std::unique_ptr<CostSource> make_cost_source(const std::shared_ptr<const CostDatabase>& measured,
+                                             const std::string& costs_file, const ClusterSpec& cluster,
+                                             Precision precision, const std::string& framework) {
+  if (!measured) return std::make_unique<AnalyticCosts>(cluster, precision, framework);
+  return std::make_unique<MeasuredCosts>(*measured, costs_file, cluster, precision);
+}
+
+}  // namespace cc
