@@ -2,49 +2,31 @@
 // time, timeline and memory. Options mirror `clustercast simulate` so a launch line can be
 // opened as it is; --screenshots saves each tab as PNG and quits (docs, CI).
 #include <QApplication>
-#include <QCommandLineParser>
 #include <QDir>
 #include <QTabWidget>
 #include <QTimer>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <iostream>
-#include <string_view>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "gui/chart_export.h"
 #include "gui/compare_page.h"
+#include "gui/launch_flags.h"
 #include "gui/main_window.h"
 #include "gui/project.h"
 #include "gui/search_page.h"
 #include "gui/setup_panel.h"
-#include "interop/layout_files.h"
 #include "sim/error.h"
-#include "sim/presets.h"
 
 namespace {
 
+using cc::gui::GuiFlags;
 using cc::gui::Project;
-
-Project project_from_options(const QCommandLineParser& o) {
-  if (o.isSet("project")) return cc::gui::load_project(o.value("project").toStdString());
-  const int gpus = o.value("gpus").toInt();
-  Project p = cc::gui::project_from_presets(o.value("model").toStdString(), o.value("cluster").toStdString(), gpus);
-  auto& c = p.config;
-  c.tp = o.value("tp").toInt();
-  c.pp = o.value("pp").toInt();
-  c.micro_batch = o.value("micro-batch-size").toInt();
-  c.global_batch = o.isSet("global-batch-size") ? o.value("global-batch-size").toInt() : gpus / (c.tp * c.pp) * c.micro_batch;
-  c.sequence_parallel = o.isSet("sequence-parallel");
-  c.distributed_optimizer = o.isSet("use-distributed-optimizer");
-  c.recompute = cc::recompute_granularity_from(o.value("recompute-granularity").toStdString(), "--recompute-granularity");
-  if (const std::string backend = o.value("attention-backend").toStdString(); backend != "auto")
-    c.attention = cc::attention_backend_from(backend, "--attention-backend");
-  p.train_tokens = o.value("train-tokens-b").toDouble() * 1e9;
-  p.costs_file = o.value("costs").toStdString();
-  p.every_rank = o.isSet("every-rank");
-  return p;
-}
 
 // Shows each tab in turn and saves the whole window: Summary, Timeline and Memory once the
 // first result is on screen, Search once the search it starts has finished, then Compare
@@ -58,50 +40,47 @@ void save_tab(cc::gui::MainWindow& w, int tab, const QString& dir, const char* n
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Screenshots need no screen: without a display, render offscreen rather than abort.
-  const bool wants_screenshots = std::any_of(argv, argv + argc, [](const char* a) {
-    return std::string_view(a).starts_with("--screenshots");
-  });
-  if (wants_screenshots && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
-      qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("clustercast");
-  QApplication::setApplicationName("clustercast-gui");
-
-  QCommandLineParser o;
-  o.setApplicationDescription("clustercast-gui: simulate LLM training layouts on a cluster");
-  o.addHelpOption();
-  o.addOptions({
-      {"model", "Model preset.", "NAME", "gpt3-175b"},
-      {"cluster", "Cluster preset.", "NAME", "dgx-a100-80gb"},
-      {"gpus", "Total GPUs.", "N", "1024"},
-      {{"tp", "tensor-model-parallel-size"}, "Tensor-parallel size.", "N", "8"},
-      {{"pp", "pipeline-model-parallel-size"}, "Pipeline-parallel size.", "N", "16"},
-      {"micro-batch-size", "Micro batch size.", "N", "1"},
-      {"global-batch-size", "Global batch size.", "N"},
-      {"sequence-parallel", "Sequence parallelism."},
-      {"use-distributed-optimizer", "Shard optimizer state over DP."},
-      {"recompute-granularity", "none, selective or full.", "G", "selective"},
-      {"attention-backend", "Megatron-LM's: auto (the stack's default, flash/fused), flash, fused, unfused or local.",
-       "B", "auto"},
-      {"train-tokens-b", "Token budget in billions.", "B", "300"},
-      {"costs", "Cost database file (default: analytic).", "FILE"},
-      {"every-rank", "Simulate every DP replica."},
-      {"project", "Open a project file.", "FILE"},
-      {"screenshots", "Save a PNG of each tab to DIR and quit.", "DIR"},
-  });
-  o.process(app);
-
-  cc::gui::MainWindow w;
+  // The command line is read, and every input resolved, before Qt starts: bad input exits 2
+  // with the simulator's message even where no display is. Arguments CLI11 does not know are
+  // handed to Qt (-platform, -style, ...), which must then take every one of them.
+  CLI::App cli("clustercast-gui: simulate LLM training layouts on a cluster", "clustercast-gui");
+  cli.allow_extras();
+  GuiFlags flags;
+  flags.add_to(cli);
   Project p;
+  std::vector<std::string> qt_args{argv[0]};
   try {
-    p = project_from_options(o);
+    cli.parse(argc, argv);
+    for (const auto& extra : cli.remaining()) qt_args.push_back(extra);
+    p = cc::gui::project_from_flags(flags, cli);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "clustercast-gui: " << e.what() << "\n";
+    return 2;
   } catch (const cc::SpecError& e) {
     std::cerr << "clustercast-gui: " << e.what() << "\n";
     return 2;
   }
-  const QString dir = o.value("screenshots");  // outlives the handlers below
+  // Screenshots need no screen: without a display, render offscreen rather than abort.
+  if (!flags.screenshots.empty() && qEnvironmentVariableIsEmpty("DISPLAY") &&
+      qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+  std::vector<char*> qt_argv;
+  for (auto& a : qt_args) qt_argv.push_back(a.data());
+  int qt_argc = static_cast<int>(qt_argv.size());
+  qt_argv.push_back(nullptr);
+  QApplication app(qt_argc, qt_argv.data());
+  QApplication::setOrganizationName("clustercast");
+  QApplication::setApplicationName("clustercast-gui");
+  if (qt_argc > 1) {
+    std::cerr << "clustercast-gui: '" << qt_argv[1]
+              << "' is not an option; see clustercast-gui --help (Qt's own: -platform, -style, ...)\n";
+    return 2;
+  }
+
+  cc::gui::MainWindow w;
+  const QString dir = QString::fromStdString(flags.screenshots);  // outlives the handlers below
   if (!dir.isEmpty()) {
     w.resize(1900, 1080);
     QDir().mkpath(dir);

@@ -189,7 +189,9 @@ void MainWindow::on_finished(const SimulationOutcome& outcome) {
                            : tr("Coverage: %1 (measured share %2 %)")
                                  .arg(QString::fromStdString(outcome.result->cost_coverage))
                                  .arg(outcome.result->measured_fraction * 100, 0, 'f', 0));
-  report(tr("simulated %1 tasks in %2 ms").arg(outcome.result->tasks).arg(outcome.wall_seconds * 1e3, 0, 'f', 0));
+  QString done = tr("simulated %1 tasks in %2 ms").arg(outcome.result->tasks).arg(outcome.wall_seconds * 1e3, 0, 'f', 0);
+  for (const auto& warning : outcome.warnings) done += tr(" — warning: %1").arg(QString::fromStdString(warning));
+  report(done);
   emit result_shown();
 }
 

@@ -5,16 +5,30 @@
 
 #include "sim/atomic_file.h"
 #include "sim/error.h"
+#include "sim/framework_spec.h"
 #include "sim/presets.h"
 
 namespace cc::gui {
 
-ParallelConfig Project::resolved_config() const {
-  ParallelConfig c = config;
-  // A GPU count that does not divide is left for validate() to explain (DP 0 would not).
-  if (auto_dp) c.dp = std::max(1, gpus / std::max(1, c.tp * c.pp));
-  return c;
+RunRequest Project::request() const {
+  RunRequest r;
+  r.model = model;
+  r.cluster = cluster;
+  r.gpus = gpus;
+  r.costs_file = costs_file;
+  r.reserve = reserve;
+  LayoutRequest& l = r.layout;
+  l.config = config;
+  l.config.framework = kDefaultFramework;  // the stack is `framework`, or the database's
+  l.from_file = true;  // every value the setup shows stands as the user left it...
+  if (!auto_dp) l.dp = config.dp;  // ...but DP, which follows the GPU count unless given
+  l.global_batch_named = true;
+  l.attention_named = true;
+  l.framework = framework;
+  return r;
 }
+
+ParallelConfig Project::resolved_config() const { return resolve_run(request()).config; }
 
 bool Project::operator==(const Project& o) const { return project_to_json(*this) == project_to_json(o); }
 
@@ -41,6 +55,7 @@ nlohmann::json project_to_json(const Project& p) {
       {"gpus", p.gpus},
       {"auto_dp", p.auto_dp},
       {"costs_file", p.costs_file},
+      {"framework", p.framework ? nlohmann::json(*p.framework) : nlohmann::json(nullptr)},
       {"config", config_to_json(p.config)},
       {"train_tokens", p.train_tokens},
       {"every_rank", p.every_rank},
@@ -56,8 +71,9 @@ Project project_from_json(const nlohmann::json& doc, const std::string& where) {
   if (!doc.is_object() || doc.value("format", "") != "clustercast-project")
     fail("{} is not a clustercast project file (no \"format\": \"clustercast-project\")", where);
   const int version = doc.value("version", 0);
-  if (version != kProjectVersion)
-    fail("{}: project version {} is not supported; this build reads version {}", where, version, kProjectVersion);
+  if (version < 1 || version > kProjectVersion)
+    fail("{}: project version {} is not supported; this build reads versions 1 to {}", where, version,
+         kProjectVersion);
   try {
     Project p;
     p.model_preset = doc.at("model_preset").get<std::string>();
@@ -68,6 +84,13 @@ Project project_from_json(const nlohmann::json& doc, const std::string& where) {
     p.auto_dp = doc.at("auto_dp").get<bool>();
     p.costs_file = doc.at("costs_file").get<std::string>();
     p.config = config_from_json(doc.at("config"), where + " config");
+    if (version >= 2) {
+      if (!doc.at("framework").is_null()) p.framework = load_framework(doc.at("framework").get<std::string>()).name;
+    } else if (p.config.framework != kDefaultFramework) {
+      // Version 1 kept only the config's stack, and its default meant "none named": any other
+      // stack was the user's choice.
+      p.framework = p.config.framework;
+    }
     p.train_tokens = doc.at("train_tokens").get<double>();
     p.every_rank = doc.at("every_rank").get<bool>();
     const auto& r = doc.at("reserve");

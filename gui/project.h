@@ -3,10 +3,12 @@
 // edits a Project, the simulation runs on a copy of one.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "interop/resolver.h"
 #include "sim/cluster_spec.h"
 #include "sim/memory_model.h"
 #include "sim/model_spec.h"
@@ -14,7 +16,9 @@
 
 namespace cc::gui {
 
-inline constexpr int kProjectVersion = 1;
+// Version 2 added "framework": the stack the user named (null: the cost database's stack, else
+// Megatron-Core, as `clustercast simulate` without --framework). Version 1 files still open.
+inline constexpr int kProjectVersion = 2;
 
 struct Project {
   std::string model_preset;    // the preset the shape started from ("" = custom / imported)
@@ -24,12 +28,17 @@ struct Project {
   int gpus = 8;
   bool auto_dp = true;         // DP = GPUs / (TP x PP)
   std::string costs_file;      // empty: the analytic model of the cluster
-  ParallelConfig config;
+  std::optional<std::string> framework;  // the stack named; none: the database's, else Megatron-Core
+  ParallelConfig config;       // its framework is the resolver's to set (from `framework`)
   double train_tokens = 0;     // 0: no training days
   bool every_rank = false;
   MemoryReserve reserve;
 
-  // The config the simulator gets: DP from the GPU count when auto_dp.
+  // What the user set, as the resolver takes it (interop/resolver.h): every field of the setup
+  // is named, except DP when auto_dp and the stack when `framework` is none.
+  RunRequest request() const;
+  // The config the simulator gets (the resolver's, so DP from the GPU count when auto_dp and
+  // the stack of the cost database). Throws SpecError on what the CLI would refuse.
   ParallelConfig resolved_config() const;
   bool operator==(const Project&) const;
 };

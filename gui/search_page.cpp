@@ -25,9 +25,9 @@
 
 #include "gui/chart_axes.h"
 #include "gui/search_table.h"
+#include "interop/resolver.h"
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
-#include "sim/measured_costs.h"
 
 namespace cc::gui {
 
@@ -196,7 +196,11 @@ SearchPage::SearchPage(QWidget* parent)
 
 SearchPage::~SearchPage() = default;
 
-SearchRequest SearchPage::request_for(const Project& base) const {
+SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const CostDatabase>* measured) const {
+  // The stack as the resolver picks it for `simulate` and `search`: the one named, else the
+  // cost database's.
+  const std::shared_ptr<const CostDatabase> db = read_measured_costs(base.costs_file);
+  if (measured) *measured = db;
   SearchRequest r;
   r.model = base.model;
   r.cluster = base.cluster;
@@ -222,10 +226,10 @@ SearchRequest SearchPage::request_for(const Project& base) const {
   r.space.tp_comm_overlap = base.config.tp_comm_overlap;  // as the setup asks, for every SP layout
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;
-  r.space.framework = base.config.framework;
+  r.space.framework = resolved_stack(base.framework, db.get());
   // Ties as the CLI marks them: within the cost source's cross-validated error (a measured
   // database has none, so it ties nothing).
-  r.tie_tolerance = base.costs_file.empty()
+  r.tie_tolerance = !db
                         ? cross_validated_tie_tolerance(AnalyticCosts(r.cluster, r.space.precision, r.space.framework), r.gpus)
                         : 0.0;
   return r;
@@ -233,8 +237,9 @@ SearchRequest SearchPage::request_for(const Project& base) const {
 
 void SearchPage::start(const Project& base) {
   SearchRequest request;
+  std::shared_ptr<const CostDatabase> measured;
   try {
-    request = request_for(base);
+    request = request_for(base, &measured);
   } catch (const SpecError& e) {
     status_->setText(QString::fromStdString(e.what()));
     emit finished();
@@ -256,16 +261,13 @@ void SearchPage::start(const Project& base) {
     watcher->deleteLater();
   });
   const std::string costs_file = base.costs_file;
-  watcher->setFuture(QtConcurrent::run([request, costs_file, progress = progress_]() mutable {
+  watcher->setFuture(QtConcurrent::run([request, measured, costs_file, progress = progress_]() mutable {
     SearchRun run;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      std::unique_ptr<CostSource> costs;
-      if (!costs_file.empty()) {
-        costs = std::make_unique<MeasuredCosts>(read_cost_database(costs_file), costs_file, request.cluster,
-                                                request.space.precision);
-        request.costs = costs.get();
-      }
+      const std::unique_ptr<CostSource> costs =
+          make_cost_source(measured, costs_file, request.cluster, request.space.precision, request.space.framework);
+      request.costs = costs.get();
       request.cancel = &progress->cancel;
       // Called on this worker thread; the page polls the counters from the GUI thread.
       auto report = [progress](std::size_t done, std::size_t total, const char* phase) {

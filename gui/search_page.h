@@ -46,7 +46,8 @@ class SearchPage : public QWidget {
 
   // The request the Run button sends for `base` (tests hand the same to the library).
   // Throws SpecError on a list that does not parse.
-  SearchRequest request_for(const Project& base) const;
+  // `measured`, when given, receives the cost database the request was made for (none: analytic).
+  SearchRequest request_for(const Project& base, std::shared_ptr<const CostDatabase>* measured = nullptr) const;
   void start(const Project& base);
   // Returns at once and keeps the previous results. The library's search has no stop
   // hook, so the abandoned run finishes in the background and its answer is dropped.

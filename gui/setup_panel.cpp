@@ -345,6 +345,7 @@ Project SetupPanel::project() const {
   p.cluster.nics_per_node = nics_->value();
   p.gpus = nodes_->value() * gpus_per_node_->value();
   p.costs_file = costs_->currentData().toString().toStdString();
+  p.framework = framework_;  // no field shows it: kept as the project or launch line named it
 
   ParallelConfig& c = p.config;
   c.tp = tp_->value();
@@ -379,6 +380,7 @@ void SetupPanel::set_project(const Project& p) {
   loading_ = true;
   model_base_ = p.model;
   cluster_base_ = p.cluster;
+  framework_ = p.framework;
   model_preset_->setCurrentText(p.model_preset.empty() ? tr("custom") : QString::fromStdString(p.model_preset));
   layers_->setValue(p.model.num_layers);
   hidden_->setValue(p.model.hidden_size);

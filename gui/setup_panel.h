@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ class SetupPanel : public QWidget {
   std::string model_name_, cluster_name_;
   ModelSpec model_base_;      // fields the panel does not show (norm, positions, ...)
   ClusterSpec cluster_base_;
+  std::optional<std::string> framework_;  // the stack the project names (none: the database's)
   std::map<std::string, QWidget*> fields_;
   std::map<QWidget*, QFormLayout*> forms_;
 

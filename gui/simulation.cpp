@@ -3,9 +3,8 @@
 #include <chrono>
 #include <utility>
 
-#include "sim/analytic_costs.h"
+#include "interop/resolver.h"
 #include "sim/error.h"
-#include "sim/measured_costs.h"
 
 namespace cc::gui {
 
@@ -41,25 +40,17 @@ SimulationOutcome run_simulation(const Project& project) {
   const auto start = std::chrono::steady_clock::now();
   SimulationOutcome out;
   try {
-    project.model.validate("model '" + project.model.name + "'");
-    project.cluster.validate("cluster '" + project.cluster.name + "'");
-    const ParallelConfig config = project.resolved_config();
-    validate(config, project.model, project.cluster, project.gpus);
-
-    std::unique_ptr<CostSource> costs;
-    if (project.costs_file.empty()) {
-      costs = std::make_unique<AnalyticCosts>(project.cluster, config.precision);
-    } else {
-      auto db = std::make_shared<CostDatabase>(read_cost_database(project.costs_file));
-      out.costs = db;
-      costs = std::make_unique<MeasuredCosts>(*db, project.costs_file, project.cluster, config.precision);
-    }
+    // The CLI's own resolver: the same defaults, stack, checks and cost source as `simulate`.
+    const ResolvedRun run = resolve_run(project.request());
+    out.costs = run.measured;
+    out.warnings = run.warnings;
+    const std::unique_ptr<CostSource> costs = run.cost_source();
     SimOptions options;
     options.keep_timeline = true;  // the timeline and memory tabs need it
     options.every_rank = project.every_rank;
     options.train_tokens = project.train_tokens;
     options.reserve = project.reserve;
-    auto result = std::make_shared<SimResult>(simulate(project.model, project.cluster, config, *costs, options));
+    auto result = std::make_shared<SimResult>(simulate(run.model, run.cluster, run.config, *costs, options));
     out.memory_curves = memory_timeline(*result, project.reserve);
     out.result = std::move(result);
   } catch (const SpecError& e) {

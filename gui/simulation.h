@@ -20,6 +20,7 @@ struct SimulationOutcome {
   std::shared_ptr<const CostDatabase> costs;    // the database used, when not analytic
   std::string error;        // SpecError message, empty on success
   std::string error_field;  // setup field the message is about (see field_of_error)
+  std::vector<std::string> warnings;  // the resolver's, e.g. a database measured on another GPU
   double wall_seconds = 0;
   bool ok() const { return result != nullptr; }
 };

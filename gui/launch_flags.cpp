@@ -1,0 +1,74 @@
+#include "gui/launch_flags.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "interop/resolver.h"
+#include "sim/error.h"
+#include "sim/presets.h"
+
+namespace cc::gui {
+
+void GuiFlags::add_to(CLI::App& app) {
+  run.add_to(app);
+  app.add_flag("--every-rank", every_rank, "Simulate every DP replica");
+  app.add_option("--train-tokens-b", train_tokens_b, "Token budget in billions (default 300)");
+  app.add_option("--project", project, "Open a project file (no other run flags beside it)");
+  app.add_option("--screenshots", screenshots, "Save a PNG of each tab to DIR and quit");
+}
+
+namespace {
+
+bool gui_only(const std::string& option) {
+  return option == "--every-rank" || option == "--train-tokens-b" || option == "--project" ||
+         option == "--screenshots";
+}
+
+// With no run flag at all, the window opens on GPT-3 175B over 1,024 A100-80GB GPUs at TP 8 x
+// PP 16 with selective recomputation. Any run flag makes the command line a launch line, read
+// exactly as `simulate` reads it (its defaults, its refusals).
+void apply_first_screen(RunFlags& r) {
+  r.model.model = "gpt3-175b";
+  r.cluster.gpus = 1024;
+  r.layout.tp = 8;
+  r.layout.pp = 16;
+  r.layout.recompute_granularity = "selective";
+}
+
+std::string preset_or_empty(const std::string& name, const std::vector<std::string>& presets) {
+  return std::find(presets.begin(), presets.end(), name) != presets.end() ? name : std::string();
+}
+
+}  // namespace
+
+Project project_from_flags(GuiFlags& f, const CLI::App& app) {
+  bool launch_line = false;
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0 || gui_only(o->get_name())) continue;
+    if (!f.project.empty())
+      fail("{} cannot be given beside --project: the project file holds the whole setup", o->get_name());
+    launch_line = true;
+  }
+  if (!f.project.empty()) return load_project(f.project);
+  if (!launch_line) apply_first_screen(f.run);
+  if (!(f.train_tokens_b >= 0 && f.train_tokens_b <= 1e7))  // also refuses NaN; 1e7 B = --train-tokens' 1e16
+    fail("--train-tokens-b is {}; it must be between 0 and 10000000 (billions of tokens)", f.train_tokens_b);
+  const ResolvedRun run = resolve_run(f.run.request());
+  Project p;
+  p.model_preset = preset_or_empty(f.run.model.model, model_preset_names());
+  p.model = run.model;
+  p.cluster_preset = preset_or_empty(f.run.cluster.cluster.empty() ? run.cluster.name : f.run.cluster.cluster,
+                                     cluster_preset_names());
+  p.cluster = run.cluster;
+  p.gpus = run.config.gpus();
+  p.auto_dp = !f.run.layout.dp;
+  p.costs_file = run.costs_file;
+  p.framework = f.run.layout.framework;
+  p.config = run.config;
+  p.reserve = run.reserve;
+  p.train_tokens = f.train_tokens_b * 1e9;
+  p.every_rank = f.every_rank;
+  return p;
+}
+
+}  // namespace cc::gui

@@ -1,0 +1,29 @@
+// launch_flags.h — clustercast-gui's command line: `clustercast simulate`'s own flags
+// (interop/input_flags.h), so a launch line opens as it is and means the same run, plus what only
+// the GUI has. The project it opens comes from the same resolver as `simulate`'s prediction.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "gui/project.h"
+#include "interop/input_flags.h"
+
+namespace cc::gui {
+
+struct GuiFlags {
+  RunFlags run;
+  bool every_rank = false;
+  double train_tokens_b = 300;
+  std::string project, screenshots;
+  void add_to(CLI::App& app);
+};
+
+// The project the window opens: --project's file, or the flags resolved as `simulate` resolves
+// them. With no model, cluster or layout given, GPT-3 175B over 1,024 A100-80GB GPUs at TP 8 x
+// PP 16 with selective recomputation; flags replace each part. Throws SpecError on what
+// `simulate` would refuse.
+Project project_from_flags(GuiFlags& flags, const CLI::App& app);
+
+}  // namespace cc::gui

@@ -1,0 +1,156 @@
+// The GUI and `clustercast simulate` resolve one launch line through the same code
+// (interop/resolver.h): the same prediction for every cost source, each also under a stack other
+// than the default one, and the same refusal. Each case runs the real `clustercast` binary and
+// the GUI's own path from its command line to a simulation.
+#include <QProcess>
+#include <QTest>
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "gui/launch_flags.h"
+#include "gui/simulation.h"
+
+using namespace cc;
+using namespace cc::gui;
+
+namespace {
+
+const std::string kTraces = CLUSTERCAST_TRACES_DIR;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+CliRun run_program(const QString& program, const std::vector<std::string>& args) {
+  QStringList list;
+  for (const auto& a : args) list << QString::fromStdString(a);
+  QProcess p;
+  p.start(program, list);
+  CliRun r;
+  if (!p.waitForFinished(120000)) return r;
+  r.exit_code = p.exitCode();
+  r.out = p.readAllStandardOutput().toStdString();
+  r.err = p.readAllStandardError().toStdString();
+  return r;
+}
+
+// The GUI's reading of a command line: its flags, its resolver call, its simulation.
+SimulationOutcome gui_simulation(const std::vector<std::string>& args) {
+  CLI::App app;
+  GuiFlags flags;
+  flags.add_to(app);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  app.parse(reversed);
+  return run_simulation(project_from_flags(flags, app));
+}
+
+void expect_same_prediction(const std::vector<std::string>& args) {
+  std::vector<std::string> cli_args{"simulate"};
+  cli_args.insert(cli_args.end(), args.begin(), args.end());
+  cli_args.push_back("--json");
+  const CliRun cli = run_program(CLUSTERCAST_BINARY, cli_args);
+  QVERIFY2(cli.exit_code == 0, cli.err.c_str());
+  const auto doc = nlohmann::json::parse(cli.out);
+  const SimulationOutcome gui = gui_simulation(args);
+  QVERIFY2(gui.ok(), gui.error.c_str());
+  QCOMPARE(gui.result->config.framework, doc.at("config").at("framework").get<std::string>());
+  QCOMPARE(gui.result->iteration_time_s, doc.at("iteration_time_s").get<double>());
+  QCOMPARE(gui.result->peak_memory_gib, doc.at("peak_memory_gib").get<double>());
+  // A warning the command line prints (a database from another GPU) the GUI shows too.
+  for (const auto& warning : gui.warnings) QVERIFY2(cli.err.find(warning) != std::string::npos, cli.err.c_str());
+  QCOMPARE(cli.err.find("warning:") != std::string::npos, !gui.warnings.empty());
+}
+
+const std::vector<std::string> kAnalytic{"--model", "gpt3-1.3b", "--cluster", "dgx-a100-80gb", "--gpus", "16",
+                                         "--tp", "2", "--pp", "4", "--global-batch-size", "32"};
+// The case the resolver was written for: the GUI priced a CPU database under Megatron-Core's
+// stack, where simulate replays the engine's own (blocking sends), 21% apart.
+const std::vector<std::string> kCpuDatabase{"--costs", kTraces + "/cpu-xeon-2core-small.json", "--model", "small",
+                                            "--gpus", "2", "--pp", "2", "--global-batch-size", "8",
+                                            "--precision", "fp32"};
+const std::vector<std::string> kGpuDatabase{"--costs", kTraces + "/gpu-h200-gpt3-layers.json", "--model", "gpt3-6.7b",
+                                            "--cluster", "h200", "--gpus", "64", "--tp", "8", "--pp", "4",
+                                            "--sequence-parallel", "--recompute-granularity", "selective",
+                                            "--global-batch-size", "64"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+}  // namespace
+
+class TestLaunchParity : public QObject {
+  Q_OBJECT
+ private slots:
+  void analyticModel() { expect_same_prediction(kAnalytic); }
+  void analyticModelOtherStack() { expect_same_prediction(with(kAnalytic, {"--framework", "megatron-deepspeed"})); }
+  void cpuDatabase() { expect_same_prediction(kCpuDatabase); }
+  void cpuDatabaseOtherStack() { expect_same_prediction(with(kCpuDatabase, {"--framework", "megatron-core"})); }
+  void gpuDatabase() { expect_same_prediction(kGpuDatabase); }
+  void gpuDatabaseOtherStack() { expect_same_prediction(with(kGpuDatabase, {"--framework", "nemo"})); }
+  // A database measured on an H200 priced for H100s: both warn, both predict the same.
+  void gpuDatabaseOnAnotherGpuWarns() {
+    std::vector<std::string> args = kGpuDatabase;
+    args[5] = "dgx-h100";
+    const SimulationOutcome gui = gui_simulation(args);
+    QVERIFY2(gui.ok(), gui.error.c_str());
+    QCOMPARE(gui.warnings.size(), std::size_t{1});
+    QVERIFY(gui.warnings[0].find("NVIDIA H200") != std::string::npos);
+    expect_same_prediction(args);
+  }
+
+  // A project that switches to a measured database runs that database's stack, as --costs
+  // without --framework does; naming a stack keeps it.
+  void projectFollowsTheDatabaseStackUnlessOneIsNamed() {
+    const SimulationOutcome launched = gui_simulation(kCpuDatabase);
+    QVERIFY2(launched.ok(), launched.error.c_str());
+    CLI::App app;
+    GuiFlags flags;
+    flags.add_to(app);
+    std::vector<std::string> analytic(kCpuDatabase.begin() + 2, kCpuDatabase.end());
+    std::vector<std::string> reversed(analytic.rbegin(), analytic.rend());
+    app.parse(reversed);
+    Project p = project_from_flags(flags, app);
+    QCOMPARE(p.resolved_config().framework, std::string(kDefaultFramework));
+    p.costs_file = kCpuDatabase[1];
+    QCOMPARE(p.resolved_config().framework, launched.result->config.framework);
+    QVERIFY(p.resolved_config().framework != std::string(kDefaultFramework));
+    p.framework = "megatron-core";
+    QCOMPARE(p.resolved_config().framework, std::string("megatron-core"));
+  }
+
+  // Bad values end the GUI before any window with the message simulate prints, exit 2.
+  void badLayoutFlagsExitTwoWithTheSimulatorsMessage() {
+    for (const std::vector<std::string>& bad :
+         {std::vector<std::string>{"--model", "gpt3-175b", "--tp", "0"}, {"--tp", "abc"}, {"--tp", "0"},
+          {"--model", "gpt3-175b", "--tp", "5"},
+          {"--model", "gpt3-175b", "--gpus", "100", "--tp", "8", "--pp", "16"}}) {
+      std::vector<std::string> simulate{"simulate"};
+      simulate.insert(simulate.end(), bad.begin(), bad.end());
+      const CliRun cli = run_program(CLUSTERCAST_BINARY, simulate);
+      const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, bad);
+      QCOMPARE(cli.exit_code, 2);
+      QCOMPARE(gui.exit_code, 2);
+      const std::string cli_message = cli.err.substr(cli.err.find(": ") + 2);
+      const std::string gui_message = gui.err.substr(gui.err.find(": ") + 2);
+      QVERIFY2(cli.err.starts_with("clustercast: "), cli.err.c_str());
+      QVERIFY2(gui.err.starts_with("clustercast-gui: "), gui.err.c_str());
+      QCOMPARE(gui_message, cli_message);
+    }
+  }
+
+  void unknownOptionExitsTwo() {
+    const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, {"--frobnicate"});
+    QCOMPARE(gui.exit_code, 2);
+    QVERIFY2(gui.err.find("--frobnicate") != std::string::npos, gui.err.c_str());
+  }
+};
+
+QTEST_MAIN(TestLaunchParity)
+#include "test_launch_parity.moc"
