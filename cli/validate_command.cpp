@@ -19,6 +19,7 @@
 #include "cli/validation_report.h"
 #include "cli/value_lists.h"
 #include "engine/trainer.h"
+#include "interop/resolver.h"
 #include "profiler/machine_fingerprint.h"
 #include "profiler/op_statistics.h"
 #include "profiler/pooled_profiles.h"
@@ -415,7 +416,7 @@ void run(const ValidateFlags& f) {
   for (std::size_t i = 0; i < layouts.size(); ++i) {
     const ValidationLayout& l = layouts[i];
     ParallelConfig c = l.config;
-    apply_framework(c, v.costs.framework);
+    apply_framework(c, resolved_stack(std::nullopt, &v.costs));  // the measured stack, as simulate --costs
     const MeasuredCosts costs(v.costs, v.costs_path, cluster, precision);  // one per layout: its own pricing counts
     predicted.push_back(simulate(l.model_for(model), cluster, c, costs, SimOptions{}));
     pricing.push_back(costs.pricing_counts());
