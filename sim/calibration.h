@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/analytic_costs.h"
+#include "sim/analytic_params.h"
 #include "sim/cluster_spec.h"
 #include "sim/cost_source.h"
 
