@@ -10,6 +10,7 @@
 #include "sim/flops.h"
 #include "sim/iteration_costs.h"
 #include "sim/parallel_layout.h"
+#include "sim/pipeline_schedule.h"
 #include "sim/step_plan.h"
 
 namespace cc {
@@ -60,7 +61,10 @@ class IterationGraph {
 
   void build() {
     const int p = c_.pp, v = c_.virtual_stages, mb = c_.num_microbatches();
-    const auto schedule = planned_passes(c_);
+    const auto schedule = pipeline_schedule(p, mb, v);
+    std::vector<std::vector<ChunkPlan>> chunks(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s)
+      for (int k = 0; k < v; ++k) chunks[static_cast<std::size_t>(s)].push_back(chunk_plan(m_, c_, s, k));
     for (int s = 0; s < p; ++s)
       for (int r = 0; r < replicas_; ++r) {
         compute_.push_back(engine_.add_stream(fmt::format("stage {} replica {} compute", s, r)));
@@ -90,7 +94,7 @@ class IterationGraph {
             }
         }
         for (std::size_t i = 0; i < list.size(); ++i) {
-          const PlannedPass& pass = list[i];
+          const PipelinePass& pass = list[i];
           const ChunkCosts& chunk = costs_.chunks[static_cast<std::size_t>(s)][static_cast<std::size_t>(pass.chunk)];
           const bool forward = pass.kind == PassKind::Forward;
           const PassCost& cost = forward ? chunk.forward : chunk.backward;
@@ -118,7 +122,9 @@ class IterationGraph {
     for (int r = 0; r < replicas_; ++r)
       for (int s = 0; s < p; ++s) {
         const int gg = gang(s, r);
-        for (const PlannedPass& pass : schedule[static_cast<std::size_t>(s)]) {
+        for (const PipelinePass& scheduled : schedule[static_cast<std::size_t>(s)]) {
+          const PlannedPass pass =
+              plan_pass(scheduled, chunks[static_cast<std::size_t>(s)][static_cast<std::size_t>(scheduled.chunk)]);
           if (pass.send_to < 0) continue;
           const bool forward = pass.kind == PassKind::Forward;
           const TaskId from = (forward ? fwd_ : bwd_last_)[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)];

@@ -87,18 +87,34 @@ std::vector<LayerRange> recompute_groups(const ParallelConfig& c, int layers) {
   return groups;
 }
 
-ChunkPlan chunk_plan(const ModelSpec& m, const ParallelConfig& c, int stage, int chunk) {
+namespace {
+
+// Where a chunk sits in the chain of virtual stages and who its neighbours are: virtual stage
+// j = chunk · PP + stage runs on stage j mod PP as its chunk j / PP.
+ChunkPlan place_chunk(const ParallelConfig& c, int stage, int chunk) {
   ChunkPlan p;
   p.stage = stage;
   p.chunk = chunk;
   p.virtual_stage = chunk * c.pp + stage;
-  p.layers = chunk_layers(m, c, stage, chunk);
   const int virtual_total = c.pp * c.virtual_stages;
   p.has_embedding = p.virtual_stage == 0;
   p.has_output = p.virtual_stage == virtual_total - 1;
-  // Virtual stage j runs on stage j mod PP: the neighbours are the ring's neighbours.
-  if (!p.has_embedding) p.previous_stage = (stage + c.pp - 1) % c.pp;
-  if (!p.has_output) p.next_stage = (stage + 1) % c.pp;
+  if (!p.has_embedding) {
+    p.previous_stage = (p.virtual_stage - 1) % c.pp;
+    p.previous_chunk = (p.virtual_stage - 1) / c.pp;
+  }
+  if (!p.has_output) {
+    p.next_stage = (p.virtual_stage + 1) % c.pp;
+    p.next_chunk = (p.virtual_stage + 1) / c.pp;
+  }
+  return p;
+}
+
+}  // namespace
+
+ChunkPlan chunk_plan(const ModelSpec& m, const ParallelConfig& c, int stage, int chunk) {
+  ChunkPlan p = place_chunk(c, stage, chunk);
+  p.layers = chunk_layers(m, c, stage, chunk);
   p.recompute = recompute_scope(c);
   p.recompute_groups = recompute_groups(c, p.layers.count);
   return p;
@@ -106,28 +122,28 @@ ChunkPlan chunk_plan(const ModelSpec& m, const ParallelConfig& c, int stage, int
 
 std::vector<std::vector<PlannedPass>> planned_passes(const ParallelConfig& c) {
   const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages);
-  const int virtual_total = c.pp * c.virtual_stages;
   std::vector<std::vector<PlannedPass>> out(schedule.size());
   for (std::size_t s = 0; s < schedule.size(); ++s) {
-    const int stage = static_cast<int>(s);
+    std::vector<ChunkPlan> chunks;
+    for (int k = 0; k < c.virtual_stages; ++k) chunks.push_back(place_chunk(c, static_cast<int>(s), k));
     out[s].reserve(schedule[s].size());
-    for (const PipelinePass& pass : schedule[s]) {
-      PlannedPass p{pass.kind, pass.microbatch, pass.chunk, pass.chunk * c.pp + stage};
-      // Forward: from virtual stage j-1, to j+1; backward the other way round.
-      const int from = pass.kind == PassKind::Forward ? p.virtual_stage - 1 : p.virtual_stage + 1;
-      const int to = pass.kind == PassKind::Forward ? p.virtual_stage + 1 : p.virtual_stage - 1;
-      if (from >= 0 && from < virtual_total) {
-        p.receive_from = from % c.pp;
-        p.receive_from_chunk = from / c.pp;
-      }
-      if (to >= 0 && to < virtual_total) {
-        p.send_to = to % c.pp;
-        p.send_to_chunk = to / c.pp;
-      }
-      out[s].push_back(p);
-    }
+    for (const PipelinePass& pass : schedule[s])
+      out[s].push_back(plan_pass(pass, chunks[static_cast<std::size_t>(pass.chunk)]));
   }
   return out;
+}
+
+PlannedPass plan_pass(const PipelinePass& pass, const ChunkPlan& chunk) {
+  // Forward: from the previous virtual stage, to the next; backward the other way round.
+  const bool forward = pass.kind == PassKind::Forward;
+  return {pass.kind,
+          pass.microbatch,
+          pass.chunk,
+          chunk.virtual_stage,
+          forward ? chunk.previous_stage : chunk.next_stage,
+          forward ? chunk.next_stage : chunk.previous_stage,
+          forward ? chunk.previous_chunk : chunk.next_chunk,
+          forward ? chunk.next_chunk : chunk.previous_chunk};
 }
 
 OpProgram recompute_program(const LayerShape& shape, RecomputeScope scope) {

@@ -43,8 +43,10 @@ struct ChunkPlan {
   LayerRange layers;      // global layer indices
   bool has_embedding = false;  // the first virtual stage
   bool has_output = false;     // the last virtual stage: final norm, logits, loss
-  // Pipeline stages holding the virtual stages before and after this one; -1 at the ends.
+  // Pipeline stages holding the virtual stages before and after this one, and their chunks
+  // there; -1 at the ends.
   int previous_stage = -1, next_stage = -1;
+  int previous_chunk = -1, next_chunk = -1;
   RecomputeScope recompute = RecomputeScope::Nothing;
   // Chunk-local ranges of layers that rerun together in backward, first layers first:
   // full/uniform, groups of --recompute-num-layers from the group's kept input; full/block,
@@ -89,6 +91,9 @@ struct PlannedPass {
 
 // Every stage's passes in the order it runs them (pipeline_schedule()), with their peers.
 std::vector<std::vector<PlannedPass>> planned_passes(const ParallelConfig& config);
+// One schedule pass of `chunk` with its peers: what planned_passes() holds, for a reader that
+// walks pipeline_schedule() itself rather than keep a second copy of every pass.
+PlannedPass plan_pass(const PipelinePass& pass, const ChunkPlan& chunk);
 
 // The kernels and collectives one rank runs for one microbatch, in order (layer_program):
 // the one list the pricing, the traffic count and the engines' annotations share.

@@ -81,7 +81,12 @@ TEST(StepPlan, InterleavedChunksFollowVirtualStageOrder) {
   EXPECT_FALSE(plan.chunk(1, 0).has_output);
   // Virtual stage 2 (stage 0, chunk 1) follows 1 on stage 1 and feeds 3 on stage 1.
   EXPECT_EQ(plan.chunk(0, 1).previous_stage, 1);
+  EXPECT_EQ(plan.chunk(0, 1).previous_chunk, 0);
   EXPECT_EQ(plan.chunk(0, 1).next_stage, 1);
+  EXPECT_EQ(plan.chunk(0, 1).next_chunk, 1);
+  // Virtual stage 1 (stage 1, chunk 0) wraps back to stage 0's chunk 1.
+  EXPECT_EQ(plan.chunk(1, 0).next_stage, 0);
+  EXPECT_EQ(plan.chunk(1, 0).next_chunk, 1);
   EXPECT_EQ(plan.chunk(0, 0).previous_stage, -1);
   EXPECT_EQ(plan.chunk(1, 1).next_stage, -1);
 }
