@@ -226,6 +226,12 @@ OpProgram output_backward(const LayerShape& x) {
   return b.take();
 }
 
+OpProgram pipeline_receive(const LayerShape& x) {
+  Builder b(x, Phase::Forward);
+  if (!x.sequence_parallel) b.collective("p2p.all_gather", CollectiveKind::AllGather, b.activation());
+  return b.take();
+}
+
 ProgramCost& ProgramCost::operator+=(const ProgramCost& o) {
   span_s = std::max(span_s + o.device(), host_s + o.span_s);
   compute_s += o.compute_s;

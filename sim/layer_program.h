@@ -50,6 +50,9 @@ OpProgram embedding_forward(const LayerShape& shape);
 OpProgram embedding_backward(const LayerShape& shape);
 OpProgram output_forward(const LayerShape& shape);  // final norm, logits, cross-entropy
 OpProgram output_backward(const LayerShape& shape);
+// What a stage runs when a pipeline transfer arrives: without SP each TP rank was sent 1/t
+// of the activation (Megatron's scatter-gather optimisation) and re-gathers it over TP.
+OpProgram pipeline_receive(const LayerShape& shape);
 
 // What a run of kernels costs. The host issues them one by one (host_s in all); the device
 // runs each once it is issued and the one before has finished. That is a two-machine flow

@@ -1,6 +1,7 @@
 // pipeline_schedule.h — the 1F1B pipeline schedule as a pure function: for each pipeline
-// rank, the ordered list of forward and backward passes it runs in one iteration. The
-// training engine executes these lists; the simulator replays them. Tested once, used twice.
+// rank, the ordered list of forward and backward passes it runs in one iteration. The step
+// plan (step_plan.h) adds each pass's peers; the training engine executes those lists and
+// the simulator replays them. Tested once, used twice.
 #pragma once
 
 #include <vector>

@@ -11,6 +11,7 @@
 #include "sim/iteration_costs.h"
 #include "sim/parallel_layout.h"
 #include "sim/pipeline_schedule.h"
+#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -61,6 +62,9 @@ class IterationGraph {
   void build() {
     const int p = c_.pp, v = c_.virtual_stages, mb = c_.num_microbatches();
     const auto schedule = pipeline_schedule(p, mb, v);
+    std::vector<std::vector<ChunkPlan>> chunks(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s)
+      for (int k = 0; k < v; ++k) chunks[static_cast<std::size_t>(s)].push_back(chunk_plan(m_, c_, s, k));
     for (int s = 0; s < p; ++s)
       for (int r = 0; r < replicas_; ++r) {
         compute_.push_back(engine_.add_stream(fmt::format("stage {} replica {} compute", s, r)));
@@ -118,18 +122,17 @@ class IterationGraph {
     for (int r = 0; r < replicas_; ++r)
       for (int s = 0; s < p; ++s) {
         const int gg = gang(s, r);
-        for (const PipelinePass& pass : schedule[static_cast<std::size_t>(s)]) {
-          const int vs = pass.chunk * p + s;
+        for (const PipelinePass& scheduled : schedule[static_cast<std::size_t>(s)]) {
+          const PlannedPass pass =
+              plan_pass(scheduled, chunks[static_cast<std::size_t>(s)][static_cast<std::size_t>(scheduled.chunk)]);
+          if (pass.send_to < 0) continue;
           const bool forward = pass.kind == PassKind::Forward;
-          const int to_vs = forward ? vs + 1 : vs - 1;
-          if (to_vs < 0 || to_vs >= p * v) continue;
           const TaskId from = (forward ? fwd_ : bwd_last_)[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)];
           const TaskId send = add(costs_.p2p_s, {send_[static_cast<std::size_t>(gg)]},
                                   {TaskKind::Send, gg, pass.microbatch, pass.chunk, {}});
           engine_.add_dependency(from, send);
-          const int to_gang = gang(to_vs % p, r);
-          const PipelinePass to{pass.kind, pass.microbatch, to_vs / p};
-          engine_.add_dependency(send, (forward ? fwd_ : bwd_)[static_cast<std::size_t>(to_gang)][slot(to.chunk, to.microbatch)]);
+          const int to_gang = gang(pass.send_to, r);
+          engine_.add_dependency(send, (forward ? fwd_ : bwd_)[static_cast<std::size_t>(to_gang)][slot(pass.send_to_chunk, pass.microbatch)]);
           const TaskId next = next_compute_[static_cast<std::size_t>(from)];
           if (next >= 0 && blocking_p2p_) engine_.add_dependency(send, next);
         }
