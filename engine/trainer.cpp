@@ -82,7 +82,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   MPI_Comm_size(host, &ranks_on_host);
   MPI_Comm_free(&host);
   agree(groups.world, [&] { check_host_memory(model, c, ranks_on_host, available_host_bytes()); });
-  const RankModel m = make_rank_model(model, c.tp, groups.me.tp, c.pp, groups.me.pp, c.virtual_stages);
+  const RankModel m = make_rank_model(model, c, groups.me.tp, groups.me.pp);
   const int S = model.seq_length, B = c.global_batch, mb = c.micro_batch;
 
   // Data: every rank reads the corpus (it is small) and derives its own samples.
