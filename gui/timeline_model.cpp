@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "sim/step_plan.h"
+
 namespace cc::gui {
 
 QColor kind_color(TaskKind kind) {
@@ -93,7 +95,7 @@ int TimelineModel::layers_of(const TimelineEvent& e) const {
   if (!result_ || (e.kind != TaskKind::Forward && e.kind != TaskKind::Backward)) return 0;
   const auto chunk_at = e.name.find(" c");
   const int chunk = chunk_at == std::string::npos ? 0 : std::atoi(e.name.c_str() + chunk_at + 2);
-  return result_->config.layers_in_chunk(result_->model.num_layers, e.process / replicas_, chunk);
+  return chunk_layers(result_->model, result_->config, e.process / replicas_, chunk).count;
 }
 
 int TimelineModel::rowCount(const QModelIndex& parent) const {

@@ -5,6 +5,7 @@
 #include "sim/analytic_costs.h"
 #include "sim/iteration_costs.h"
 #include "sim/parallel_layout.h"
+#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -27,36 +28,33 @@ class RecordingCosts final : public CostSource {
   AnalyticCosts inner_;
 };
 
-// Prices every collective as the bytes one member of its ring sends (nccl-tests' bus factor
-// times the buffer) and every kernel as free. Run through price_iteration, each chunk's
-// "exposed TP communication" and "recompute" then read as the TP bytes one rank sends per
-// microbatch, counted by the simulator's own rules (layers per chunk, recomputed layers,
-// embedding and output on the first and last virtual stage), and p2p_s as the TP re-gather
-// of one received pipeline transfer. Only those fields are read: the layer programs hold TP
-// collectives only, and the point-to-point send itself is pipeline traffic, priced 0 here.
-class TpBytesCosts final : public CostSource {
- public:
-  OpCost compute(const ComputeOp&) const override { return {}; }
-  OpCost collective(const CollectiveOp& op) const override {
-    if (op.kind == CollectiveKind::SendRecv) return {};
-    return {op.bytes * bus_bandwidth_factor(op.kind, op.group.size), false};
-  }
-  std::string describe() const override { return "tensor-parallel bytes"; }
-};
+// Bytes one member of each TP collective of `program` sends to its ring neighbour
+// (nccl-tests' bus factor times the buffer). Point-to-point sends are pipeline traffic.
+double tp_ring_bytes(const OpProgram& program) {
+  double bytes = 0;
+  for (const ProgramStep& step : program)
+    if (step.is_collective && step.comm.kind != CollectiveKind::SendRecv)
+      bytes += step.comm.bytes * bus_bandwidth_factor(step.comm.kind, step.comm.group.size);
+  return bytes;
+}
 
-// Bytes each rank of stage s's TP groups sends to its ring neighbour in one iteration.
-std::vector<double> tp_bytes_per_member(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c) {
-  const IterationCosts ic = price_iteration(m, cluster, c, TpBytesCosts());
-  const int virtual_total = c.pp * c.virtual_stages;
-  std::vector<double> out(static_cast<std::size_t>(c.pp), 0.0);
-  for (int s = 0; s < c.pp; ++s) {
+// Bytes each rank of stage s's TP groups sends to its ring neighbour in one iteration: per
+// microbatch, every chunk's forward and backward (with what its recomputed layers rerun),
+// and the re-gather after each pipeline transfer the chunk receives.
+std::vector<double> tp_bytes_per_member(const StepPlan& plan) {
+  const LayerOps& ops = plan.ops;
+  const double layer_forward = tp_ring_bytes(ops.forward), layer_backward = tp_ring_bytes(ops.backward);
+  const double recompute = tp_ring_bytes(ops.recompute), receive = tp_ring_bytes(ops.pipeline_receive);
+  std::vector<double> out;
+  for (const auto& stage : plan.chunks) {
     double per_microbatch = 0;
-    for (const ChunkCosts& chunk : ic.chunks[static_cast<std::size_t>(s)])
-      per_microbatch += chunk.forward.tp_comm_s + chunk.backward.tp_comm_s + chunk.backward.recompute_s;
-    // Pipeline transfers received: forward into virtual stages 1..V-1, backward into 0..V-2.
-    for (int j = 0; j < virtual_total; ++j)
-      if (j % c.pp == s) per_microbatch += ((j > 0) + (j < virtual_total - 1)) * ic.p2p_s;
-    out[static_cast<std::size_t>(s)] = per_microbatch * c.num_microbatches();
+    for (const ChunkPlan& chunk : stage) {
+      per_microbatch += chunk.layers.count * (layer_forward + layer_backward) + chunk.recomputed_layers() * recompute;
+      if (chunk.has_embedding) per_microbatch += tp_ring_bytes(ops.embedding_forward) + tp_ring_bytes(ops.embedding_backward);
+      if (chunk.has_output) per_microbatch += tp_ring_bytes(ops.output_forward) + tp_ring_bytes(ops.output_backward);
+      per_microbatch += ((chunk.previous_stage >= 0) + (chunk.next_stage >= 0)) * receive;
+    }
+    out.push_back(per_microbatch * plan.microbatches);
   }
   return out;
 }
@@ -96,16 +94,20 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // Pipeline: each microbatch crosses every stage boundary once per chunk forward (its
   // activation) and once backward (its gradient); with interleaving, chunk k's last stage
   // also feeds chunk k+1's first stage. Each TP rank sends its 1/t share.
+  const StepPlan plan = step_plan(m, c);
   const std::vector<double> p2p = bytes_named(recorder.recorded, "p2p");
   if (c.pp > 1 && !p2p.empty()) {
     const double per_pass = 2.0 * p2p.front() * c.num_microbatches();  // forward + backward
+    // How many of each stage's chunks feed a chunk on each other stage.
+    std::vector<std::map<int, int>> transfers(static_cast<std::size_t>(c.pp));
+    for (int s = 0; s < c.pp; ++s)
+      for (const ChunkPlan& chunk : plan.chunks[static_cast<std::size_t>(s)])
+        if (chunk.next_stage >= 0) ++transfers[static_cast<std::size_t>(s)][chunk.next_stage];
     for (int d = 0; d < c.dp; ++d)
-      for (int t = 0; t < c.tp; ++t) {
-        for (int s = 0; s + 1 < c.pp; ++s)
-          add(node({t, d, s}), node({t, d, s + 1}), TrafficKind::Pipeline, per_pass * c.virtual_stages);
-        if (c.virtual_stages > 1)
-          add(node({t, d, c.pp - 1}), node({t, d, 0}), TrafficKind::Pipeline, per_pass * (c.virtual_stages - 1));
-      }
+      for (int t = 0; t < c.tp; ++t)
+        for (int s = 0; s < c.pp; ++s)
+          for (const auto& [next, count] : transfers[static_cast<std::size_t>(s)])
+            add(node({t, d, s}), node({t, d, next}), TrafficKind::Pipeline, per_pass * count);
   }
 
   // Data parallel: a ring in DP order per (TP rank, stage); each member sends its share of
@@ -127,7 +129,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // Tensor parallel: a ring in TP order per (replica, stage); only the hops between nodes
   // show, so a group inside one node adds nothing.
   if (c.tp > 1 && place_group(layout.tp_group(0), g).nodes > 1) {
-    const std::vector<double> tp_bytes = tp_bytes_per_member(m, cluster, c);
+    const std::vector<double> tp_bytes = tp_bytes_per_member(plan);
     for (int s = 0; s < c.pp; ++s)
       for (int d = 0; d < c.dp; ++d)
         for (int t = 0; t < c.tp; ++t)

@@ -3,8 +3,9 @@
 // node), data-parallel gradient reduction and parameter gather (as rings over each DP group
 // in DP order), tensor-parallel all-reduces / all-gathers / reduce-scatters of TP groups that
 // span nodes (as rings in TP order), and the tied-embedding gradient sync between the first
-// and last stage. The message sizes and counts are the ones the simulator prices (they come
-// from price_iteration), not a second formula.
+// and last stage. The message sizes and counts are the ones the simulator prices, not a
+// second formula: TP collectives and pipeline peers from the step plan (step_plan.h), the
+// DP, p2p and embedding buffers from price_iteration.
 #pragma once
 
 #include <map>

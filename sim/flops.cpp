@@ -1,6 +1,6 @@
 #include "sim/flops.h"
 
-#include <algorithm>
+#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -25,20 +25,13 @@ double model_flops_per_iteration(const ModelSpec& m, int global_batch) {
 }
 
 double hardware_flops_per_iteration(const ModelSpec& m, const ParallelConfig& c) {
-  double extra = 0;
-  if (c.recompute == RecomputeGranularity::Full) {
-    int recomputed_layers = m.num_layers;
-    if (c.recompute_method == RecomputeMethod::Block) {
-      int total = 0;
-      for (int s = 0; s < c.pp; ++s)
-        for (int k = 0; k < c.virtual_stages; ++k)
-          total += std::min(c.recompute_num_layers, c.layers_in_chunk(m.num_layers, s, k));
-      recomputed_layers = total;
-    }
-    extra = static_cast<double>(c.global_batch) * recomputed_layers * layer_forward_flops(m);
-  } else if (c.recompute == RecomputeGranularity::Selective && c.attention == AttentionKernel::Unfused) {
-    extra = static_cast<double>(c.global_batch) * m.num_layers * attention_product_flops(m);
-  }
+  const RecomputeScope scope = recompute_scope(c);
+  if (scope == RecomputeScope::Nothing) return model_flops_per_iteration(m, c.global_batch);
+  int recomputed_layers = 0;
+  for (int s = 0; s < c.pp; ++s)
+    for (int k = 0; k < c.virtual_stages; ++k) recomputed_layers += chunk_plan(m, c, s, k).recomputed_layers();
+  const double per_layer = scope == RecomputeScope::WholeLayer ? layer_forward_flops(m) : attention_product_flops(m);
+  const double extra = static_cast<double>(c.global_batch) * recomputed_layers * per_layer;
   return model_flops_per_iteration(m, c.global_batch) + extra;
 }
 

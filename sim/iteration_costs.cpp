@@ -27,16 +27,19 @@ LayerCosts price_layers(const ModelSpec& m, const ClusterSpec& cluster, const Pa
                         const CostSource& costs) {
   const ParallelLayout layout(c.tp, c.dp, c.pp);
   const LayerShape shape = make_layer_shape(m, c, place_group(layout.tp_group(0), cluster.gpus_per_node));
+  // The plan's op list, with both reruns priced: a search reuses these prices across
+  // recompute choices.
+  const LayerOps ops = layer_ops(shape, RecomputeScope::WholeLayer);
   LayerCosts l;
-  l.forward = cost_of(layer_forward(shape, Phase::Forward), costs);
-  l.backward = cost_of(layer_backward(shape), costs);
-  l.full_recompute = cost_of(layer_forward(shape, Phase::Recompute), costs);
-  if (c.attention == AttentionKernel::Unfused)
-    l.selective_recompute = cost_of(attention_core_forward(shape, Phase::Recompute), costs);
-  l.embedding_forward = cost_of(embedding_forward(shape), costs);
-  l.embedding_backward = cost_of(embedding_backward(shape), costs);
-  l.output_forward = cost_of(output_forward(shape), costs);
-  l.output_backward = cost_of(output_backward(shape), costs);
+  l.forward = cost_of(ops.forward, costs);
+  l.backward = cost_of(ops.backward, costs);
+  l.full_recompute = cost_of(ops.recompute, costs);
+  l.selective_recompute =
+      cost_of(recompute_program(shape, recompute_scope(RecomputeGranularity::Selective, c.attention)), costs);
+  l.embedding_forward = cost_of(ops.embedding_forward, costs);
+  l.embedding_backward = cost_of(ops.embedding_backward, costs);
+  l.output_forward = cost_of(ops.output_forward, costs);
+  l.output_backward = cost_of(ops.output_backward, costs);
   return l;
 }
 
@@ -66,20 +69,16 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   const ProgramCost& out_f = l.output_forward;
   const ProgramCost& out_b = l.output_backward;
 
-  const int virtual_total = c.pp * c.virtual_stages;
   const bool synced = c.pp > 1 && pipeline_sends_block(c);
   out.chunks.resize(static_cast<std::size_t>(c.pp));
   for (int s = 0; s < c.pp; ++s) {
     for (int k = 0; k < c.virtual_stages; ++k) {
+      const ChunkPlan plan = chunk_plan(m, c, s, k);
       ChunkCosts chunk;
-      chunk.layers = c.layers_in_chunk(m.num_layers, s, k);
+      chunk.layers = plan.layers.count;
       const int n = chunk.layers;
-      int recomputed = 0;
-      if (c.recompute == RecomputeGranularity::Selective) recomputed = n;
-      if (c.recompute == RecomputeGranularity::Full)
-        recomputed = c.recompute_method == RecomputeMethod::Uniform ? n : std::min(n, c.recompute_num_layers);
-      const int virtual_stage = k * c.pp + s;
-      const bool first = virtual_stage == 0, last = virtual_stage == virtual_total - 1;
+      const int recomputed = plan.recomputed_layers();
+      const bool first = plan.has_embedding, last = plan.has_output;
       // Each pass in the order it runs: the stack's per-pass host work (schedule, p2p setup,
       // autograd) first, then embedding, layers, output layer (backward the other way round;
       // a recomputed layer reruns its forward just before its backward, and under the block
@@ -111,8 +110,10 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     const GroupPlacement pair = place_group({0, next_stage_rank}, g);
     const double activation = shape.elem * static_cast<double>(shape.tokens * shape.h);
     out.p2p_s = track_op(costs.collective({"p2p", CollectiveKind::SendRecv, Phase::Forward, activation / c.tp, pair}));
-    if (!c.sequence_parallel && c.tp > 1)
-      out.p2p_s += track_op(costs.collective({"p2p.all_gather", CollectiveKind::AllGather, Phase::Forward, activation, tp_group}));
+    const ProgramCost receive = cost_of(pipeline_receive(shape), costs);
+    out.p2p_s += receive.device();
+    out.measured_s += receive.measured_s;
+    out.modelled_s += receive.device();
   }
 
   // Data parallel: fp32 main gradients all-reduced (or reduce-scattered with the distributed

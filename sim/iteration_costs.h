@@ -11,6 +11,7 @@
 #include "sim/layer_program.h"
 #include "sim/model_spec.h"
 #include "sim/parallel_config.h"
+#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -56,8 +57,11 @@ struct LayerCosts {
 
   // What one layer reruns in backward under `config` (nothing without recomputation).
   ProgramCost recompute_for(const ParallelConfig& config) const {
-    if (config.recompute == RecomputeGranularity::Full) return full_recompute;
-    if (config.recompute == RecomputeGranularity::Selective) return selective_recompute;
+    switch (recompute_scope(config)) {
+      case RecomputeScope::WholeLayer: return full_recompute;
+      case RecomputeScope::CoreAttention: return selective_recompute;
+      case RecomputeScope::Nothing: break;
+    }
     return {};
   }
 };

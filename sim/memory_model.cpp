@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/pipeline_schedule.h"
+#include "sim/step_plan.h"
 #include "sim/units.h"
 
 namespace cc {
@@ -85,8 +86,7 @@ std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int s
   const std::int64_t split = h * (q + 2 * kv) + (q + 2 * kv) + q * h + (gated ? 3 * h * f : 2 * h * f + f);
   const std::int64_t replicated = h + (gated ? 0 : h) + 2 * norm;
   const std::int64_t per_layer = split / t + replicated;
-  const auto layers = c.layers_per_stage(m.num_layers);
-  std::int64_t params = per_layer * layers[static_cast<std::size_t>(stage)];
+  std::int64_t params = per_layer * stage_layer_count(m, c, stage);
   const std::int64_t vocab_slice = (std::int64_t{m.vocab_size} + t - 1) / t * h;
   if (stage == 0) {
     params += vocab_slice;
@@ -108,21 +108,23 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   const double kept = layer_activation_bytes(m, c);
   const double full = layer_activation_bytes_without_recompute(m, c);
 
-  const int chunk_layers = c.layers_in_chunk(m.num_layers, s, 0);
+  // One (microbatch, chunk) of stored activations; the chunks of a stage are alike.
+  const ChunkPlan chunk = chunk_plan(m, c, s, 0);
+  const int chunk_layers = chunk.layers.count;
   StageActivations a;
-  a.per_in_flight = chunk_layers * kept;  // one (microbatch, chunk) of stored activations
-  if (c.recompute == RecomputeGranularity::Full) {
-    const int n = std::min(c.recompute_num_layers, chunk_layers);
-    if (c.recompute_method == RecomputeMethod::Uniform) {
-      a.per_in_flight = (chunk_layers / n) * e * sb * h / region_split;  // one input per group of n layers
-      a.working = n * full;
-    } else {  // block: the first n layers recompute, the rest keep everything
-      a.per_in_flight = n * kept + (chunk_layers - n) * full;
-      // Backward runs last layer first, freeing each kept layer as it goes: by the time the
-      // first n layers rerun one at a time, the chunk's kept layers are gone, so a rerun
-      // layer adds to the peak only when every layer of the chunk recomputes.
-      a.working = n < chunk_layers ? 0.0 : full;
-    }
+  a.per_in_flight = chunk_layers * kept;
+  if (chunk.recompute == RecomputeScope::WholeLayer) {
+    // Each recompute group keeps only its input; layers outside every group keep everything.
+    const auto groups = static_cast<int>(chunk.recompute_groups.size());
+    const int recomputed = chunk.recomputed_layers();
+    a.per_in_flight = groups * e * sb * h / region_split + (chunk_layers - recomputed) * full;
+    // A group's rerun holds all of its layers at once. Backward runs last layer first,
+    // freeing each kept layer as it goes: by the time the block method's first layers rerun,
+    // the chunk's kept layers are gone, so a rerun adds to the peak only when every layer
+    // of the chunk recomputes.
+    int largest = 0;
+    for (const LayerRange& g : chunk.recompute_groups) largest = std::max(largest, g.count);
+    a.working = recomputed == chunk_layers ? largest * full : 0.0;
   }
   // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
   // in flight; the final norm, output-layer input and fp32 logits on the last stage.

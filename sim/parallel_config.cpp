@@ -7,6 +7,7 @@
 
 #include "sim/error.h"
 #include "sim/json_fields.h"
+#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -50,27 +51,6 @@ AttentionKernel attention_from(const std::string& name, const std::string& where
 
 AttentionKernel default_attention(const std::string& framework) {
   return load_framework(framework).flash_attention ? AttentionKernel::Flash : AttentionKernel::Unfused;
-}
-
-std::vector<int> ParallelConfig::layers_per_stage(int num_layers) const {
-  std::vector<int> layers(static_cast<std::size_t>(pp), 0);
-  for (int s = 0; s < pp; ++s)
-    for (int c = 0; c < virtual_stages; ++c) layers[static_cast<std::size_t>(s)] += layers_in_chunk(num_layers, s, c);
-  return layers;
-}
-
-int ParallelConfig::layers_in_chunk(int num_layers, int stage, int chunk) const {
-  (void)chunk;  // chunks of one stage are equal; uneven splits exist only without interleaving
-  if (pp == 1) return num_layers / virtual_stages;
-  if (first_stage_layers == 0 && last_stage_layers == 0) {
-    if (load_framework(framework).layer_partition == LayerPartition::DeepSpeedUniform)
-      return num_layers / pp + (stage < num_layers % pp ? 1 : 0);
-    return num_layers / (pp * virtual_stages);
-  }
-  if (stage == 0 && first_stage_layers > 0) return first_stage_layers;
-  if (stage == pp - 1 && last_stage_layers > 0) return last_stage_layers;
-  const int middle_stages = pp - (first_stage_layers > 0) - (last_stage_layers > 0);
-  return (num_layers - first_stage_layers - last_stage_layers) / middle_stages;
 }
 
 std::string ParallelConfig::summary() const {
@@ -160,7 +140,7 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
     if (c.recompute_num_layers < 1)
       fail("{}: --recompute-num-layers is {}; it must be >= 1", w, c.recompute_num_layers);
     for (int s = 0; s < c.pp; ++s) {
-      const int chunk = c.layers_in_chunk(m.num_layers, s, 0);
+      const int chunk = chunk_layers(m, c, s, 0).count;
       if (c.recompute_method == RecomputeMethod::Block && c.recompute_num_layers > chunk)
         fail("{}: --recompute-num-layers {} exceeds the {} layers of a pipeline chunk (block method)", w,
              c.recompute_num_layers, chunk);

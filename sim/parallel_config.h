@@ -46,10 +46,6 @@ struct ParallelConfig {
   int gpus() const { return tp * pp * dp; }
   int num_microbatches() const { return global_batch / (micro_batch * dp); }
   bool interleaved() const { return virtual_stages > 1; }
-  // Layers held by each pipeline rank, summed over its chunks.
-  std::vector<int> layers_per_stage(int num_layers) const;
-  // Layers of virtual stage `chunk` on pipeline rank `stage`.
-  int layers_in_chunk(int num_layers, int stage, int chunk) const;
   // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective".
   std::string summary() const;
 };

@@ -17,6 +17,7 @@
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
 #include "sim/iteration_costs.h"
+#include "sim/step_plan.h"
 #include "sim/units.h"
 
 namespace cc {
@@ -211,9 +212,9 @@ class Enumerator {
   void add_recompute_choices(ParallelConfig c, SearchOutcome& out, std::vector<ParallelConfig>& valid) {
     // Recompute layer counts must suit every stage's chunk; the smallest chunk bounds them.
     int chunk_layers = m_.num_layers;
-    for (int s = 0; s < c.pp; ++s) chunk_layers = std::min(chunk_layers, c.layers_in_chunk(m_.num_layers, s, 0));
+    for (int s = 0; s < c.pp; ++s) chunk_layers = std::min(chunk_layers, cc::chunk_layers(m_, c, s, 0).count);
     int common = 0;  // uniform groups must divide every stage's chunk
-    for (int s = 0; s < c.pp; ++s) common = std::gcd(common, c.layers_in_chunk(m_.num_layers, s, 0));
+    for (int s = 0; s < c.pp; ++s) common = std::gcd(common, cc::chunk_layers(m_, c, s, 0).count);
     auto accept = [&](const ParallelConfig& x) {
       ++out.enumerated;
       ++out.valid;

@@ -10,7 +10,7 @@
 #include "sim/flops.h"
 #include "sim/iteration_costs.h"
 #include "sim/parallel_layout.h"
-#include "sim/pipeline_schedule.h"
+#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -60,7 +60,7 @@ class IterationGraph {
 
   void build() {
     const int p = c_.pp, v = c_.virtual_stages, mb = c_.num_microbatches();
-    const auto schedule = pipeline_schedule(p, mb, v);
+    const auto schedule = planned_passes(c_);
     for (int s = 0; s < p; ++s)
       for (int r = 0; r < replicas_; ++r) {
         compute_.push_back(engine_.add_stream(fmt::format("stage {} replica {} compute", s, r)));
@@ -90,7 +90,7 @@ class IterationGraph {
             }
         }
         for (std::size_t i = 0; i < list.size(); ++i) {
-          const PipelinePass& pass = list[i];
+          const PlannedPass& pass = list[i];
           const ChunkCosts& chunk = costs_.chunks[static_cast<std::size_t>(s)][static_cast<std::size_t>(pass.chunk)];
           const bool forward = pass.kind == PassKind::Forward;
           const PassCost& cost = forward ? chunk.forward : chunk.backward;
@@ -118,18 +118,15 @@ class IterationGraph {
     for (int r = 0; r < replicas_; ++r)
       for (int s = 0; s < p; ++s) {
         const int gg = gang(s, r);
-        for (const PipelinePass& pass : schedule[static_cast<std::size_t>(s)]) {
-          const int vs = pass.chunk * p + s;
+        for (const PlannedPass& pass : schedule[static_cast<std::size_t>(s)]) {
+          if (pass.send_to < 0) continue;
           const bool forward = pass.kind == PassKind::Forward;
-          const int to_vs = forward ? vs + 1 : vs - 1;
-          if (to_vs < 0 || to_vs >= p * v) continue;
           const TaskId from = (forward ? fwd_ : bwd_last_)[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)];
           const TaskId send = add(costs_.p2p_s, {send_[static_cast<std::size_t>(gg)]},
                                   {TaskKind::Send, gg, pass.microbatch, pass.chunk, {}});
           engine_.add_dependency(from, send);
-          const int to_gang = gang(to_vs % p, r);
-          const PipelinePass to{pass.kind, pass.microbatch, to_vs / p};
-          engine_.add_dependency(send, (forward ? fwd_ : bwd_)[static_cast<std::size_t>(to_gang)][slot(to.chunk, to.microbatch)]);
+          const int to_gang = gang(pass.send_to, r);
+          engine_.add_dependency(send, (forward ? fwd_ : bwd_)[static_cast<std::size_t>(to_gang)][slot(pass.send_to_chunk, pass.microbatch)]);
           const TaskId next = next_compute_[static_cast<std::size_t>(from)];
           if (next >= 0 && blocking_p2p_) engine_.add_dependency(send, next);
         }

@@ -4,15 +4,17 @@
 
 namespace cc {
 
-RecomputeScope recompute_scope(const ParallelConfig& c) {
-  switch (c.recompute) {
+RecomputeScope recompute_scope(RecomputeGranularity granularity, AttentionKernel attention) {
+  switch (granularity) {
     case RecomputeGranularity::Full: return RecomputeScope::WholeLayer;
     case RecomputeGranularity::Selective:
-      return c.attention == AttentionKernel::Unfused ? RecomputeScope::CoreAttention : RecomputeScope::Nothing;
+      return attention == AttentionKernel::Unfused ? RecomputeScope::CoreAttention : RecomputeScope::Nothing;
     case RecomputeGranularity::None: return RecomputeScope::Nothing;
   }
   return RecomputeScope::Nothing;
 }
+
+RecomputeScope recompute_scope(const ParallelConfig& c) { return recompute_scope(c.recompute, c.attention); }
 
 int ChunkPlan::recomputed_layers() const {
   int n = 0;

@@ -33,6 +33,7 @@ enum class RecomputeScope {
 // The scope of `config`'s recomputation. Selective recomputation with flash attention reruns
 // nothing: the fused kernel keeps no score matrix for it to drop.
 RecomputeScope recompute_scope(const ParallelConfig& config);
+RecomputeScope recompute_scope(RecomputeGranularity granularity, AttentionKernel attention);
 
 // One model chunk: the layers a virtual stage holds and how they recompute.
 struct ChunkPlan {

@@ -4,6 +4,7 @@
 #include "sim/json_fields.h"
 #include "sim/parallel_config.h"
 #include "sim/presets.h"
+#include "sim/step_plan.h"
 
 namespace cc {
 namespace {
@@ -140,8 +141,8 @@ TEST_F(InvalidLayout, UnevenStagesMustAddUp) {
   c.first_stage_layers = 7;
   c.last_stage_layers = 7;
   EXPECT_EQ(check(), "(no error)");
-  EXPECT_EQ(c.layers_per_stage(126)[0], 7);
-  EXPECT_EQ(c.layers_per_stage(126)[5], 8);
+  EXPECT_EQ(stage_layer_count(m, c, 0), 7);
+  EXPECT_EQ(stage_layer_count(m, c, 5), 8);
   c.first_stage_layers = 6;
   EXPECT_NE(check().find("do not divide over 14 middle stages"), std::string::npos);
 }
