@@ -100,7 +100,8 @@ class LayerRecorder final : public OpRecorder {
 };
 
 // Forward and backward of microbatch 0 of step 1 through this rank's whole model (one
-// stage, one chunk: `config` has PP 1), recording what global layer `layer` annotates.
+// stage, one chunk: `config` has PP 1), recording what global layer `layer` annotates
+// (-1: the embedding, then the output layer).
 inline LayerAnnotations engine_layer(const ModelSpec& model, const ParallelConfig& config, const ProcessGroups& groups,
                                      int layer) {
   const RankModel m = make_rank_model(model, config, groups.me.tp, 0);
@@ -122,6 +123,15 @@ inline LayerAnnotations engine_layer(const ModelSpec& model, const ParallelConfi
   chunk.forward(w, env, 0, Mat<float>(), tokens, targets, out, &loss, saved);
   chunk.backward(w, g, env, 0, saved, Mat<float>(), 1.0, dx);
   return recorder.ops();
+}
+
+// The first `n` rows of `ops` (all of them when there are fewer).
+inline std::vector<AnnotatedOp> first_rows(const std::vector<AnnotatedOp>& ops, std::size_t n) {
+  return {ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(std::min(n, ops.size()))};
+}
+// The last `n` rows of `ops` (all of them when there are fewer).
+inline std::vector<AnnotatedOp> last_rows(const std::vector<AnnotatedOp>& ops, std::size_t n) {
+  return {ops.end() - static_cast<std::ptrdiff_t>(std::min(n, ops.size())), ops.end()};
 }
 
 }  // namespace cc::engine

@@ -49,6 +49,26 @@ TEST_P(LayerAnnotationsTp1, EqualThePlansOpList) {
   EXPECT_EQ(planned_layer(plan, 1).recompute.empty(), c.recompute == RecomputeGranularity::None || block);
 }
 
+// The embedding's ops open the model's forward and close its backward, as the plan lists
+// them. (The output layer is not compared: the engine all-reduces the cross-entropy's three
+// row vectors one by one, as Megatron-LM does, where the plan prices one all-reduce of all
+// three; and under SP it re-gathers the final norm's output for the logits' weight gradient,
+// which the plan does not list.)
+TEST(EmbeddingAnnotationsTp1, EqualThePlansOpList) {
+  ensure_mpi();
+  const ModelSpec model = micro_model(2);
+  ParallelConfig c;
+  c.micro_batch = c.global_batch = 2;
+  c.precision = Precision::FP32;
+  const StepPlan plan = step_plan(model, c);
+  const std::vector<AnnotatedOp> forward = annotated(plan.ops.embedding_forward),
+                                 backward = annotated(plan.ops.embedding_backward);
+  const LayerAnnotations got = engine_layer(model, c, make_process_groups(1, 1, 1), -1);
+  ASSERT_FALSE(forward.empty());
+  EXPECT_EQ(first_rows(got.forward, forward.size()), forward);
+  EXPECT_EQ(last_rows(got.backward, backward.size()), backward);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engine, LayerAnnotationsTp1,
                          ::testing::Values(Recompute{"none", RecomputeGranularity::None},
                                            Recompute{"selective", RecomputeGranularity::Selective},

@@ -43,6 +43,14 @@ TEST_P(LayerAnnotationsTp2, EqualThePlansOpList) {
   EXPECT_EQ(got.forward, want.forward);
   EXPECT_EQ(got.backward, want.backward);
   EXPECT_EQ(got.recompute, want.recompute);
+  // The embedding's ops open the model's forward and close its backward (the output layer's
+  // differences: test_layer_annotations.cpp).
+  const std::vector<AnnotatedOp> forward = annotated(plan.ops.embedding_forward),
+                                 backward = annotated(plan.ops.embedding_backward);
+  const LayerAnnotations ends = engine_layer(model, c, groups, -1);
+  ASSERT_GE(collectives(forward), 1);
+  EXPECT_EQ(first_rows(ends.forward, forward.size()), forward);
+  EXPECT_EQ(last_rows(ends.backward, backward.size()), backward);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engine, LayerAnnotationsTp2,
