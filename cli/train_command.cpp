@@ -30,6 +30,7 @@ struct TrainFlags {
   ModelFlags model;
   int tp = 1, pp = 1, micro_batch = 1;
   std::optional<int> global_batch, layers_per_virtual_stage;
+  int first_stage_layers = 0, last_stage_layers = 0;  // 0: an even split
   bool sequence_parallel = false, distributed_optimizer = false;
   std::string recompute = "none", recompute_method = "uniform";
   int recompute_num_layers = 1;
@@ -55,6 +56,8 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
   c.recompute_method = recompute_method_from(f.recompute_method, "--recompute-method");
   c.recompute_num_layers = f.recompute_num_layers;
   c.distributed_optimizer = f.distributed_optimizer;
+  c.first_stage_layers = f.first_stage_layers;
+  c.last_stage_layers = f.last_stage_layers;
   c.precision = f.precision == "bf16" ? Precision::BF16 : Precision::FP32;
   if (f.backend == "cpu" && c.precision != Precision::FP32)
     fail("--precision {}: the CPU backend computes in fp32; bf16 storage needs --backend cuda", f.precision);
@@ -151,6 +154,10 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch size")->capture_default_str()->group(g);
   sub->add_option("--global-batch-size", f->global_batch, "Global batch size (default: micro batch x DP)")->group(g);
   sub->add_option("--num-layers-per-virtual-pipeline-stage", f->layers_per_virtual_stage, "Interleaved 1F1B")->group(g);
+  sub->add_option("--decoder-first-pipeline-num-layers", f->first_stage_layers, "Layers on the first stage (uneven split)")
+      ->group(g);
+  sub->add_option("--decoder-last-pipeline-num-layers", f->last_stage_layers, "Layers on the last stage (uneven split)")
+      ->group(g);
   sub->add_option("--recompute-granularity", f->recompute, "none, selective or full")->capture_default_str()->group(g);
   sub->add_option("--recompute-method", f->recompute_method, "uniform or block")->capture_default_str()->group(g);
   sub->add_option("--recompute-num-layers", f->recompute_num_layers, "Layers per group / recomputed layers")

@@ -25,18 +25,37 @@ std::uint64_t TensorInfo::global_index(std::int64_t i, std::int64_t j, int r, in
   return static_cast<std::uint64_t>(gi * global_cols + gj);
 }
 
-RankModel make_rank_model(const ModelSpec& spec, int tp, int tp_rank, int pp, int stage, int virtual_stages) {
+int RankModel::local_layers() const {
+  int n = 0;
+  for (const ChunkPlan& c : chunks) n += c.layers.count;
+  return n;
+}
+
+int RankModel::local_index(int c, int i) const {
+  int before = 0;
+  for (int k = 0; k < c; ++k) before += chunk(k).layers.count;
+  return before + i;
+}
+
+int RankModel::global_layer(int local) const {
+  for (const ChunkPlan& c : chunks) {
+    if (local < c.layers.count) return c.layers.first + local;
+    local -= c.layers.count;
+  }
+  fail("local layer {} is past this rank's {} layers", local, local_layers());
+}
+
+RankModel make_rank_model(const ModelSpec& spec, const ParallelConfig& config, int tp_rank, int stage) {
+  validate_layout(config, spec, 0);
+  if (tp_rank < 0 || tp_rank >= config.tp) fail("TP rank {} is outside 0..{}", tp_rank, config.tp - 1);
+  if (stage < 0 || stage >= config.pp) fail("pipeline stage {} is outside 0..{}", stage, config.pp - 1);
   RankModel m;
   m.spec = spec;
-  m.tp = tp;
+  m.tp = config.tp;
   m.tp_rank = tp_rank;
-  m.pp = pp;
+  m.pp = config.pp;
   m.stage = stage;
-  m.virtual_stages = virtual_stages;
-  if (spec.num_layers % (pp * virtual_stages) != 0)
-    fail("num_layers {} is not divisible by PP {} x virtual stages {}", spec.num_layers, pp, virtual_stages);
-  m.layers_per_chunk = spec.num_layers / (pp * virtual_stages);
-  for (int c = 0; c < virtual_stages; ++c) m.chunk_first_layer.push_back((c * pp + stage) * m.layers_per_chunk);
+  for (int c = 0; c < config.virtual_stages; ++c) m.chunks.push_back(chunk_plan(spec, config, stage, c));
   return m;
 }
 

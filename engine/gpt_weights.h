@@ -13,6 +13,8 @@
 #include "engine/rng.h"
 #include "engine/tensor.h"
 #include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+#include "sim/step_plan.h"
 
 namespace cc::engine {
 
@@ -38,23 +40,27 @@ struct ModelWeights {
   std::vector<LayerWeights<T>> layers;  // this rank's layers, chunk by chunk
 };
 
-// Which layers and end pieces a rank holds.
+// Which layers and end pieces a rank holds: its pipeline stage's chunks as the step plan
+// lays them out (sim/step_plan.h), each with its global layers (uneven first and last
+// stages included) and recompute groups. ModelWeights::layers holds them chunk after chunk.
 struct RankModel {
   ModelSpec spec;
   int tp = 1, tp_rank = 0;
   int pp = 1, stage = 0;
-  int virtual_stages = 1;
-  std::vector<int> chunk_first_layer;  // global index of each chunk's first layer
-  int layers_per_chunk = 0;
-  bool has_embedding() const { return stage == 0; }
-  bool has_output() const { return stage == pp - 1; }
-  int local_layers() const { return layers_per_chunk * virtual_stages; }
-  int global_layer(int local) const {
-    return chunk_first_layer[static_cast<std::size_t>(local / layers_per_chunk)] + local % layers_per_chunk;
-  }
+  std::vector<ChunkPlan> chunks;  // this stage's, in chunk order
+
+  const ChunkPlan& chunk(int c) const { return chunks[static_cast<std::size_t>(c)]; }
+  bool has_embedding() const { return chunks.front().has_embedding; }
+  bool has_output() const { return chunks.back().has_output; }
+  int local_layers() const;
+  // Position in ModelWeights::layers of chunk-local layer `i` of chunk `c`.
+  int local_index(int c, int i) const;
+  // Global index of ModelWeights::layers[local].
+  int global_layer(int local) const;
 };
 
-RankModel make_rank_model(const ModelSpec& spec, int tp, int tp_rank, int pp, int stage, int virtual_stages);
+// The rank at tensor-parallel rank `tp_rank` of pipeline stage `stage` under `config`.
+RankModel make_rank_model(const ModelSpec& spec, const ParallelConfig& config, int tp_rank, int stage);
 
 // How a global tensor is cut over TP ranks.
 enum class Split { Replicated, Columns, Rows, QkvColumns };

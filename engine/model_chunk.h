@@ -1,11 +1,12 @@
 // model_chunk.h — one model chunk (a pipeline virtual stage) for one microbatch: the
 // embedding when it is the first virtual stage, its transformer layers, and the final
-// norm, tied output layer and vocab-parallel loss when it is the last. Forward keeps what
-// the recompute mode allows; backward recomputes the rest:
-//   none       every layer keeps everything;
-//   selective  every layer keeps everything but the attention core's S×S tensors;
-//   full       uniform: groups of N layers keep only the group's input and rerun the group;
-//              block: the first N layers of the chunk keep only their input, the rest all.
+// norm, tied output layer and vocab-parallel loss when it is the last. Which layers it
+// holds and how they recompute come from its ChunkPlan (sim/step_plan.h). Forward keeps
+// what the plan's recompute scope allows; backward recomputes the rest:
+//   nothing        every layer keeps everything;
+//   core attention every layer keeps everything but the attention core's S×S tensors;
+//   whole layer    each recompute group keeps only its first layer's input and reruns the
+//                  group; layers in no group keep everything.
 #pragma once
 
 #include <functional>
@@ -49,7 +50,7 @@ struct ChunkSaved {
 template <typename T>
 class ModelChunk {
  public:
-  ModelChunk(const RankModel& model, const ParallelConfig& config) : m_(model), c_(config) {}
+  explicit ModelChunk(const RankModel& model) : m_(model) {}
 
   // First virtual stage: `tokens` in, `x_in` ignored. Last: `targets` give the loss, whose
   // sum over rows is added to *loss_sum, and `out` is untouched.
@@ -64,23 +65,11 @@ class ModelChunk {
                 const Mat<T>& dout, double loss_scale, Mat<T>& dx,
                 const std::function<void()>& recomputed = {}) const;
 
-  bool first_virtual_stage(int chunk) const { return chunk == 0 && m_.stage == 0; }
-  bool last_virtual_stage(int chunk) const { return chunk == m_.virtual_stages - 1 && m_.stage == m_.pp - 1; }
+  bool first_virtual_stage(int chunk) const { return m_.chunk(chunk).has_embedding; }
+  bool last_virtual_stage(int chunk) const { return m_.chunk(chunk).has_output; }
 
  private:
-  // Whether layer i of a chunk keeps everything (else only, maybe, its input).
-  bool keeps_all(int i) const {
-    if (c_.recompute != RecomputeGranularity::Full) return true;
-    return c_.recompute_method == RecomputeMethod::Block && i >= c_.recompute_num_layers;
-  }
-  // Recompute groups: [first, last) ranges of a chunk's layers rerun together in backward.
-  int group_size(int i) const {
-    if (keeps_all(i)) return 1;
-    return c_.recompute_method == RecomputeMethod::Uniform ? c_.recompute_num_layers : 1;
-  }
-
   const RankModel& m_;
-  const ParallelConfig& c_;
 };
 
 }  // namespace cc::engine

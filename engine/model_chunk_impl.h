@@ -29,18 +29,18 @@ void ModelChunk<T>::forward(const ModelWeights<T>& w, const PassEnv& env, int ch
     x = x_in;
   }
 
-  const int n = m_.layers_per_chunk;
+  const ChunkPlan& plan = m_.chunk(chunk);
+  const int n = plan.layers.count;
   saved.layers.assign(static_cast<std::size_t>(n), LayerSaved<T>());
   for (int i = 0; i < n; ++i) {
-    const int layer = m_.chunk_first_layer[static_cast<std::size_t>(chunk)] + i;
-    const auto& lw = w.layers[static_cast<std::size_t>(chunk * n + i)];
+    const auto& lw = w.layers[static_cast<std::size_t>(m_.local_index(chunk, i))];
     LayerSaved<T>& s = saved.layers[static_cast<std::size_t>(i)];
     Mat<T> y;
-    layer_forward(lw, env, layer, F, x, y, s);
-    const bool all = keeps_all(i);
-    keep_for_backward(s, c_.recompute != RecomputeGranularity::Selective, all);
-    // Inside a uniform recompute group only the group's first layer keeps its input.
-    if (!all && i % group_size(i) != 0) s.x = Mat<T>();
+    layer_forward(lw, env, plan.layers.first + i, F, x, y, s);
+    const bool all = plan.keeps_all(i);
+    keep_for_backward(s, plan.recompute != RecomputeScope::CoreAttention, all);
+    // Inside a recompute group only the group's first layer keeps its input.
+    if (!all && plan.backward_group(i).first != i) s.x = Mat<T>();
     x = std::move(y);
   }
 
@@ -106,33 +106,29 @@ void ModelChunk<T>::backward(const ModelWeights<T>& w, ModelWeights<T>& g, const
   }
 
   // Layers, last first, a recompute group at a time.
-  const int n = m_.layers_per_chunk;
-  int end = n;
-  while (end > 0) {
-    int begin = end - 1;
-    while (begin > 0 && saved.layers[static_cast<std::size_t>(begin)].x.size() == 0) --begin;  // group start keeps x
-    if (keeps_all(begin)) begin = end - 1;
-    if (!saved.layers[static_cast<std::size_t>(begin)].complete) {
+  const ChunkPlan& plan = m_.chunk(chunk);
+  for (int end = plan.layers.count; end > 0;) {
+    const LayerRange group = plan.backward_group(end - 1);
+    if (!plan.keeps_all(group.first)) {
       // Full recomputation: rerun the group's forward from its stored input.
-      Mat<T> x = saved.layers[static_cast<std::size_t>(begin)].x;
-      for (int i = begin; i < end; ++i) {
-        const int layer = m_.chunk_first_layer[static_cast<std::size_t>(chunk)] + i;
+      Mat<T> x = saved.layers[static_cast<std::size_t>(group.first)].x;
+      for (int i = group.first; i < group.end(); ++i) {
         Mat<T> y;
-        layer_forward(w.layers[static_cast<std::size_t>(chunk * n + i)], env, layer, Phase::Recompute, x,
-                      y, saved.layers[static_cast<std::size_t>(i)]);
+        layer_forward(w.layers[static_cast<std::size_t>(m_.local_index(chunk, i))], env, plan.layers.first + i,
+                      Phase::Recompute, x, y, saved.layers[static_cast<std::size_t>(i)]);
         x = std::move(y);
       }
       if (recomputed) recomputed();
     }
-    for (int i = end - 1; i >= begin; --i) {
-      const int layer = m_.chunk_first_layer[static_cast<std::size_t>(chunk)] + i;
+    for (int i = group.end() - 1; i >= group.first; --i) {
+      const auto local = static_cast<std::size_t>(m_.local_index(chunk, i));
       Mat<T> dprev;
-      layer_backward(w.layers[static_cast<std::size_t>(chunk * n + i)], g.layers[static_cast<std::size_t>(chunk * n + i)],
-                     env, layer, saved.layers[static_cast<std::size_t>(i)], d, dprev);
+      layer_backward(w.layers[local], g.layers[local], env, plan.layers.first + i,
+                     saved.layers[static_cast<std::size_t>(i)], d, dprev);
       saved.layers[static_cast<std::size_t>(i)] = LayerSaved<T>();  // free as soon as used
       d = std::move(dprev);
     }
-    end = begin;
+    end = group.first;
   }
 
   if (!first_virtual_stage(chunk)) {

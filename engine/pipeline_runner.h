@@ -1,7 +1,7 @@
-// pipeline_runner.h — executes this rank's list from the pure pipeline schedule
-// (sim/pipeline_schedule.h, the one the simulator replays): forward and backward passes of
-// (microbatch, chunk) pairs, activations and gradients sent point-to-point to the
-// neighbouring stages. Sends are non-blocking and receives blocking, so any valid 1F1B or
+// pipeline_runner.h — executes this rank's passes from the step plan (sim/step_plan.h, whose
+// order is the pure pipeline schedule the simulator replays): forward and backward passes
+// of (microbatch, chunk) pairs, activations and gradients sent point-to-point to the stages
+// the plan names. Sends are non-blocking and receives blocking, so any valid 1F1B or
 // interleaved list runs without deadlock. Tracks the activation bytes held at the peak.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "engine/model_chunk.h"
-#include "sim/pipeline_schedule.h"
+#include "sim/step_plan.h"
 
 namespace cc::engine {
 
@@ -18,6 +18,10 @@ struct MicrobatchTokens {
   std::vector<int> inputs, targets;        // full rows, sequence-first
   std::vector<std::uint64_t> sample_ids;   // global ids of its samples
 };
+
+// Of one stage's planned passes, the forward passes of microbatch 0 in chunk order, with
+// their peers: what validation runs for every microbatch (forward only).
+inline std::vector<PlannedPass> forward_passes_of_one_microbatch(const std::vector<PlannedPass>& stage_passes);
 
 struct ActivationPeak {
   std::size_t total = 0;         // bytes of everything kept for backward, at the peak
@@ -41,7 +45,9 @@ class PipelineRunner {
   double evaluate(const ModelWeights<T>& w, int microbatches, TokensFn tokens, EnvFn env);
 
  private:
-  int tag(bool forward, int virtual_stage, int microbatch) const;
+  // The MPI tag of the activation (forward) or gradient that chunk `receiving_chunk` of the
+  // receiving stage gets for `microbatch`: unique between two stages within a step.
+  int tag(bool forward, int receiving_chunk, int microbatch) const;
   void send(const Mat<T>& data, int to_stage, int tag);
   void receive(Mat<T>& data, Eigen::Index rows, int from_stage, int tag);
   void finish_sends();
@@ -50,6 +56,7 @@ class PipelineRunner {
   const ParallelConfig& c_;
   const ProcessGroups& g_;
   ModelChunk<T> chunk_;
+  std::vector<PlannedPass> passes_;  // this stage's, in run order
   struct Pending {
     MPI_Request request;
     Mat<T> data;

@@ -1,25 +1,36 @@
 // pipeline_runner_impl.h — template bodies for pipeline_runner.h.
 #pragma once
 
+#include <algorithm>
+
 #include "sim/error.h"
 
 namespace cc::engine {
 
-template <typename T>
-PipelineRunner<T>::PipelineRunner(const RankModel& model, const ParallelConfig& config, const ProcessGroups& groups)
-    : m_(model), c_(config), g_(groups), chunk_(model, config) {
-  int* upper = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
-  const long needed = 2L * c_.pp * c_.virtual_stages * c_.num_microbatches() + 2;
-  if (found && needed > *upper)
-    fail("{} microbatches x {} virtual stages need more MPI tags than this MPI offers ({})", c_.num_microbatches(),
-         c_.pp * c_.virtual_stages, *upper);
+inline std::vector<PlannedPass> forward_passes_of_one_microbatch(const std::vector<PlannedPass>& stage_passes) {
+  std::vector<PlannedPass> out;
+  for (const PlannedPass& p : stage_passes)
+    if (p.kind == PassKind::Forward && p.microbatch == 0) out.push_back(p);
+  std::sort(out.begin(), out.end(), [](const PlannedPass& a, const PlannedPass& b) { return a.chunk < b.chunk; });
+  return out;
 }
 
 template <typename T>
-int PipelineRunner<T>::tag(bool forward, int virtual_stage, int microbatch) const {
-  return 2 * (virtual_stage * c_.num_microbatches() + microbatch) + (forward ? 0 : 1);
+PipelineRunner<T>::PipelineRunner(const RankModel& model, const ParallelConfig& config, const ProcessGroups& groups)
+    : m_(model), c_(config), g_(groups), chunk_(model),
+      passes_(std::move(planned_passes(config)[static_cast<std::size_t>(model.stage)])) {
+  int* upper = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
+  const long needed = 2L * c_.virtual_stages * c_.num_microbatches() + 2;
+  if (found && needed > *upper)
+    fail("{} microbatches x {} chunks per stage need more MPI tags than this MPI offers ({})", c_.num_microbatches(),
+         c_.virtual_stages, *upper);
+}
+
+template <typename T>
+int PipelineRunner<T>::tag(bool forward, int receiving_chunk, int microbatch) const {
+  return 2 * (receiving_chunk * c_.num_microbatches() + microbatch) + (forward ? 0 : 1);
 }
 
 template <typename T>
@@ -53,8 +64,6 @@ template <typename T>
 template <typename TokensFn, typename EnvFn>
 double PipelineRunner<T>::train(const ModelWeights<T>& w, ModelWeights<T>& g, TokensFn tokens, EnvFn env,
                                 double loss_scale, ActivationPeak& peak) {
-  const int p = c_.pp, v = c_.virtual_stages, s = m_.stage;
-  const auto schedule = pipeline_schedule(p, c_.num_microbatches(), v);
   std::map<std::pair<int, int>, ChunkSaved<T>> live;  // (microbatch, chunk) -> kept activations
   // The activations held now, after every forward pass and after every full-recompute
   // group's rerun (when that group's activations are back, next to everything kept).
@@ -68,26 +77,29 @@ double PipelineRunner<T>::train(const ModelWeights<T>& w, ModelWeights<T>& g, To
     if (total > peak.total) peak = {total, scores, inputs, static_cast<int>(live.size())};
   };
   double loss = 0;
-  for (const PipelinePass& pass : schedule[static_cast<std::size_t>(s)]) {
+  for (const PlannedPass& pass : passes_) {
     const PassEnv e = env(pass.microbatch);
-    const int vs = pass.chunk * p + s;
-    if (pass.kind == PassKind::Forward) {
+    const bool forward = pass.kind == PassKind::Forward;
+    // A message is tagged by the chunk that receives it.
+    const int received_tag = tag(forward, pass.chunk, pass.microbatch);
+    const int sent_tag = tag(forward, pass.send_to_chunk, pass.microbatch);
+    if (forward) {
       const MicrobatchTokens mb = chunk_.first_virtual_stage(pass.chunk) || chunk_.last_virtual_stage(pass.chunk)
                                       ? tokens(pass.microbatch)
                                       : MicrobatchTokens{};
       Mat<T> x, out;
-      if (vs > 0) receive(x, e.region_rows(), (s + p - 1) % p, tag(true, vs, pass.microbatch));
+      if (pass.receive_from >= 0) receive(x, e.region_rows(), pass.receive_from, received_tag);
       ChunkSaved<T>& saved = live[{pass.microbatch, pass.chunk}];
       chunk_.forward(w, e, pass.chunk, x, mb.inputs, mb.targets, out, &loss, saved);
-      if (vs < p * v - 1) send(out, (s + 1) % p, tag(true, vs + 1, pass.microbatch));
+      if (pass.send_to >= 0) send(out, pass.send_to, sent_tag);
       account();
     } else {
       Mat<T> dout, dx;
-      if (vs < p * v - 1) receive(dout, e.region_rows(), (s + 1) % p, tag(false, vs, pass.microbatch));
+      if (pass.receive_from >= 0) receive(dout, e.region_rows(), pass.receive_from, received_tag);
       auto it = live.find({pass.microbatch, pass.chunk});
       chunk_.backward(w, g, e, pass.chunk, it->second, dout, loss_scale, dx, account);
       live.erase(it);
-      if (vs > 0) send(dx, (s + p - 1) % p, tag(false, vs - 1, pass.microbatch));
+      if (pass.send_to >= 0) send(dx, pass.send_to, sent_tag);
     }
   }
   finish_sends();
@@ -97,19 +109,21 @@ double PipelineRunner<T>::train(const ModelWeights<T>& w, ModelWeights<T>& g, To
 template <typename T>
 template <typename TokensFn, typename EnvFn>
 double PipelineRunner<T>::evaluate(const ModelWeights<T>& w, int microbatches, TokensFn tokens, EnvFn env) {
-  const int p = c_.pp, v = c_.virtual_stages, s = m_.stage;
+  const std::vector<PlannedPass> chunks = forward_passes_of_one_microbatch(passes_);
   double loss = 0;
   for (int mb = 0; mb < microbatches; ++mb)
-    for (int c = 0; c < v; ++c) {
+    for (const PlannedPass& pass : chunks) {
       const PassEnv e = env(mb);
-      const int vs = c * p + s;
-      const MicrobatchTokens t = chunk_.first_virtual_stage(c) || chunk_.last_virtual_stage(c) ? tokens(mb)
-                                                                                               : MicrobatchTokens{};
+      const MicrobatchTokens t = chunk_.first_virtual_stage(pass.chunk) || chunk_.last_virtual_stage(pass.chunk)
+                                     ? tokens(mb)
+                                     : MicrobatchTokens{};
+      // Tags reuse the step's microbatch slots: each microbatch's sends finish before the next.
+      const int slot = mb % c_.num_microbatches();
       Mat<T> x, out;
-      if (vs > 0) receive(x, e.region_rows(), (s + p - 1) % p, tag(true, vs, mb % c_.num_microbatches()));
+      if (pass.receive_from >= 0) receive(x, e.region_rows(), pass.receive_from, tag(true, pass.chunk, slot));
       ChunkSaved<T> saved;
-      chunk_.forward(w, e, c, x, t.inputs, t.targets, out, &loss, saved);
-      if (vs < p * v - 1) send(out, (s + 1) % p, tag(true, vs + 1, mb % c_.num_microbatches()));
+      chunk_.forward(w, e, pass.chunk, x, t.inputs, t.targets, out, &loss, saved);
+      if (pass.send_to >= 0) send(out, pass.send_to, tag(true, pass.send_to_chunk, slot));
       finish_sends();
     }
   return loss;

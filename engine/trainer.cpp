@@ -27,12 +27,24 @@ using Real = float;
 // A checkpoint is a folder per saved step, one file per rank: DIR/step-N/rank-R.ckpt.
 std::string checkpoint_path(const std::string& dir, int rank) { return fmt::format("{}/rank-{}.ckpt", dir, rank); }
 
+// What a checkpoint must have been written by to resume: model, layout and seed. An uneven
+// split is named too (after the summary, so an even run's string is what it always was):
+// another split holds other layers on each rank.
+std::string checkpoint_layout(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o) {
+  std::string uneven;
+  if (c.first_stage_layers || c.last_stage_layers)
+    uneven = fmt::format(" first{} last{}", c.first_stage_layers, c.last_stage_layers);
+  return fmt::format("{} {}{} seed {}", model.name, c.summary(), uneven, o.seed);
+}
+
 }  // namespace
 
 void validate_training(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o, int world_size) {
   validate_layout(c, model, 0);
-  if (c.first_stage_layers || c.last_stage_layers)
-    fail("the training engine splits layers evenly; uneven first/last stages are a simulator option only");
+  if (c.first_stage_layers < 0 || c.last_stage_layers < 0)
+    fail("--decoder-first-pipeline-num-layers {} / --decoder-last-pipeline-num-layers {}: layer counts must be >= 0 "
+         "(0: an even split)",
+         c.first_stage_layers, c.last_stage_layers);
   if (c.attention == AttentionKernel::Flash) fail("the CPU engine has no flash-attention kernel; drop --use-flash-attn");
   if (c.precision != Precision::BF16 && c.precision != Precision::FP32)
     fail("the CPU engine trains in fp32; --precision {} is not available", to_string(c.precision));
@@ -82,7 +94,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   MPI_Comm_size(host, &ranks_on_host);
   MPI_Comm_free(&host);
   agree(groups.world, [&] { check_host_memory(model, c, ranks_on_host, available_host_bytes()); });
-  const RankModel m = make_rank_model(model, c.tp, groups.me.tp, c.pp, groups.me.pp, c.virtual_stages);
+  const RankModel m = make_rank_model(model, c, groups.me.tp, groups.me.pp);
   const int S = model.seq_length, B = c.global_batch, mb = c.micro_batch;
 
   // Data: every rank reads the corpus (it is small) and derives its own samples.
@@ -96,7 +108,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   ModelWeights<Real> initial = w;
   ModelWeights<Real> grads = allocate_weights<Real>(m);
   Optimizer<Real> optimizer(m, c, groups, w, AdamWConfig{o.lr, 0.9, 0.95, 1e-8, o.weight_decay}, o.clip_grad);
-  const std::string layout = fmt::format("{} {} seed {}", model.name, c.summary(), o.seed);
+  const std::string layout = checkpoint_layout(model, c, o);
   // Which shard of the model a checkpoint holds: its world rank and grid coordinates.
   auto rank_meta = [&] {
     return std::map<std::string, std::string>{{"rank", std::to_string(groups.world_rank)},

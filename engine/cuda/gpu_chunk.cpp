@@ -64,20 +64,21 @@ Tensor<T> GpuModel<T>::chunk_forward(const GpuPass& pass, int chunk, Tensor<T> x
     x = std::move(x_in);
   }
 
-  const int n = m_.layers_per_chunk;
+  const ChunkPlan& plan = m_.chunk(chunk);
+  const int n = plan.layers.count;
   saved.layers.clear();
   saved.layers.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    const int layer = m_.chunk_first_layer[static_cast<std::size_t>(chunk)] + i;
     GpuLayerSaved<T>& s = saved.layers[static_cast<std::size_t>(i)];
-    Tensor<T> y = layer_forward(slots.layers[static_cast<std::size_t>(chunk * n + i)], pass, layer, F, std::move(x), s);
-    // Drop what the recompute mode does not keep (engine::keep_for_backward).
-    if (!keeps_all(i)) {
+    Tensor<T> y = layer_forward(slots.layers[static_cast<std::size_t>(m_.local_index(chunk, i))], pass,
+                                plan.layers.first + i, F, std::move(x), s);
+    // Drop what the recompute scope does not keep (engine::keep_for_backward).
+    if (!plan.keeps_all(i)) {
       Tensor<T> input = std::move(s.x);
       s = GpuLayerSaved<T>();
-      // Inside a uniform recompute group only the group's first layer keeps its input.
-      if (i % group_size(i) == 0) s.x = std::move(input);
-    } else if (c_.recompute == RecomputeGranularity::Selective) {
+      // Inside a recompute group only the group's first layer keeps its input.
+      if (plan.backward_group(i).first == i) s.x = std::move(input);
+    } else if (plan.recompute == RecomputeScope::CoreAttention) {
       s.probs = Tensor<T>();
       s.dropped = Tensor<T>();
       s.attn_mask = Tensor<std::uint8_t>();
@@ -174,29 +175,26 @@ Tensor<T> GpuModel<T>::chunk_backward(const GpuPass& pass, int chunk, GpuChunkSa
   }
 
   // Layers, last first, a recompute group at a time.
-  const int n = m_.layers_per_chunk;
-  auto layer_slots = [&](int i) -> const LayerSlots& { return slots.layers[static_cast<std::size_t>(chunk * n + i)]; };
-  int end = n;
-  while (end > 0) {
-    int begin = end - 1;
-    while (begin > 0 && saved.layers[static_cast<std::size_t>(begin)].x.empty()) --begin;  // group start keeps x
-    if (keeps_all(begin)) begin = end - 1;
-    if (!saved.layers[static_cast<std::size_t>(begin)].complete) {
+  const ChunkPlan& plan = m_.chunk(chunk);
+  auto layer_slots = [&](int i) -> const LayerSlots& {
+    return slots.layers[static_cast<std::size_t>(m_.local_index(chunk, i))];
+  };
+  for (int end = plan.layers.count; end > 0;) {
+    const LayerRange group = plan.backward_group(end - 1);
+    if (!plan.keeps_all(group.first)) {
       // Full recomputation: rerun the group's forward from its stored input.
-      Tensor<T> x = saved.layers[static_cast<std::size_t>(begin)].x.clone();
-      for (int i = begin; i < end; ++i) {
-        const int layer = m_.chunk_first_layer[static_cast<std::size_t>(chunk)] + i;
-        x = layer_forward(layer_slots(i), pass, layer, Phase::Recompute, std::move(x),
+      Tensor<T> x = saved.layers[static_cast<std::size_t>(group.first)].x.clone();
+      for (int i = group.first; i < group.end(); ++i)
+        x = layer_forward(layer_slots(i), pass, plan.layers.first + i, Phase::Recompute, std::move(x),
                           saved.layers[static_cast<std::size_t>(i)]);
-      }
     }
-    for (int i = end - 1; i >= begin; --i) {
-      const int layer = m_.chunk_first_layer[static_cast<std::size_t>(chunk)] + i;
-      Tensor<T> dprev = layer_backward(layer_slots(i), pass, layer, saved.layers[static_cast<std::size_t>(i)], d);
+    for (int i = group.end() - 1; i >= group.first; --i) {
+      Tensor<T> dprev = layer_backward(layer_slots(i), pass, plan.layers.first + i,
+                                       saved.layers[static_cast<std::size_t>(i)], d);
       saved.layers[static_cast<std::size_t>(i)] = GpuLayerSaved<T>();  // free as soon as used
       d = std::move(dprev);
     }
-    end = begin;
+    end = group.first;
   }
 
   if (!first_virtual_stage(chunk)) return d;

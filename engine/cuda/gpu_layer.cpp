@@ -47,22 +47,8 @@ std::size_t GpuLayerSaved<T>::bytes() const {
 }
 
 template <typename T>
-GpuModel<T>::GpuModel(const engine::RankModel& model, const ParallelConfig& config, GpuContext& ctx,
-                      GpuWeights<T>& weights)
-    : m_(model), c_(config), ctx_(ctx), w_(weights), stream_(ctx.compute()),
-      partial_sums_(kSumSquaresBlocks, 1, ctx.compute()) {}
-
-template <typename T>
-bool GpuModel<T>::keeps_all(int i) const {
-  if (c_.recompute != RecomputeGranularity::Full) return true;
-  return c_.recompute_method == RecomputeMethod::Block && i >= c_.recompute_num_layers;
-}
-
-template <typename T>
-int GpuModel<T>::group_size(int i) const {
-  if (keeps_all(i)) return 1;
-  return c_.recompute_method == RecomputeMethod::Uniform ? c_.recompute_num_layers : 1;
-}
+GpuModel<T>::GpuModel(const engine::RankModel& model, GpuContext& ctx, GpuWeights<T>& weights)
+    : m_(model), ctx_(ctx), w_(weights), stream_(ctx.compute()), partial_sums_(kSumSquaresBlocks, 1, ctx.compute()) {}
 
 template <typename T>
 const T* GpuModel<T>::enter_tp_region(const GpuPass& pass, const Tensor<T>& region, Tensor<T>& gathered,

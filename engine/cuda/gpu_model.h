@@ -72,7 +72,7 @@ struct GpuChunkSaved {
 template <typename T>
 class GpuModel {
  public:
-  GpuModel(const engine::RankModel& model, const ParallelConfig& config, GpuContext& ctx, GpuWeights<T>& weights);
+  GpuModel(const engine::RankModel& model, GpuContext& ctx, GpuWeights<T>& weights);
 
   // As engine::ModelChunk: the first virtual stage embeds pass.tokens (x_in unused), the
   // last adds its rows' summed loss to *loss_sum (a device double) and returns nothing.
@@ -82,8 +82,8 @@ class GpuModel {
   // returns an empty tensor (the embedding absorbs the gradient).
   Tensor<T> chunk_backward(const GpuPass& pass, int chunk, GpuChunkSaved<T>& saved, Tensor<T> dout, double loss_scale);
 
-  bool first_virtual_stage(int chunk) const { return chunk == 0 && m_.stage == 0; }
-  bool last_virtual_stage(int chunk) const { return chunk == m_.virtual_stages - 1 && m_.stage == m_.pp - 1; }
+  bool first_virtual_stage(int chunk) const { return m_.chunk(chunk).has_embedding; }
+  bool last_virtual_stage(int chunk) const { return m_.chunk(chunk).has_output; }
 
  private:
   Tensor<T> layer_forward(const LayerSlots& w, const GpuPass& pass, int layer, Phase phase, Tensor<T> x,
@@ -117,13 +117,10 @@ class GpuModel {
   Tensor<T> norm_backward(const GpuPass& pass, const char* name, int layer, const Tensor<T>& dy, const Tensor<T>& x,
                           std::size_t gamma_slot, std::size_t beta_slot, const Tensor<float>& mean,
                           const Tensor<float>& rstd, const Tensor<T>& residual);
-  bool keeps_all(int i) const;
-  int group_size(int i) const;
   int vocab_start() const { return m_.tp_rank * (m_.spec.vocab_size / m_.tp); }
   int local_vocab() const { return m_.spec.vocab_size / m_.tp; }
 
   const engine::RankModel& m_;
-  const ParallelConfig& c_;
   GpuContext& ctx_;
   GpuWeights<T>& w_;
   cudaStream_t stream_;

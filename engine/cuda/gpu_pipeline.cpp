@@ -4,14 +4,15 @@
 
 #include <map>
 
-#include "sim/pipeline_schedule.h"
+#include "sim/step_plan.h"
 
 namespace cc::cuda {
 
 template <typename T>
 GpuPipeline<T>::GpuPipeline(const engine::RankModel& model, const ParallelConfig& config, GpuContext& ctx,
                             GpuModel<T>& chunks)
-    : m_(model), c_(config), ctx_(ctx), chunks_(chunks) {}
+    : m_(model), ctx_(ctx), chunks_(chunks),
+      passes_(std::move(planned_passes(config)[static_cast<std::size_t>(model.stage)])) {}
 
 template <typename T>
 GpuPass GpuPipeline<T>::pass_for(int microbatch, int chunk, const TokensFn& tokens, const EnvFn& env) {
@@ -20,26 +21,25 @@ GpuPass GpuPipeline<T>::pass_for(int microbatch, int chunk, const TokensFn& toke
   return make_gpu_pass(env(microbatch), needs_tokens ? &t : nullptr, ctx_.compute());
 }
 
+// The plan says whether a pass receives and sends; GpuContext's links join exactly the
+// neighbouring stages the plan names (engine/pipeline_links.h), one channel per direction.
 template <typename T>
 void GpuPipeline<T>::train(const TokensFn& tokens, const EnvFn& env, double loss_scale, double* loss_sum,
                            engine::ActivationPeak& peak) {
-  const int p = c_.pp, v = c_.virtual_stages, s = m_.stage;
   const std::int64_t h = m_.spec.hidden_size;
-  const auto schedule = pipeline_schedule(p, c_.num_microbatches(), v);
   struct Live {
     GpuPass pass;
     GpuChunkSaved<T> saved;
   };
   std::map<std::pair<int, int>, Live> live;  // (microbatch, chunk) -> its pass and kept activations
-  for (const PipelinePass& pass : schedule[static_cast<std::size_t>(s)]) {
-    const int vs = pass.chunk * p + s;
+  for (const PlannedPass& pass : passes_) {
     if (pass.kind == PassKind::Forward) {
       Live& l = live[{pass.microbatch, pass.chunk}];
       l.pass = pass_for(pass.microbatch, pass.chunk, tokens, env);
       Tensor<T> x;
-      if (vs > 0) x = ctx_.receive<T>(l.pass.env.region_rows(), h, true);
+      if (pass.receive_from >= 0) x = ctx_.receive<T>(l.pass.env.region_rows(), h, true);
       Tensor<T> out = chunks_.chunk_forward(l.pass, pass.chunk, std::move(x), loss_sum, l.saved);
-      if (vs < p * v - 1) ctx_.send(std::move(out), true);
+      if (pass.send_to >= 0) ctx_.send(std::move(out), true);
       std::size_t total = 0, scores = 0, inputs = 0;
       for (const auto& [key, kept] : live) {
         total += kept.saved.bytes();
@@ -50,10 +50,10 @@ void GpuPipeline<T>::train(const TokensFn& tokens, const EnvFn& env, double loss
     } else {
       auto it = live.find({pass.microbatch, pass.chunk});
       Tensor<T> dout;
-      if (vs < p * v - 1) dout = ctx_.receive<T>(it->second.pass.env.region_rows(), h, false);
+      if (pass.receive_from >= 0) dout = ctx_.receive<T>(it->second.pass.env.region_rows(), h, false);
       Tensor<T> dx = chunks_.chunk_backward(it->second.pass, pass.chunk, it->second.saved, std::move(dout), loss_scale);
       live.erase(it);
-      if (vs > 0) ctx_.send(std::move(dx), false);
+      if (pass.send_to >= 0) ctx_.send(std::move(dx), false);
     }
   }
   ctx_.finish_sends();
@@ -61,17 +61,16 @@ void GpuPipeline<T>::train(const TokensFn& tokens, const EnvFn& env, double loss
 
 template <typename T>
 void GpuPipeline<T>::evaluate(int microbatches, const TokensFn& tokens, const EnvFn& env, double* loss_sum) {
-  const int p = c_.pp, v = c_.virtual_stages, s = m_.stage;
   const std::int64_t h = m_.spec.hidden_size;
+  const std::vector<PlannedPass> chunks = engine::forward_passes_of_one_microbatch(passes_);
   for (int mb = 0; mb < microbatches; ++mb)
-    for (int c = 0; c < v; ++c) {
-      const int vs = c * p + s;
-      const GpuPass pass = pass_for(mb, c, tokens, env);
+    for (const PlannedPass& chunk : chunks) {
+      const GpuPass pass = pass_for(mb, chunk.chunk, tokens, env);
       Tensor<T> x;
-      if (vs > 0) x = ctx_.receive<T>(pass.env.region_rows(), h, true);
+      if (chunk.receive_from >= 0) x = ctx_.receive<T>(pass.env.region_rows(), h, true);
       GpuChunkSaved<T> saved;
-      Tensor<T> out = chunks_.chunk_forward(pass, c, std::move(x), loss_sum, saved);
-      if (vs < p * v - 1) ctx_.send(std::move(out), true);
+      Tensor<T> out = chunks_.chunk_forward(pass, chunk.chunk, std::move(x), loss_sum, saved);
+      if (chunk.send_to >= 0) ctx_.send(std::move(out), true);
       ctx_.finish_sends();
     }
 }

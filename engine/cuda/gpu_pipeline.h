@@ -1,10 +1,11 @@
-// gpu_pipeline.h — one iteration of this rank's pipeline schedule on the GPU: the pure
-// schedule of sim/pipeline_schedule.h (the one the simulator replays and the CPU engine
-// runs), each pass a GpuModel chunk pass, activations and gradients over the NCCL pipeline
-// links of GpuContext. The host only enqueues: no pass waits for the device.
+// gpu_pipeline.h — one iteration of this rank's passes on the GPU: the step plan's passes
+// (sim/step_plan.h, the ones the simulator replays and the CPU engine runs), each a
+// GpuModel chunk pass, activations and gradients over the NCCL pipeline links of
+// GpuContext. The host only enqueues: no pass waits for the device.
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "engine/cuda/gpu_model.h"
 
@@ -29,9 +30,9 @@ class GpuPipeline {
   GpuPass pass_for(int microbatch, int chunk, const TokensFn& tokens, const EnvFn& env);
 
   const engine::RankModel& m_;
-  const ParallelConfig& c_;
   GpuContext& ctx_;
   GpuModel<T>& chunks_;
+  std::vector<PlannedPass> passes_;  // this stage's, in run order
 };
 
 }  // namespace cc::cuda

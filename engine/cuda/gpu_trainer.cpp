@@ -30,7 +30,7 @@ void run(const ModelSpec& model, const ParallelConfig& c, const engine::TrainOpt
   GpuWeights<T> w(host, m, engine::optimizer_shard(layout.size, c, groups.me.dp).padded, ctx.compute());
   GpuOptimizer<T> optimizer(m, c, ctx, w, layout, engine::AdamWConfig{o.lr, 0.9, 0.95, 1e-8, o.weight_decay},
                             o.clip_grad);
-  GpuModel<T> chunks(m, c, ctx, w);
+  GpuModel<T> chunks(m, ctx, w);
   GpuPipeline<T> pipeline(m, c, ctx, chunks);
   DeviceBuffer<double> loss_sum(1);
 
@@ -99,7 +99,7 @@ engine::TrainReport train_on_gpu(const ModelSpec& model, const ParallelConfig& c
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   validate_gpu_training(model, c, o, world_size);
   const engine::ProcessGroups groups = engine::make_process_groups(c.tp, c.dp, c.pp);
-  const engine::RankModel m = engine::make_rank_model(model, c.tp, groups.me.tp, c.pp, groups.me.pp, c.virtual_stages);
+  const engine::RankModel m = engine::make_rank_model(model, c, groups.me.tp, groups.me.pp);
   engine::Corpus corpus;
   engine::agree(groups.world, [&] {
     corpus = engine::load_corpus(o.data.empty() ? engine::default_corpus_path() : o.data, model.seq_length);

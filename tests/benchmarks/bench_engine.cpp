@@ -24,7 +24,7 @@ void train_step(benchmark::State& state, const char* preset) {
   c.global_batch = 8;
   c.precision = Precision::FP32;
   const ProcessGroups groups = make_process_groups(1, 1, 1);
-  const RankModel m = make_rank_model(spec, 1, 0, 1, 0, 1);
+  const RankModel m = make_rank_model(spec, c, 0, 0);
   ModelWeights<float> w = allocate_weights<float>(m), g = allocate_weights<float>(m);
   initialise_weights(w, m, 1);
   PipelineRunner<float> runner(m, c, groups);

@@ -1,7 +1,8 @@
 // The training engine as users run it: `mpirun -np N clustercast train ...`. Every layout
 // with TP, PP, DP in {1, 2} on up to 4 ranks, with and without sequence parallelism, under
-// each recompute mode and with the distributed optimizer, must compute the serial run's
-// losses and parameter updates (relative 1e-4, fp32, dropout off). Bad input ends every
+// each recompute mode and with the distributed optimizer, and layouts with uneven first and
+// last stages, must compute the serial run's losses and parameter updates (relative 1e-4,
+// fp32, dropout off). Bad input ends every
 // rank with one message; a hang fails through the timeout.
 #include <gtest/gtest.h>
 
@@ -73,6 +74,13 @@ std::vector<Layout> layouts() {
   all.push_back({2, 2, 1, true, false, "selective", "--num-layers-per-virtual-pipeline-stage 1"});
   all.push_back({1, 1, 1, false, false, "full", "--recompute-method block --recompute-num-layers 2"});
   all.push_back({1, 2, 2, false, true, "full", "--recompute-method uniform --recompute-num-layers 2"});
+  // Uneven stages (Megatron-Core's lighter first and last stages), tiny's 4 layers as 1, 2, 1;
+  // as 3, 1 under TP and SP with one recomputed layer per stage; as 3, 1 over two replicas.
+  all.push_back({1, 3, 1, false, false, "none",
+                 "--decoder-first-pipeline-num-layers 1 --decoder-last-pipeline-num-layers 1"});
+  all.push_back({2, 2, 1, true, false, "full",
+                 "--decoder-first-pipeline-num-layers 3 --recompute-method block --recompute-num-layers 1"});
+  all.push_back({1, 2, 2, false, true, "selective", "--decoder-last-pipeline-num-layers 1"});
   return all;
 }
 
@@ -131,6 +139,17 @@ TEST(TrainMpi, ResumedRunContinuesBitIdentically) {
   EXPECT_EQ(b.loss.count(3), 0u);
   EXPECT_EQ(a.fingerprint.empty(), false);
   EXPECT_EQ(a.update_norm, b.update_norm);
+}
+
+TEST(TrainMpi, ACheckpointResumesOnlyTheLayerSplitThatWroteIt) {
+  TempDir dir;
+  const RunResult even = run_mpi(2, train_args({{"--pp", "2"}, {"--steps", "2"}, {"--save", dir.file("ckpt")}}));
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  // The even split holds layers 0-1 and 2-3; this one 0 and 1-3.
+  const RunResult r = run_mpi(2, train_args({{"--pp", "2"}, {"--steps", "3"}, {"--resume", dir.file("ckpt/step-2")},
+                                             {"--decoder-first-pipeline-num-layers", "1"}}));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("first1 last0"), std::string::npos) << r.err;
 }
 
 TEST(TrainMpi, RecomputeChangesMemoryNotNumbers) {

@@ -33,8 +33,10 @@ void expect_tiling(const std::vector<std::uint8_t>& flags, std::size_t begin, st
 
 TEST(FlagRuns, TileEveryFlagOfARanksLayoutAndEveryShard) {
   const ModelSpec spec = micro_model(2);
+  ParallelConfig tp2;
+  tp2.tp = 2;
   for (int tp_rank : {0, 1}) {
-    const RankModel m = make_rank_model(spec, 2, tp_rank, 1, 0, 1);
+    const RankModel m = make_rank_model(spec, tp2, tp_rank, 0);
     ModelWeights<float> w = allocate_weights<float>(m);
     const FlatLayout layout = flat_layout(w, m);
     ASSERT_GT(layout.size, 0u);

@@ -22,7 +22,7 @@ ParallelConfig layout(int tp) {
 
 // Every element the engine allocates for one rank's weights (replicated tensors included).
 double allocated_elements(const ModelSpec& spec, int tp) {
-  const RankModel m = make_rank_model(spec, tp, 0, 1, 0, 1);
+  const RankModel m = make_rank_model(spec, layout(tp), 0, 0);
   ModelWeights<float> w = allocate_weights<float>(m);
   double elements = 0;
   for_each_tensor(w, m, [&](const TensorInfo&, float*, std::int64_t rows, std::int64_t cols) {

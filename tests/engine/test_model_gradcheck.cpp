@@ -10,19 +10,11 @@
 #include <cstdlib>
 
 #include "engine/model_chunk.h"
+#include "ensure_mpi.h"
 #include "micro_model.h"
 
 namespace cc::engine {
 namespace {
-
-void ensure_mpi() {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    MPI_Init(nullptr, nullptr);
-    std::atexit([] { MPI_Finalize(); });
-  }
-}
 
 class WholeModel : public ::testing::TestWithParam<RecomputeGranularity> {
  protected:
@@ -31,7 +23,7 @@ class WholeModel : public ::testing::TestWithParam<RecomputeGranularity> {
     tp_ = Group(MPI_COMM_SELF, "tp");
     config_.recompute = GetParam();
     config_.recompute_num_layers = 3;  // full: one group of all three layers
-    model_ = make_rank_model(spec_, 1, 0, 1, 0, 1);
+    model_ = make_rank_model(spec_, config_, 0, 0);
     env_.tp = &tp_;
     env_.batch = 2;
     env_.seq = spec_.seq_length;
@@ -48,7 +40,7 @@ class WholeModel : public ::testing::TestWithParam<RecomputeGranularity> {
   }
 
   double loss(const ModelWeights<double>& w) const {
-    ModelChunk<double> chunk(model_, config_);
+    ModelChunk<double> chunk(model_);
     ChunkSaved<double> saved;
     Mat<double> out;
     double sum = 0;
@@ -74,7 +66,7 @@ TEST_P(WholeModel, GradientsMatchCentralDifferences) {
   });
   ModelWeights<double> g = allocate_weights<double>(model_);
   {
-    ModelChunk<double> chunk(model_, config_);
+    ModelChunk<double> chunk(model_);
     ChunkSaved<double> saved;
     Mat<double> out, dx;
     double sum = 0;
