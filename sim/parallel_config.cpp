@@ -210,7 +210,7 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
                       {"framework", c.framework}};
   const ParallelGrid grid = c.grid();
   for (int i = 0; i < grid.dimension_count(); ++i)
-    j[std::string(spelling_of(grid.dimension(i).name).json_key)] = grid.dimension(i).size;
+    j[std::string(dimension_info(grid.dimension(i).name).json_key)] = grid.dimension(i).size;
   if (c.first_stage_layers) j["decoder_first_pipeline_num_layers"] = c.first_stage_layers;
   if (c.last_stage_layers) j["decoder_last_pipeline_num_layers"] = c.last_stage_layers;
   return j;

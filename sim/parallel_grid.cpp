@@ -14,16 +14,23 @@ namespace cc {
 
 namespace {
 
+// The index of `name` in kGridDimensions, -1 for an unknown name.
+int known_index(std::string_view name) {
+  for (std::size_t i = 0; i < kGridDimensions.size(); ++i)
+    if (kGridDimensions[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
 // The static copy of a known name, or an empty view for an unknown one.
 std::string_view known_name(std::string_view name) {
-  for (std::string_view known : kGridDimensionNames)
-    if (known == name) return known;
-  return {};
+  const int i = known_index(name);
+  return i < 0 ? std::string_view() : kGridDimensions[static_cast<std::size_t>(i)].name;
 }
 
 [[noreturn]] void unknown_name(std::string_view what, std::string_view text, std::string_view name) {
-  fail("{} '{}': '{}' is not a parallel dimension; valid names are {}", what, text, name,
-       fmt::join(kGridDimensionNames, ", "));
+  std::vector<std::string_view> valid;
+  for (const GridDimensionInfo& d : kGridDimensions) valid.push_back(d.name);
+  fail("{} '{}': '{}' is not a parallel dimension; valid names are {}", what, text, name, fmt::join(valid, ", "));
 }
 
 // Calls `visit(name)` for each '-'-separated name of `text`, refusing an empty one.
@@ -44,10 +51,10 @@ void for_each_name(std::string_view what, std::string_view text, Visit&& visit) 
 
 }  // namespace
 
-const GridDimensionSpelling& spelling_of(std::string_view name) {
-  for (const GridDimensionSpelling& s : kGridDimensionSpellings)
-    if (s.name == name) return s;
-  unknown_name("dimension", name, name);
+const GridDimensionInfo& dimension_info(std::string_view name) {
+  const int i = known_index(name);
+  if (i < 0) unknown_name("dimension", name, name);
+  return kGridDimensions[static_cast<std::size_t>(i)];
 }
 
 ParallelGrid::ParallelGrid(std::string_view order, std::span<const GridDimension> sizes) {
@@ -141,9 +148,7 @@ unsigned ParallelGrid::span_mask(std::string_view dims) const {
   for_each_name("parallel group", dims, [&](std::string_view name) {
     const std::string_view known = known_name(name);
     if (known.empty()) unknown_name("parallel group", dims, name);
-    const auto index = std::find(kGridDimensionNames.begin(), kGridDimensionNames.end(), known) -
-                       kGridDimensionNames.begin();
-    const unsigned bit = 1U << static_cast<unsigned>(index);
+    const unsigned bit = 1U << static_cast<unsigned>(known_index(known));
     if (seen & bit) fail("parallel group '{}': '{}' appears twice; name each dimension once", dims, name);
     seen |= bit;
     const int at = position(known);

@@ -23,27 +23,24 @@
 
 namespace cc {
 
-// Every name a grid may hold, in Megatron-Core's terms: tensor, context, expert,
-// expert-tensor, expert-data, data and pipeline parallelism.
-inline constexpr std::array<std::string_view, 7> kGridDimensionNames = {"tp", "cp", "ep", "etp", "edp", "dp", "pp"};
-
-// How each dimension's size is spelled on a Megatron-LM launch line and in clustercast's
-// JSON (an interface: these keys never change). Expert data parallelism has no flag of its
-// own: Megatron derives it from the others.
-struct GridDimensionSpelling {
+// Every dimension a grid may hold, in Megatron-Core's terms (tensor, context, expert,
+// expert-tensor, expert-data, data and pipeline parallelism), with how its size is spelled
+// on a launch line and in clustercast's JSON (an interface: these keys never change).
+// Expert data parallelism has neither: Megatron derives it from the others.
+struct GridDimensionInfo {
   std::string_view name, flag, json_key;
 };
-inline constexpr std::array<GridDimensionSpelling, 7> kGridDimensionSpellings = {{
+inline constexpr std::array<GridDimensionInfo, 7> kGridDimensions = {{
     {"tp", "--tensor-model-parallel-size", "tensor_model_parallel_size"},
     {"cp", "--context-parallel-size", "context_parallel_size"},
     {"ep", "--expert-model-parallel-size", "expert_model_parallel_size"},
     {"etp", "--expert-tensor-parallel-size", "expert_tensor_parallel_size"},
-    {"edp", "", "expert_data_parallel_size"},
+    {"edp", "", ""},
     {"dp", "--data-parallel-size", "data_parallel_size"},
     {"pp", "--pipeline-model-parallel-size", "pipeline_model_parallel_size"},
 }};
-// The spelling of a name of kGridDimensionNames (SpecError for any other).
-const GridDimensionSpelling& spelling_of(std::string_view name);
+// The entry of kGridDimensions for `name` (SpecError naming the valid names for any other).
+const GridDimensionInfo& dimension_info(std::string_view name);
 
 // The dense grid of the layouts clustercast runs today: TP innermost, then DP, then PP —
 // Megatron-Core's "tp-cp-ep-dp-pp" with CP and EP of size 1, so rank = (pp·DP + dp)·TP + tp.
@@ -52,13 +49,13 @@ const GridDimensionSpelling& spelling_of(std::string_view name);
 inline constexpr std::string_view kDenseGridOrder = "tp-dp-pp";
 
 struct GridDimension {
-  std::string_view name;  // one of kGridDimensionNames (the grid keeps its own static copy)
+  std::string_view name;  // one of kGridDimensions (the grid keeps its own static copy)
   int size = 1;
 };
 
 class ParallelGrid {
  public:
-  static constexpr int kMaxDimensions = static_cast<int>(kGridDimensionNames.size());
+  static constexpr int kMaxDimensions = static_cast<int>(kGridDimensions.size());
 
   // `order`: dimension names innermost first, joined by '-'. `sizes`: each named dimension's
   // size; a name of the order without one has size 1, and a name outside the order may only

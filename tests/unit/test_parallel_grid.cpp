@@ -169,12 +169,12 @@ TEST(ParallelGrid, OrderErrorsNameTheValueAndWhatIsValid) {
   EXPECT_NE(error_of([&] { grid.size("xp"); }).find("'xp' is not a parallel dimension"), std::string::npos);
 }
 
-TEST(ParallelGrid, EveryNameHasItsMegatronFlagAndJsonKey) {
-  EXPECT_EQ(spelling_of("tp").flag, "--tensor-model-parallel-size");
-  EXPECT_EQ(spelling_of("pp").json_key, "pipeline_model_parallel_size");
-  EXPECT_EQ(spelling_of("dp").json_key, "data_parallel_size");
-  for (std::string_view name : kGridDimensionNames) EXPECT_EQ(spelling_of(name).name, name);
-  EXPECT_NE(error_of([] { spelling_of("mp"); }).find("'mp' is not a parallel dimension"), std::string::npos);
+TEST(ParallelGrid, EveryNameHasItsFlagAndJsonKey) {
+  EXPECT_EQ(dimension_info("tp").flag, "--tensor-model-parallel-size");
+  EXPECT_EQ(dimension_info("pp").json_key, "pipeline_model_parallel_size");
+  EXPECT_EQ(dimension_info("dp").json_key, "data_parallel_size");
+  for (const GridDimensionInfo& d : kGridDimensions) EXPECT_EQ(&dimension_info(d.name), &d);
+  EXPECT_NE(error_of([] { dimension_info("mp"); }).find("'mp' is not a parallel dimension"), std::string::npos);
 }
 
 }  // namespace
