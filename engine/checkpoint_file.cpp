@@ -294,4 +294,15 @@ void expect_meta(const CheckpointData& data, const std::string& key, const std::
          hint.empty() ? "" : "; " + hint);
 }
 
+std::map<std::string, std::string> shard_meta(const ParallelGrid& grid, int rank) {
+  std::map<std::string, std::string> meta{{"rank", std::to_string(rank)}};
+  for (const std::string_view always : {"tp", "dp", "pp"})
+    meta.emplace(fmt::format("{}_rank", always), std::to_string(grid.coord(rank, always)));
+  for (int i = 0; i < grid.dimension_count(); ++i) {
+    const GridDimension d = grid.dimension(i);
+    if (d.size > 1) meta.emplace(fmt::format("{}_rank", d.name), std::to_string(grid.coord(rank, d.name)));
+  }
+  return meta;
+}
+
 }  // namespace cc::engine

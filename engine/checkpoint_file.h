@@ -1,6 +1,7 @@
 // checkpoint_file.h — a generic, versioned binary container for checkpoints. The engine
 // decides what goes in (named float arrays: parameters, optimizer moments; string metadata:
-// step, layout, rank); this file only stores and validates.
+// step, layout, rank); this file stores and validates, and names a shard by its grid
+// coordinates.
 //
 // Format, version 1 (all integers little-endian):
 //   magic        8 bytes  "CCKPT\0\0\1"
@@ -22,6 +23,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "sim/parallel_grid.h"
 
 namespace cc::engine {
 
@@ -55,6 +58,13 @@ std::string find_meta(const CheckpointData& data, const std::string& key,
 // when the entry differs (and find_meta's message when it is missing).
 void expect_meta(const CheckpointData& data, const std::string& key, const std::string& expected,
                  const std::string& path, const std::string& hint = "");
+
+// Which shard of the model a rank's checkpoint holds: "rank" (its world rank) and
+// "<name>_rank", its coordinate in each dimension of `grid`. tp_rank, dp_rank and pp_rank
+// are always written (every checkpoint since version 1 has them); another dimension adds its
+// key only at a size above 1, so a layout without it writes, and resumes from, the same keys
+// as before the dimension existed.
+std::map<std::string, std::string> shard_meta(const ParallelGrid& grid, int rank);
 
 // CRC-32/IEEE (reflected polynomial 0xEDB88320, init and final XOR 0xFFFFFFFF).
 // crc32_ieee("123456789") == 0xCBF43926.

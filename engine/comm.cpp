@@ -73,26 +73,29 @@ template void Group::reduce_scatter_sum<double>(const double*, double*, std::siz
 ProcessGroups make_process_groups(int tp, int dp, int pp) {
   ProcessGroups g;
   g.layout = ParallelLayout(tp, dp, pp);
+  const ParallelGrid& grid = g.layout.grid();
   int world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &g.world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  if (world_size != tp * dp * pp)
+  if (world_size != grid.world_size())
     fail("{} MPI ranks do not match TP {} x DP {} x PP {} = {}; start {} ranks with mpirun -np, or change the layout",
-         world_size, tp, dp, pp, tp * dp * pp, tp * dp * pp);
+         world_size, tp, dp, pp, grid.world_size(), grid.world_size());
   g.me = g.layout.coords(g.world_rank);
+  // A group's colour is its first rank (unique per group); ordering by world rank keeps the
+  // grid's order inside it. Every rank splits in the same order (MPI_Comm_split is collective).
   auto split = [&](int color, const char* name) {
     MPI_Comm comm;
     MPI_Comm_split(MPI_COMM_WORLD, color, g.world_rank, &comm);
     return Group(comm, name);
   };
-  const RankCoords c = g.me;
   g.world = Group(MPI_COMM_WORLD, "world");
-  g.tp = split(c.pp * dp + c.dp, "tp");
-  g.dp = split(c.pp * tp + c.tp, "dp");
-  g.pp = split(c.dp * tp + c.tp, "pp");
-  g.model_parallel = split(c.dp, "model_parallel");
-  const bool end_stage = c.pp == 0 || c.pp == pp - 1;
-  g.embedding = split(end_stage ? c.dp * tp + c.tp : tp * dp + g.world_rank, "embedding");
+  for (const GridGroup& named : kGridGroups)
+    g.*named.group = split(grid.group(g.world_rank, named.dims).front(), named.name);
+  // The first and last stage of each pipeline group share the tied embedding; every other
+  // rank is a group of one (a colour no first rank can take).
+  const std::vector<int> stages = grid.group(g.world_rank, "pp");
+  const bool end_stage = g.world_rank == stages.front() || g.world_rank == stages.back();
+  g.embedding = split(end_stage ? stages.front() : grid.world_size() + g.world_rank, "embedding");
   return g;
 }
 

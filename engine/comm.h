@@ -1,6 +1,7 @@
 // comm.h — the engine's process groups and collectives over MPI. Every group is carved out
-// of one ParallelLayout (TP innermost, then DP, then PP — the simulator's grid), and every
-// collective is annotated like a compute op so the profiler sees it.
+// of the layout's ParallelGrid by the dimensions it spans (sim/parallel_grid.h: TP innermost,
+// then DP, then PP — the simulator's grid), and every collective is annotated like a compute
+// op so the profiler sees it.
 #pragma once
 
 #include <mpi.h>
@@ -51,10 +52,25 @@ class Group {
 };
 
 struct ProcessGroups {
-  ParallelLayout layout{1, 1, 1};
+  ParallelLayout layout{1, 1, 1};  // layout.grid() names every dimension
   RankCoords me;
   int world_rank = 0;
   Group world, tp, dp, pp, model_parallel, embedding;  // embedding: first and last stage (tied weights)
+};
+
+// The groups cut from the grid, each by the dimensions it spans (Megatron-Core's names): a
+// new dimension's group is one more row. The embedding group is not a grid group (two stages
+// of the pipeline group) and is cut beside them.
+struct GridGroup {
+  Group ProcessGroups::*group;
+  const char* name;
+  const char* dims;
+};
+inline constexpr GridGroup kGridGroups[] = {
+    {&ProcessGroups::tp, "tp", "tp"},
+    {&ProcessGroups::dp, "dp", "dp"},
+    {&ProcessGroups::pp, "pp", "pp"},
+    {&ProcessGroups::model_parallel, "model_parallel", "tp-pp"},
 };
 
 // Collective over MPI_COMM_WORLD; the world size must equal tp·dp·pp.

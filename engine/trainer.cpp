@@ -110,12 +110,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   Optimizer<Real> optimizer(m, c, groups, w, AdamWConfig{o.lr, 0.9, 0.95, 1e-8, o.weight_decay}, o.clip_grad);
   const std::string layout = checkpoint_layout(model, c, o);
   // Which shard of the model a checkpoint holds: its world rank and grid coordinates.
-  auto rank_meta = [&] {
-    return std::map<std::string, std::string>{{"rank", std::to_string(groups.world_rank)},
-                                              {"tp_rank", std::to_string(groups.me.tp)},
-                                              {"pp_rank", std::to_string(groups.me.pp)},
-                                              {"dp_rank", std::to_string(groups.me.dp)}};
-  };
+  auto rank_meta = [&] { return shard_meta(groups.layout.grid(), groups.world_rank); };
   long start = 0;
   if (!o.resume_dir.empty()) {
     agree(groups.world, [&] {

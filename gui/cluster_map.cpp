@@ -112,24 +112,25 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   for (int n = 0; n < nodes; ++n) p.fillRect(node_rect(g, n).adjusted(-1, -1, 1, 1), QColor(0x55, 0x55, 0x55));
   // Cells: one fill each, dimmed outside the highlighted replica.
   for (int r = 0; r < config_.gpus(); ++r) {
-    const RankCoords rc = layout.coords(r);
-    QColor c = stage_color(rc.pp, config_.pp);
-    if (replica_ >= 0 && rc.dp != replica_) c = QColor::fromHsvF(c.hsvHueF(), 0.12, 0.97);
+    QColor c = stage_color(layout.grid().coord(r, "pp"), config_.pp);
+    if (replica_ >= 0 && layout.grid().coord(r, "dp") != replica_) c = QColor::fromHsvF(c.hsvHueF(), 0.12, 0.97);
     p.fillRect(cell_rect(g, r).adjusted(0, 0, outlines ? -1 : 0, outlines ? -1 : 0), c);
   }
-  // TP groups: ranks of a group are consecutive (TP innermost); outline each run per node.
+  // TP groups, as the grid lists them: outline each run of consecutive ranks on one row of a
+  // node (with TP innermost a whole group is one run per node).
   if (outlines) {
     p.setPen(QPen(Qt::black, std::max(1.0, g.cell_w / 10)));
     p.setBrush(Qt::NoBrush);
-    for (int first = 0; first < config_.gpus(); first += config_.tp) {
-      for (int r = first; r < first + config_.tp;) {
-        const int node = r / gpus_per_node_;
-        int last = r;
-        while (last + 1 < first + config_.tp && (last + 1) / gpus_per_node_ == node &&
-               (last + 1) % gpus_per_node_ % g.cells_per_row != 0)
-          ++last;
-        p.drawRect(QRectF(cell_rect(g, r).topLeft(), cell_rect(g, last).bottomRight()).adjusted(0.5, 0.5, -0.5, -0.5));
-        r = last + 1;
+    for (const std::vector<int>& group : layout.grid().groups("tp")) {
+      for (std::size_t i = 0; i < group.size();) {
+        const int first = group[i], node = first / gpus_per_node_;
+        std::size_t j = i;
+        while (j + 1 < group.size() && group[j + 1] == group[j] + 1 && group[j + 1] / gpus_per_node_ == node &&
+               group[j + 1] % gpus_per_node_ % g.cells_per_row != 0)
+          ++j;
+        const QRectF run(cell_rect(g, first).topLeft(), cell_rect(g, group[j]).bottomRight());
+        p.drawRect(run.adjusted(0.5, 0.5, -0.5, -0.5));
+        i = j + 1;
       }
     }
   }

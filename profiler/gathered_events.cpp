@@ -63,11 +63,11 @@ std::vector<std::vector<RecordedOp>> gather_events(const std::vector<RecordedOp>
   return per_rank;
 }
 
-void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, std::size_t first, std::size_t last,
+void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, const std::vector<int>& ranks,
                          const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit) {
-  for (std::size_t r = first; r < last; ++r) {
+  for (int r : ranks) {
     std::map<std::tuple<std::string, int, int, int, long>, int> seen;
-    for (const RecordedOp& e : per_rank[r]) {
+    for (const RecordedOp& e : per_rank[static_cast<std::size_t>(r)]) {
       const auto base =
           std::make_tuple(std::string(e.op.name), static_cast<int>(e.op.phase), e.op.layer, e.op.microbatch, e.step);
       visit(std::tuple_cat(base, std::make_tuple(seen[base]++)), e);
@@ -75,18 +75,25 @@ void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, s
   }
 }
 
-std::vector<RecordedOp> slowest_in_tp_groups(const std::vector<std::vector<RecordedOp>>& per_rank, int tp) {
+void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, std::size_t first, std::size_t last,
+                         const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit) {
+  std::vector<int> ranks;
+  for (std::size_t r = first; r < last; ++r) ranks.push_back(static_cast<int>(r));
+  for_each_occurrence(per_rank, ranks, visit);
+}
+
+std::vector<RecordedOp> slowest_in_groups(const std::vector<std::vector<RecordedOp>>& per_rank,
+                                          const std::vector<std::vector<int>>& groups) {
   std::vector<RecordedOp> out;
-  for (std::size_t first = 0; first < per_rank.size(); first += static_cast<std::size_t>(tp)) {
+  for (const std::vector<int>& group : groups) {
     std::map<OpOccurrence, std::size_t> slot;  // occurrence -> index in `out`
-    for_each_occurrence(per_rank, first, std::min(per_rank.size(), first + static_cast<std::size_t>(tp)),
-                        [&](const OpOccurrence& occurrence, const RecordedOp& e) {
-                          const auto [it, added] = slot.try_emplace(occurrence, out.size());
-                          if (added)
-                            out.push_back(e);
-                          else
-                            out[it->second].self_s = std::max(out[it->second].self_s, e.self_s);
-                        });
+    for_each_occurrence(per_rank, group, [&](const OpOccurrence& occurrence, const RecordedOp& e) {
+      const auto [it, added] = slot.try_emplace(occurrence, out.size());
+      if (added)
+        out.push_back(e);
+      else
+        out[it->second].self_s = std::max(out[it->second].self_s, e.self_s);
+    });
   }
   return out;
 }

@@ -23,12 +23,17 @@ std::vector<std::vector<RecordedOp>> gather_events(const std::vector<RecordedOp>
 // the same program, so equal occurrences on two ranks are the same call.
 using OpOccurrence = std::tuple<std::string, int, int, int, long, int>;
 
-// Calls `visit(occurrence, op)` for every op recorded on ranks [first, last), rank by rank.
+// Calls `visit(occurrence, op)` for every op recorded on `ranks`, rank by rank.
+void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, const std::vector<int>& ranks,
+                         const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit);
+// The same for ranks [first, last).
 void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, std::size_t first, std::size_t last,
                          const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit);
 
-// For every occurrence of an op on the ranks of one TP group (consecutive ranks, TP
-// innermost as in the engine's layout), one event whose self time is the slowest rank's.
-std::vector<RecordedOp> slowest_in_tp_groups(const std::vector<std::vector<RecordedOp>>& per_rank, int tp);
+// For every occurrence of an op on the ranks of one group (the run's TP groups, as its
+// ParallelGrid lists them), one event whose self time is the slowest rank's; groups in the
+// order given, ops in rank order.
+std::vector<RecordedOp> slowest_in_groups(const std::vector<std::vector<RecordedOp>>& per_rank,
+                                          const std::vector<std::vector<int>>& groups);
 
 }  // namespace cc::profiler

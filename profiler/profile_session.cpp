@@ -193,7 +193,7 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
       // The ranks of a TP group wait for each other at every collective: an op costs what
       // its slowest rank took. Every group's occurrences are samples.
       const long first_timed = r.warmup_steps + 1;
-      std::vector<RecordedOp> timed_ops = slowest_in_tp_groups(per_rank, tp);
+      std::vector<RecordedOp> timed_ops = slowest_in_groups(per_rank, config.grid().groups("tp"));
       const std::set<long> stalled = stalled_steps(report.step_seconds, first_timed);
       std::erase_if(timed_ops, [&](const RecordedOp& e) { return stalled.count(e.step) > 0; });
       for (long s : stalled)

@@ -53,6 +53,10 @@ AttentionKernel default_attention(const std::string& framework) {
   return load_framework(framework).flash_attention ? AttentionKernel::Flash : AttentionKernel::Unfused;
 }
 
+ParallelGrid ParallelConfig::grid() const {
+  return ParallelGrid(kDenseGridOrder, {{"tp", tp}, {"dp", dp}, {"pp", pp}});
+}
+
 std::string ParallelConfig::summary() const {
   std::string s = fmt::format("tp{} pp{} dp{}{} mb{} gb{}", tp, pp, dp, sequence_parallel ? " sp" : "", micro_batch,
                               global_batch);
@@ -170,10 +174,7 @@ void apply_framework(ParallelConfig& c, const std::string& framework) {
 }
 
 nlohmann::json config_to_json(const ParallelConfig& c) {
-  nlohmann::json j = {{"tensor_model_parallel_size", c.tp},
-                      {"pipeline_model_parallel_size", c.pp},
-                      {"data_parallel_size", c.dp},
-                      {"sequence_parallel", c.sequence_parallel},
+  nlohmann::json j = {{"sequence_parallel", c.sequence_parallel},
                       {"micro_batch_size", c.micro_batch},
                       {"global_batch_size", c.global_batch},
                       {"virtual_pipeline_stages", c.virtual_stages},
@@ -187,6 +188,9 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
                       {"precision", to_string(c.precision)},
                       {"attention", to_string(c.attention)},
                       {"framework", c.framework}};
+  const ParallelGrid grid = c.grid();
+  for (int i = 0; i < grid.dimension_count(); ++i)
+    j[std::string(dimension_info(grid.dimension(i).name).json_key)] = grid.dimension(i).size;
   if (c.first_stage_layers) j["decoder_first_pipeline_num_layers"] = c.first_stage_layers;
   if (c.last_stage_layers) j["decoder_last_pipeline_num_layers"] = c.last_stage_layers;
   return j;

@@ -11,6 +11,7 @@
 #include "sim/cluster_spec.h"
 #include "sim/framework_spec.h"
 #include "sim/model_spec.h"
+#include "sim/parallel_grid.h"
 
 namespace cc {
 
@@ -43,6 +44,9 @@ struct ParallelConfig {
   // stages, whether sends block, and which fitted overheads the analytic model charges.
   std::string framework = kDefaultFramework;
 
+  // The ranks as a grid of named dimensions (kDenseGridOrder): every consumer takes group
+  // sizes, coordinates and process groups from it.
+  ParallelGrid grid() const;
   int gpus() const { return tp * pp * dp; }
   int num_microbatches() const { return global_batch / (micro_batch * dp); }
   bool interleaved() const { return virtual_stages > 1; }

@@ -5,31 +5,11 @@
 
 namespace cc {
 
-ParallelLayout::ParallelLayout(int tp, int dp, int pp) : tp_(tp), dp_(dp), pp_(pp) {}
+ParallelLayout::ParallelLayout(int tp, int dp, int pp)
+    : grid_(kDenseGridOrder, {{"tp", tp}, {"dp", dp}, {"pp", pp}}) {}
 
 RankCoords ParallelLayout::coords(int rank) const {
-  return {rank % tp_, (rank / tp_) % dp_, rank / (tp_ * dp_)};
-}
-
-std::vector<int> ParallelLayout::tp_group(int r) const {
-  RankCoords c = coords(r);
-  std::vector<int> g;
-  for (c.tp = 0; c.tp < tp_; ++c.tp) g.push_back(rank(c));
-  return g;
-}
-
-std::vector<int> ParallelLayout::dp_group(int r) const {
-  RankCoords c = coords(r);
-  std::vector<int> g;
-  for (c.dp = 0; c.dp < dp_; ++c.dp) g.push_back(rank(c));
-  return g;
-}
-
-std::vector<int> ParallelLayout::pp_group(int r) const {
-  RankCoords c = coords(r);
-  std::vector<int> g;
-  for (c.pp = 0; c.pp < pp_; ++c.pp) g.push_back(rank(c));
-  return g;
+  return {grid_.coord(rank, "tp"), grid_.coord(rank, "dp"), grid_.coord(rank, "pp")};
 }
 
 GroupPlacement place_group(const std::vector<int>& ranks, int gpus_per_node) {

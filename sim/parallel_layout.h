@@ -1,10 +1,12 @@
-// parallel_layout.h — maps a global rank to its (tp, dp, pp) coordinates and back, and
-// names each rank's process groups. One grid for the engine and the simulator.
-// Order is Megatron-LM's default "tp-dp-pp": TP innermost (peers share a node), then DP,
-// then PP outermost, so consecutive pipeline stages usually sit on different nodes.
+// parallel_layout.h — today's three parallel dimensions (TP, DP, PP) as named fields, a thin
+// view of the dense ParallelGrid (sim/parallel_grid.h, order "tp-dp-pp") for code that reads
+// them by field; new code and new dimensions go through the grid by name. Also: where a
+// group of ranks sits on the nodes of a cluster.
 #pragma once
 
 #include <vector>
+
+#include "sim/parallel_grid.h"
 
 namespace cc {
 
@@ -26,20 +28,21 @@ class ParallelLayout {
  public:
   ParallelLayout(int tp, int dp, int pp);
 
-  int world_size() const { return tp_ * dp_ * pp_; }
-  int rank(RankCoords c) const { return (c.pp * dp_ + c.dp) * tp_ + c.tp; }
+  const ParallelGrid& grid() const { return grid_; }
+  int world_size() const { return grid_.world_size(); }
+  int rank(RankCoords c) const { return grid_.rank({c.tp, c.dp, c.pp}); }  // kDenseGridOrder
   RankCoords coords(int rank) const;
 
-  std::vector<int> tp_group(int rank) const;  // ranks sharing this rank's dp and pp
-  std::vector<int> dp_group(int rank) const;  // ranks sharing tp and pp
-  std::vector<int> pp_group(int rank) const;  // ranks sharing tp and dp, in stage order
+  std::vector<int> tp_group(int rank) const { return grid_.group(rank, "tp"); }  // sharing dp and pp
+  std::vector<int> dp_group(int rank) const { return grid_.group(rank, "dp"); }  // sharing tp and pp
+  std::vector<int> pp_group(int rank) const { return grid_.group(rank, "pp"); }  // sharing tp and dp, in stage order
 
-  int tp() const { return tp_; }
-  int dp() const { return dp_; }
-  int pp() const { return pp_; }
+  int tp() const { return grid_.size("tp"); }
+  int dp() const { return grid_.size("dp"); }
+  int pp() const { return grid_.size("pp"); }
 
  private:
-  int tp_, dp_, pp_;
+  ParallelGrid grid_;
 };
 
 // Placement of a group of ranks on nodes of `gpus_per_node` GPUs (rank r on node r / gpus_per_node).

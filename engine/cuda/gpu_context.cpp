@@ -61,9 +61,10 @@ GpuContext::GpuContext(const engine::ProcessGroups& groups, bool interleaved) : 
   const int p = groups.layout.pp(), s = groups.me.pp;
   links_.resize(static_cast<std::size_t>(2 * p));
   connect_groups();
+  // A link joins two stages of one pipeline group: its colour is that group's first rank.
+  const int color = groups.layout.grid().group(groups.world_rank, "pp").front();
   for (int l = 0; l < engine::pipeline_links_used(p, interleaved); ++l) {
     const bool member = s == l || s == (l + 1) % p;
-    const int color = groups.me.dp * groups.layout.tp() + groups.me.tp;
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Comm_split(MPI_COMM_WORLD, member ? color : MPI_UNDEFINED, s == l ? 0 : 1, &comm);
     if (!member) continue;

@@ -1,7 +1,7 @@
 // gpu_context.h — what every op of the GPU engine runs on: the compute stream (kernels and
 // cuBLAS), the communication stream (TP, DP and embedding collectives), one stream per
-// pipeline link and direction, NCCL communicators for the groups of one ParallelLayout
-// (engine/comm.h builds the same groups over MPI), and annotated collectives.
+// pipeline link and direction, NCCL communicators for the process groups engine/comm.h
+// carves from the layout's grid (one per MPI group), and annotated collectives.
 //
 // Ordering without the host: a collective records an event on the compute stream, the
 // communication stream waits for it, NCCL runs there, and the compute stream waits for the

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -321,6 +322,22 @@ TEST_F(CheckpointFile, LookupsNameWhatIsMissingAndWhatExists) {
     EXPECT_NE(m.find("checkpoint 'x.ckpt': no meta entry 'seed'"), std::string::npos) << m;
     EXPECT_NE(m.find("'layout'"), std::string::npos) << m;
   }
+}
+
+TEST(ShardMeta, NamesTheRankAndItsGridCoordinatesWithTheKeysOfEveryEarlierCheckpoint) {
+  // tp 2, dp 2, pp 2: rank 6 = (pp 1 · 2 + dp 1) · 2 + tp 0.
+  const std::map<std::string, std::string> expected = {
+      {"rank", "6"}, {"tp_rank", "0"}, {"dp_rank", "1"}, {"pp_rank", "1"}};
+  EXPECT_EQ(shard_meta(ParallelGrid(kDenseGridOrder, {{"tp", 2}, {"dp", 2}, {"pp", 2}}), 6), expected);
+  // A grid that names context parallelism at size 1 resumes from the same keys.
+  EXPECT_EQ(shard_meta(ParallelGrid("tp-cp-dp-pp", {{"tp", 2}, {"cp", 1}, {"dp", 2}, {"pp", 2}}), 6), expected);
+  // At size 2 it adds its coordinate: rank 13 = ((pp 1 · 2 + dp 1) · 2 + cp 0) · 2 + tp 1.
+  const std::map<std::string, std::string> with_cp = {
+      {"rank", "13"}, {"tp_rank", "1"}, {"cp_rank", "0"}, {"dp_rank", "1"}, {"pp_rank", "1"}};
+  EXPECT_EQ(shard_meta(ParallelGrid("tp-cp-dp-pp", {{"tp", 2}, {"cp", 2}, {"dp", 2}, {"pp", 2}}), 13), with_cp);
+  // Without tensor or pipeline parallelism the keys are still there (coordinate 0).
+  EXPECT_EQ(shard_meta(ParallelGrid(kDenseGridOrder, {{"dp", 4}}), 3),
+            (std::map<std::string, std::string>{{"rank", "3"}, {"tp_rank", "0"}, {"dp_rank", "3"}, {"pp_rank", "0"}}));
 }
 
 }  // namespace

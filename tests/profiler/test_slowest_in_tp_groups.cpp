@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "profiler/gathered_events.h"
+#include "sim/parallel_grid.h"
 
 namespace cc::profiler {
 namespace {
@@ -25,7 +26,8 @@ TEST(SlowestInTpGroups, EachOccurrenceTakesItsSlowestRank) {
       {op("gelu", 0, 1, 7.0), op("gelu", 0, 1, 1.0), op("fc1", 0, 1, 1.0)},
       {op("gelu", 0, 1, 6.0), op("gelu", 0, 1, 2.0), op("fc1", 0, 1, 9.0)},
   };
-  const std::vector<RecordedOp> out = slowest_in_tp_groups(per_rank, 2);
+  const ParallelGrid grid(kDenseGridOrder, {{"tp", 2}, {"dp", 2}});
+  const std::vector<RecordedOp> out = slowest_in_groups(per_rank, grid.groups("tp"));
   ASSERT_EQ(out.size(), 6u);
   std::vector<double> seconds;
   for (const auto& e : out) seconds.push_back(e.self_s);
@@ -34,7 +36,8 @@ TEST(SlowestInTpGroups, EachOccurrenceTakesItsSlowestRank) {
 
 TEST(SlowestInTpGroups, WithoutTensorParallelismEveryRankIsItsOwnGroup) {
   const std::vector<std::vector<RecordedOp>> per_rank = {{op("fc1", 0, 1, 2.0)}, {op("fc1", 0, 1, 3.0)}};
-  const std::vector<RecordedOp> out = slowest_in_tp_groups(per_rank, 1);
+  const ParallelGrid grid(kDenseGridOrder, {{"tp", 1}, {"dp", 2}});
+  const std::vector<RecordedOp> out = slowest_in_groups(per_rank, grid.groups("tp"));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].self_s, 2.0);
   EXPECT_EQ(out[1].self_s, 3.0);
