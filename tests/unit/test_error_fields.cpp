@@ -98,6 +98,17 @@ TEST(LayoutErrorField, EachCheckNamesTheFlagToChange) {
   }
 }
 
+TEST(ModelErrorField, ShapeChecksNameTheMegatronFlag) {
+  ModelSpec m = load_model("gpt3-175b");
+  m.num_attention_heads = 7;  // does not divide the hidden size 12288
+  EXPECT_EQ(refusal_of([&] { m.validate("m"); }).field, "--num-attention-heads");
+  m = load_model("gpt3-175b");
+  m.hidden_size = 2'000'000;
+  const Refusal r = refusal_of([&] { m.validate("m"); });
+  EXPECT_EQ(r.message, "m: hidden_size is 2000000; it must be a positive integer up to 1048576");
+  EXPECT_EQ(r.field, "--hidden-size");
+}
+
 TEST(ErrorField, FailLeavesTheFieldEmpty) {
   EXPECT_EQ(refusal_of([] { fail("no field {}", 1); }).field, "");
   const Refusal r = refusal_of([] { fail_at("--gpus", "--gpus is {}", 0); });
