@@ -20,6 +20,9 @@ int to_int(const std::string& value, const std::string& what, const std::string&
 }
 
 double to_double(const std::string& value, const std::string& what, const std::string& where) {
+  // NaN and infinity reach the field's own range check, which names the range: every real a
+  // layout file holds (dropouts, the memory reserve) has one.
+  if (const auto non_finite = parse_non_finite(value)) return *non_finite;
   return read_real(value, what, where);
 }
 

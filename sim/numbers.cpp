@@ -1,5 +1,6 @@
 #include "sim/numbers.h"
 
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <system_error>
@@ -107,6 +108,17 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
 std::optional<double> parse_real(std::string_view text) {
   double value = 0;
   return convert_real(text, value) == RealOutcome::Ok ? std::optional<double>(value) : std::nullopt;
+}
+
+std::optional<double> parse_non_finite(std::string_view text) {
+  const bool negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) text.remove_prefix(1);
+  std::string word(text);
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (word == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (word == "inf" || word == "infinity")
+    return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  return std::nullopt;
 }
 
 std::string integer_range_text(std::int64_t min, std::int64_t max) { return fmt::format("from {} to {}", min, max); }

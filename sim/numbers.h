@@ -23,6 +23,11 @@ namespace cc {
 std::optional<std::int64_t> parse_integer(std::string_view text);
 std::optional<std::uint64_t> parse_unsigned(std::string_view text);  // "-0" is 0; other negatives nullopt
 std::optional<double> parse_real(std::string_view text);
+// NaN or an infinity spelt out as C and Python spell them: nan, inf or infinity, in any case,
+// with a sign. The one exception to "finite only", for readers whose every real field checks
+// its own range: handed on as NaN or infinity, it fails that check, whose message names the
+// range ("--lr is inf; it must be in (0, 1]"), which read_real's cannot. Nullopt otherwise.
+std::optional<double> parse_non_finite(std::string_view text);
 
 // "from 1 to 2147483647": the range as every refusal states it.
 std::string integer_range_text(std::int64_t min, std::int64_t max);

@@ -34,10 +34,16 @@ TEST(LayoutNumbers, MegatronArgumentsRefuseWhatIsNotABase10Integer) {
   }
 }
 
-TEST(LayoutNumbers, MegatronRealsRefuseNan) {
-  const Refusal r = refusal_of([&] { parse_layout_text(kMegatronModel + "--hidden-dropout nan\n", "f"); });
-  EXPECT_NE(r.message.find("f: --hidden-dropout 'nan' is not a number"), std::string::npos);
-  EXPECT_EQ(r.field, "--hidden-dropout");
+TEST(LayoutNumbers, MegatronRealsAreDecimalsAndNanMeetsTheRangeCheck) {
+  const Refusal hex = refusal_of([&] { parse_layout_text(kMegatronModel + "--hidden-dropout 0x1p-3\n", "f"); });
+  EXPECT_EQ(hex.message,
+            "f: --hidden-dropout '0x1p-3' is not a number; it must be a finite number in decimal or exponent form, "
+            "e.g. 0.5 or 300e9");
+  EXPECT_EQ(hex.field, "--hidden-dropout");
+  // NaN is read, and the dropout's own check refuses it naming the valid range.
+  const Refusal nan = refusal_of([&] { parse_layout_text(kMegatronModel + "--hidden-dropout nan\n", "f"); });
+  EXPECT_EQ(nan.message, "--hidden-dropout is nan; it must be a probability in [0, 1)");
+  EXPECT_EQ(nan.field, "--hidden-dropout");
 }
 
 const std::string kNemoModel = "model:\n  num_layers: 4\n  hidden_size: 320\n  num_attention_heads: 10\n";

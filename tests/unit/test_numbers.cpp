@@ -1,6 +1,7 @@
 // The one reader of numbers written as text (sim/numbers.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -104,6 +105,14 @@ TEST(Numbers, NanInfinityHexAndOverflowAreNotReals) {
             std::string::npos);
   EXPECT_NE(refusal_of([] { read_real("1e-400", "x"); }).message.find("x is 1e-400, beyond what a double holds"),
             std::string::npos);
+}
+
+TEST(Numbers, NanAndInfinitySpeltOutAreKnownForReadersWithRangeChecks) {
+  EXPECT_TRUE(std::isnan(*parse_non_finite("NaN")));
+  EXPECT_EQ(parse_non_finite("inf"), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(parse_non_finite("-Infinity"), -std::numeric_limits<double>::infinity());
+  for (const std::string text : {"", "1", ".inf", "nan(1)", "0x1p3", "infin"})
+    EXPECT_FALSE(parse_non_finite(text).has_value()) << "'" << text << "'";
 }
 
 }  // namespace
