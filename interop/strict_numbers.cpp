@@ -40,8 +40,8 @@ std::string field_name(const CLI::Option& option) {
 
 // CLI11 binds an option to a variable whose width it does not report (int and int64_t are both
 // "INT"). Its own conversion is the one place that knows, so a refusal asks it, widest first,
-// which bounds it takes. This writes the option's variable; harmless, as it runs only while that
-// option's value is being refused and the parse stops.
+// which bounds it takes. These tries write the option's variable; harmless, as they run only
+// while that option's value is being refused and the parse stops.
 std::pair<std::int64_t, std::int64_t> signed_range_held(const CLI::callback_t& convert) {
   for (const int bits : {64, 32, 16, 8}) {
     const std::int64_t max = static_cast<std::int64_t>((std::uint64_t{1} << (bits - 1)) - 1), min = -max - 1;
@@ -78,7 +78,8 @@ std::string exact_decimal(double value) {
 }
 
 // `text` as sim/numbers reads it, in the form CLI11's conversion `convert` reads back exactly;
-// a refusal names `field` and the range.
+// a refusal names `field` and the range. An integer is first tried with `convert`, which
+// writes the option's variable with the value it receives next anyway.
 std::string canonical(NumberKind kind, const std::string& text, const std::string& field,
                       const CLI::callback_t& convert) {
   switch (kind) {

@@ -9,12 +9,18 @@
 //     ("--tensor-model-parallel-size", "--pipeline-model-parallel-size",
 //     "--data-parallel-size", "--micro-batch-size", "--global-batch-size",
 //     "--num-layers-per-virtual-pipeline-stage", "--recompute-num-layers",
-//     "--num-layers", "--hidden-size", "--num-attention-heads", ...), never a short
-//     form such as "--tp";
-//   - the JSON key where the value has no flag (a layout or model file's key, e.g.
-//     "virtual_pipeline_model_parallel_size"), spelt as in the file;
-//   - empty when no single field is at fault (a corrupt file, an unknown preset read
-//     from a path, a check that the caller cannot pin on one input).
+//     "--sequence-parallel", "--use-distributed-optimizer", "--tp-comm-overlap",
+//     "--num-layers", "--hidden-size", "--num-attention-heads", "--kv-channels", ...), never
+//     a short form such as "--tp"; clustercast's own flags the same way ("--gpus",
+//     "--precision", "--memory-headroom"). Checks of a value that has a flag name the flag
+//     wherever the value came from (validate_layout, ModelSpec::validate, a Megatron-LM
+//     argument file);
+//   - a file reader that refuses a value as it reads it names the key it read, as its path
+//     from the top of the document: a JSON key ("hidden_size" in a model file, "gpu.hbm_gib",
+//     "virtual_pipeline_stages") or a NeMo YAML key ("model.micro_batch_size");
+//   - empty when no single field is at fault (a corrupt file, an unknown preset, a check the
+//     caller cannot pin on one input).
+// A check about two values names the one the user should change (a comment beside it says why).
 // fail() throws with no field; fail_at() names it.
 #pragma once
 
