@@ -90,7 +90,8 @@ RealOutcome convert_real(std::string_view text, double& out) {
   return RealOutcome::Ok;
 }
 
-std::string prefix(const std::string& where) { return where.empty() ? "" : where + ": "; }
+// "where: " before a message about a file, nothing on a command line.
+std::string where_prefix(const std::string& where) { return where.empty() ? "" : where + ": "; }
 
 }  // namespace
 
@@ -127,11 +128,11 @@ std::int64_t read_integer(std::string_view text, const std::string& field, std::
                           const std::string& where) {
   const auto w = scan_whole(text);
   if (!w)
-    fail_at(field, "{}{} '{}' is not an integer; it must be a whole number {}", prefix(where), field, text,
+    fail_at(field, "{}{} '{}' is not an integer; it must be a whole number {}", where_prefix(where), field, text,
             integer_range_text(min, max));
   const auto value = as_int64(*w);
   if (!value || *value < min || *value > max)
-    fail_at(field, "{}{} is {}; it must be a whole number {}", prefix(where), field, text,
+    fail_at(field, "{}{} is {}; it must be a whole number {}", where_prefix(where), field, text,
             integer_range_text(min, max));
   return *value;
 }
@@ -139,11 +140,11 @@ std::int64_t read_integer(std::string_view text, const std::string& field, std::
 std::uint64_t read_unsigned(std::string_view text, const std::string& field, std::uint64_t max,
                             const std::string& where) {
   if (!scan_whole(text))
-    fail_at(field, "{}{} '{}' is not an integer; it must be a whole number from 0 to {}", prefix(where), field, text,
-            max);
+    fail_at(field, "{}{} '{}' is not an integer; it must be a whole number from 0 to {}", where_prefix(where), field,
+            text, max);
   const auto value = parse_unsigned(text);
   if (!value || *value > max)
-    fail_at(field, "{}{} is {}; it must be a whole number from 0 to {}", prefix(where), field, text, max);
+    fail_at(field, "{}{} is {}; it must be a whole number from 0 to {}", where_prefix(where), field, text, max);
   return *value;
 }
 
@@ -153,11 +154,11 @@ double read_real(std::string_view text, const std::string& field, const std::str
     case RealOutcome::Ok: return value;
     case RealOutcome::BeyondDouble:
       fail_at(field, "{}{} is {}, beyond what a double holds (magnitudes from about 4.9e-324 to 1.8e308, or 0)",
-              prefix(where), field, text);
+              where_prefix(where), field, text);
     case RealOutcome::NotANumber: break;
   }
   fail_at(field, "{}{} '{}' is not a number; it must be a finite number in decimal or exponent form, e.g. 0.5 or 300e9",
-          prefix(where), field, text);
+          where_prefix(where), field, text);
 }
 
 }  // namespace cc
