@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/exit_code.h"
+#include "interop/strict_numbers.h"
 #include "sim/error.h"
 
 namespace cc::cli {
@@ -36,6 +37,7 @@ int run_cli(CLI::App& app, int argc, char** argv) {
                 << " (clustercast --help)\n";
     return 2;
   }
+  interop::read_numbers_strictly(app);  // every number as sim/numbers reads it (010 is 10, '' refused)
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

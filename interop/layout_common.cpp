@@ -7,6 +7,7 @@
 
 #include "sim/error.h"
 #include "sim/layout_rules.h"
+#include "sim/numbers.h"
 #include "sim/presets.h"
 
 namespace cc::interop {
@@ -14,23 +15,15 @@ namespace cc::interop {
 std::string prefix(const std::string& where) { return where.empty() ? "" : where + ": "; }
 
 int to_int(const std::string& value, const std::string& what, const std::string& where) {
-  try {
-    std::size_t used = 0;
-    const long v = std::stol(value, &used);
-    if (used == value.size() && v >= 0 && v <= 1'000'000'000) return static_cast<int>(v);
-  } catch (const std::exception&) {
-  }
-  fail("{}{} is '{}'; expected a whole number", prefix(where), what, value);
+  // Up to 1e9, below what an int holds: no count in a layout comes near it.
+  return static_cast<int>(read_integer(value, what, 0, 1'000'000'000, where));
 }
 
 double to_double(const std::string& value, const std::string& what, const std::string& where) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(value, &used);
-    if (used == value.size()) return v;
-  } catch (const std::exception&) {
-  }
-  fail("{}{} is '{}'; expected a number", prefix(where), what, value);
+  // NaN and infinity reach the field's own range check, which names the range: every real a
+  // layout file holds (dropouts, the memory reserve) has one.
+  if (const auto non_finite = parse_non_finite(value)) return *non_finite;
+  return read_real(value, what, where);
 }
 
 namespace {

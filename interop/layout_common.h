@@ -14,6 +14,7 @@ namespace cc::interop {
 // "where: " or "" — the prefix of messages about a file (`where` empty: the command line).
 std::string prefix(const std::string& where);
 
+// Through sim/numbers.h: `what` (the flag or key) is named in the message and is the error's field.
 int to_int(const std::string& value, const std::string& what, const std::string& where);
 double to_double(const std::string& value, const std::string& what, const std::string& where);
 

@@ -182,7 +182,7 @@ template <class Args>
 void set_field(Args& args, const MegatronField<Args>& field, const std::string& flag,
                const std::vector<std::string>& words, std::size_t& next, const std::string& where) {
   auto value = [&]() -> const std::string& {
-    if (next >= words.size() || is_flag_word(words[next])) fail("{}{} needs a value", prefix(where), flag);
+    if (next >= words.size() || is_flag_word(words[next])) fail_at(flag, "{}{} needs a value", prefix(where), flag);
     return words[next++];
   };
   std::visit(
@@ -210,7 +210,8 @@ PositionEmbedding position_embedding_from(const std::string& name, const std::st
 }
 
 void check_dropout(const char* flag, const std::optional<double>& p, const std::string& where) {
-  if (p && !(*p >= 0 && *p < 1)) fail("{}{} is {}; it must be a probability in [0, 1)", prefix(where), flag, *p);
+  if (p && !(*p >= 0 && *p < 1))
+    fail_at(flag, "{}{} is {}; it must be a probability in [0, 1)", prefix(where), flag, *p);
 }
 
 // Context and expert parallelism, and MoE, change the layout in ways the simulator does not
@@ -305,7 +306,7 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
   if (a.swiglu) m.activation = Activation::SwiGLU;
   if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
   if (a.kv_channels) {
-    if (*a.kv_channels < 1) fail("--kv-channels is {}; it must be >= 1", *a.kv_channels);
+    if (*a.kv_channels < 1) fail_at("--kv-channels", "--kv-channels is {}; it must be >= 1", *a.kv_channels);
     // Equal to hidden / heads is Megatron's default width: the plain layout.
     const bool default_width = m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads == 0 &&
                                *a.kv_channels == m.hidden_size / m.num_attention_heads;
@@ -331,16 +332,19 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
          m.name);
   if (a.max_position_embeddings) {
     if (*a.max_position_embeddings < m.seq_length)
-      fail("--max-position-embeddings {} is below the sequence length {}; it must be >= --seq-length",
-           *a.max_position_embeddings, m.seq_length);
+      fail_at("--max-position-embeddings",
+              "--max-position-embeddings {} is below the sequence length {}; it must be >= --seq-length",
+              *a.max_position_embeddings, m.seq_length);
     // The learned position table is sized by the sequence length in ModelSpec.
     if (m.position_embedding == PositionEmbedding::Learned && *a.max_position_embeddings != m.seq_length)
-      fail("--max-position-embeddings {} with learned positions and sequence length {} is not modelled: the "
-           "position table is sized by --seq-length (give them equal, or --position-embedding-type rope)",
-           *a.max_position_embeddings, m.seq_length);
+      fail_at("--max-position-embeddings",
+              "--max-position-embeddings {} with learned positions and sequence length {} is not modelled: the "
+              "position table is sized by --seq-length (give them equal, or --position-embedding-type rope)",
+              *a.max_position_embeddings, m.seq_length);
   }
   if (a.make_vocab_size_divisible_by && *a.make_vocab_size_divisible_by < 1)
-    fail("--make-vocab-size-divisible-by is {}; it must be >= 1", *a.make_vocab_size_divisible_by);
+    fail_at("--make-vocab-size-divisible-by", "--make-vocab-size-divisible-by is {}; it must be >= 1",
+            *a.make_vocab_size_divisible_by);
   m.validate(label);
   return m;
 }
@@ -392,8 +396,12 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (const auto p = megatron_precision(a, where)) c.precision = *p;
   if (a.first_stage_layers) c.first_stage_layers = *a.first_stage_layers;
   if (a.last_stage_layers) c.last_stage_layers = *a.last_stage_layers;
-  if (c.tp < 1) fail("{}--tensor-model-parallel-size is {}; it must be >= 1", prefix(where), c.tp);
-  if (c.pp < 1) fail("{}--pipeline-model-parallel-size is {}; it must be >= 1", prefix(where), c.pp);
+  if (c.tp < 1)
+    fail_at("--tensor-model-parallel-size", "{}--tensor-model-parallel-size is {}; it must be >= 1", prefix(where),
+            c.tp);
+  if (c.pp < 1)
+    fail_at("--pipeline-model-parallel-size", "{}--pipeline-model-parallel-size is {}; it must be >= 1", prefix(where),
+            c.pp);
   if (a.layers_per_virtual_stage)
     c.virtual_stages =
         virtual_stages_from_layers_per_stage(*a.layers_per_virtual_stage, model.num_layers, c.pp, prefix(where));

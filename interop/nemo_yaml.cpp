@@ -9,6 +9,7 @@
 #include "interop/megatron_options.h"
 #include "interop/omegaconf.h"
 #include "sim/error.h"
+#include "sim/numbers.h"
 
 namespace cc {
 
@@ -23,7 +24,17 @@ class NemoKeys {
   bool has(const std::string& key) const { return y_.has(key); }
   std::optional<int> integer(const std::string& key) const {
     const auto v = get(key);
-    return v ? std::optional<int>(to_int(*v, key, y_.where())) : std::nullopt;
+    if (!v) return std::nullopt;
+    // NeMo loads its YAML with OmegaConf, whose loader follows YAML 1.1: a leading 0 makes an
+    // integer octal there (010 is 8, 09 a string). Reading 010 as 10 would simulate another
+    // layout than NeMo runs, so the one ambiguous spelling is refused.
+    const std::string digits = v->substr(!v->empty() && (v->front() == '-' || v->front() == '+') ? 1 : 0);
+    if (digits.size() > 1 && digits.front() == '0' && parse_integer(*v))
+      fail_at(key,
+              "{}: {} is {}; NeMo reads YAML 1.1, where a leading 0 makes an integer octal (010 is 8): write it "
+              "without leading zeros",
+              y_.where(), key, *v);
+    return to_int(*v, key, y_.where());
   }
   std::optional<double> number(const std::string& key) const {
     const auto v = get(key);
@@ -35,7 +46,7 @@ class NemoKeys {
     if (!v) return fallback;
     if (*v == "true" || *v == "True" || *v == "TRUE") return true;
     if (*v == "false" || *v == "False" || *v == "FALSE") return false;
-    fail("{}: {} is '{}'; expected true or false", y_.where(), key, *v);
+    fail_at(key, "{}: {} is '{}'; expected true or false", y_.where(), key, *v);
   }
   // One of `valid` (written as in NeMo's own comments), else a SpecError listing them.
   std::string choice(const std::string& key, const std::string& fallback, std::initializer_list<const char*> valid) const {
@@ -44,7 +55,7 @@ class NemoKeys {
       if (v == ok) return v;
     std::string list;
     for (const char* ok : valid) list += (list.empty() ? "" : ", ") + std::string(ok);
-    fail("{}: {} is '{}', which clustercast does not model; valid: {}", y_.where(), key, v, list);
+    fail_at(key, "{}: {} is '{}', which clustercast does not model; valid: {}", y_.where(), key, v, list);
   }
   const std::string& where() const { return y_.where(); }
 
@@ -70,7 +81,7 @@ Precision nemo_precision(const NemoKeys& y) {
 void refuse_unmodelled(const NemoKeys& y) {
   for (const char* key : {"model.context_parallel_size", "model.expert_model_parallel_size"})
     if (const auto v = y.integer(key); v && *v != 1)
-      fail("{}: {} {} is not modelled: clustercast simulates TP x PP x DP only; give 1", y.where(), key, *v);
+      fail_at(key, "{}: {} {} is not modelled: clustercast simulates TP x PP x DP only; give 1", y.where(), key, *v);
   if (const auto v = y.integer("model.num_moe_experts"); v && *v > 1)
     fail("{}: model.num_moe_experts {}: mixture of experts is not modelled; clustercast simulates dense models",
          y.where(), *v);
@@ -88,8 +99,9 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
                                    std::pair{"model.hidden_size", &a.hidden_size},
                                    std::pair{"model.num_attention_heads", &a.num_attention_heads}}) {
     *field = y.integer(key);
-    if (!*field) fail("{}: {} is missing (the model keys need num_layers, hidden_size and num_attention_heads)",
-                      y.where(), key);
+    if (!*field)
+      fail_at(key, "{}: {} is missing (the model keys need num_layers, hidden_size and num_attention_heads)", y.where(),
+              key);
   }
   a.num_query_groups = y.integer("model.num_query_groups");
   a.ffn_hidden_size = y.integer("model.ffn_hidden_size");
@@ -114,7 +126,9 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
   ModelSpec m = apply_megatron_model(a, base, /*from_flags_alone=*/true, y.where());
   // NeMo takes the vocabulary from the tokenizer and pads it as Megatron-LM does.
   const int unit = y.integer("model.make_vocab_size_divisible_by").value_or(128);
-  if (unit < 1) fail("{}: model.make_vocab_size_divisible_by is {}; it must be >= 1", y.where(), unit);
+  if (unit < 1)
+    fail_at("model.make_vocab_size_divisible_by", "{}: model.make_vocab_size_divisible_by is {}; it must be >= 1",
+            y.where(), unit);
   if (const auto vocab = known_tokenizer_vocab(y)) {
     m.vocab_size = static_cast<int>(megatron_padded_vocab(*vocab, unit, tp));
   } else if (!vocab_in_comment) {
@@ -137,7 +151,7 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   c.pp = y.integer("model.pipeline_model_parallel_size").value_or(1);
   for (const auto& [key, v] : {std::pair{"model.tensor_model_parallel_size", c.tp},
                                std::pair{"model.pipeline_model_parallel_size", c.pp}})
-    if (v < 1) fail("{}: {} is {}; it must be >= 1", where, key, v);
+    if (v < 1) fail_at(key, "{}: {} is {}; it must be >= 1", where, key, v);
   c.virtual_stages = y.integer("model.virtual_pipeline_model_parallel_size").value_or(1);
   c.sequence_parallel = y.boolean("model.sequence_parallel", false);
   c.micro_batch = y.integer("model.micro_batch_size").value_or(1);

@@ -1,12 +1,14 @@
 #include "interop/omegaconf.h"
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "interop/layout_common.h"
 #include "sim/error.h"
+#include "sim/numbers.h"
 
 namespace cc::interop {
 
@@ -88,15 +90,6 @@ std::size_t closing_brace(const std::string& text, std::size_t open) {
   return std::string::npos;
 }
 
-bool is_integer(const std::string& s) {
-  if (s.empty()) return false;
-  std::size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
-  if (i == s.size()) return false;
-  for (; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9') return false;
-  return true;
-}
-
 // A resolver's result as OmegaConf would print it; beyond 2^53 a double no longer holds every
 // whole number (and casting one above 2^63 is undefined), far past any training config.
 std::optional<std::string> format_number(double v, bool integral) {
@@ -127,10 +120,9 @@ std::optional<YAML::Node> OmegaConfTree::lookup(const std::string& path) const {
       const YAML::Node child = current[part];
       if (!child) return std::nullopt;
       node.reset(child);
-    } else if (current.IsSequence() && is_integer(part) && part.size() < 10) {
-      const long index = std::stol(part);
-      if (index < 0 || static_cast<std::size_t>(index) >= current.size()) return std::nullopt;
-      node.reset(current[static_cast<std::size_t>(index)]);
+    } else if (const auto index = parse_integer(part); current.IsSequence() && index) {
+      if (*index < 0 || static_cast<std::uint64_t>(*index) >= current.size()) return std::nullopt;
+      node.reset(current[static_cast<std::size_t>(*index)]);
     } else {
       return std::nullopt;
     }
@@ -212,17 +204,10 @@ std::string OmegaConfTree::interpolate(const std::string& body, const std::strin
   bool integral = true;
   for (auto& arg : args) {
     arg = resolve(arg, key, depth);
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(arg, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != arg.size() || !std::isfinite(v))
-      fail("{}: {}: '{}' needs numbers; argument '{}' is not one", where_, key, shown, arg);
-    integral = integral && is_integer(arg);
-    numbers.push_back(v);
+    const auto v = parse_real(arg);
+    if (!v) fail_at(key, "{}: {}: '{}' needs numbers; argument '{}' is not one", where_, key, shown, arg);
+    integral = integral && parse_integer(arg).has_value();
+    numbers.push_back(*v);
   }
   if (numbers.size() != 2)
     fail("{}: {}: '{}' takes two arguments, not {}", where_, key, shown, numbers.size());

@@ -37,13 +37,18 @@ void ClusterSpec::validate(const std::string& where) const {
   // A GPU needs one 16-bit Tensor Core format; V100 has fp16 only (bf16 0), and a run in the
   // format it lacks is refused by the parallel-config check, naming the formats it has.
   if (gpu.peak_tflops_bf16 <= 0 && gpu.peak_tflops_fp16 <= 0)
-    fail("{}: gpu.peak_tflops.bf16 and gpu.peak_tflops.fp16 are both 0; at least one must be > 0", where);
-  if (gpu.hbm_gib <= 0) fail("{}: gpu.hbm_gib must be > 0", where);
-  if (gpu.hbm_bandwidth_gbs <= 0) fail("{}: gpu.hbm_bandwidth_gbs must be > 0", where);
-  if (gpus_per_node <= 0) fail("{}: gpus_per_node must be a positive integer", where);
-  if (intra_node.bandwidth_gbs <= 0) fail("{}: intra_node.bandwidth_gbs must be > 0", where);
-  if (inter_node.bandwidth_gbs <= 0) fail("{}: inter_node.nic_bandwidth_gbs must be > 0", where);
-  if (oversubscription < 1.0) fail("{}: inter_node.oversubscription is {}; it must be >= 1", where, oversubscription);
+    fail_at("gpu.peak_tflops.bf16",
+            "{}: gpu.peak_tflops.bf16 and gpu.peak_tflops.fp16 are both 0; at least one must be > 0", where);
+  if (gpu.hbm_gib <= 0) fail_at("gpu.hbm_gib", "{}: gpu.hbm_gib must be > 0", where);
+  if (gpu.hbm_bandwidth_gbs <= 0) fail_at("gpu.hbm_bandwidth_gbs", "{}: gpu.hbm_bandwidth_gbs must be > 0", where);
+  if (gpus_per_node <= 0) fail_at("gpus_per_node", "{}: gpus_per_node must be a positive integer", where);
+  if (intra_node.bandwidth_gbs <= 0)
+    fail_at("intra_node.bandwidth_gbs", "{}: intra_node.bandwidth_gbs must be > 0", where);
+  if (inter_node.bandwidth_gbs <= 0)
+    fail_at("inter_node.nic_bandwidth_gbs", "{}: inter_node.nic_bandwidth_gbs must be > 0", where);
+  if (oversubscription < 1.0)
+    fail_at("inter_node.oversubscription", "{}: inter_node.oversubscription is {}; it must be >= 1", where,
+            oversubscription);
 }
 
 ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& where) {

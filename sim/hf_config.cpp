@@ -75,9 +75,10 @@ void refuse_experts(const JsonFields& f) {
     // Some dense configs carry these keys switched off: 0 (or 1 expert) is not a mixture.
     const bool size_key = std::string(key).find("size") != std::string::npos;
     if (v.is_number() && (v.get<double>() <= 0 || (!size_key && v.get<double>() <= 1))) continue;
-    fail("{}: {} is {}: mixture-of-experts models are not modelled (a dense spec would count one expert's MLP "
-         "instead of all of them); dense model types: {}",
-         f.where(), key, v.dump(), type_list());
+    fail_at(key,
+            "{}: {} is {}: mixture-of-experts models are not modelled (a dense spec would count one expert's MLP "
+            "instead of all of them); dense model types: {}",
+            f.where(), key, v.dump(), type_list());
   }
 }
 

@@ -4,7 +4,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <fcntl.h>
@@ -12,6 +14,8 @@
 #include <unistd.h>
 
 #include <fmt/ranges.h>
+
+#include "sim/numbers.h"
 
 namespace cc {
 
@@ -24,23 +28,29 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-JsonFields::JsonFields(const nlohmann::json& object, std::string where)
-    : object_(object), where_(std::move(where)) {
-  if (!object_.is_object()) fail("{}: expected a JSON object, found {}", where_, object_.type_name());
+JsonFields::JsonFields(const nlohmann::json& object, std::string where) : JsonFields(object, std::move(where), "") {}
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string where, std::string key_prefix)
+    : object_(object), where_(std::move(where)), key_prefix_(std::move(key_prefix)) {
+  if (!object_.is_object())
+    fail_at(key_prefix_.empty() ? "" : key_prefix_.substr(0, key_prefix_.size() - 1),
+            "{}: expected a JSON object, found {}", where_, object_.type_name());
 }
+
+std::string JsonFields::field(const std::string& key) const { return key_prefix_ + key; }
 
 bool JsonFields::has(const std::string& key) const {
   return object_.contains(key) && !object_.at(key).is_null();
 }
 
 const nlohmann::json& JsonFields::raw(const std::string& key) const {
-  if (!has(key)) fail("{}: field '{}' is missing", where_, key);
+  if (!has(key)) fail_at(field(key), "{}: field '{}' is missing", where_, key);
   return object_.at(key);
 }
 
 std::string JsonFields::string(const std::string& key) const {
   const auto& v = raw(key);
-  if (!v.is_string()) fail("{}: field '{}' must be a string, found {}", where_, key, v.dump());
+  if (!v.is_string()) fail_at(field(key), "{}: field '{}' must be a string, found {}", where_, key, v.dump());
   return v.get<std::string>();
 }
 
@@ -52,7 +62,7 @@ std::string JsonFields::choice(const std::string& key, const std::vector<std::st
   const std::string value = lower(string(key));
   for (const auto& c : choices)
     if (lower(c) == value) return c;
-  fail("{}: field '{}' is '{}'; valid values: {}", where_, key, string(key), fmt::join(choices, ", "));
+  fail_at(field(key), "{}: field '{}' is '{}'; valid values: {}", where_, key, string(key), fmt::join(choices, ", "));
 }
 
 std::string JsonFields::choice_or(const std::string& key, const std::vector<std::string>& choices,
@@ -62,17 +72,28 @@ std::string JsonFields::choice_or(const std::string& key, const std::vector<std:
 
 long long JsonFields::integer(const std::string& key, long long min_value, long long max_value) const {
   const auto& v = raw(key);
-  const bool whole = v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
-  if (!whole) fail("{}: field '{}' must be an integer >= {}, found {}", where_, key, min_value, v.dump());
-  const double as_double = v.get<double>();
-  if (as_double > static_cast<double>(max_value) || (v.is_number_unsigned() && v.get<unsigned long long>() > 9e18))
-    fail("{}: field '{}' is {}; it must be at most {}", where_, key, v.dump(), max_value);
-  // Below the minimum while still a double: a whole float beyond long long (-1e30) cannot be
-  // converted (undefined behaviour, which the UBSan build of tests/fuzz reports).
-  if (v.is_number_float() && as_double < static_cast<double>(min_value))
-    fail("{}: field '{}' is {}; it must be >= {}", where_, key, v.dump(), min_value);
-  const auto value = v.is_number_integer() ? v.get<long long>() : static_cast<long long>(as_double);
-  if (value < min_value) fail("{}: field '{}' is {}; it must be >= {}", where_, key, value, min_value);
+  const std::string range = integer_range_text(min_value, max_value);
+  auto out_of_range = [&] {
+    fail_at(field(key), "{}: field '{}' is {}; it must be an integer {}", where_, key, v.dump(), range);
+  };
+  long long value = 0;
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    // 2^63 and up is beyond what a long long holds, so beyond every maximum.
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<long long>::max())) out_of_range();
+    value = static_cast<long long>(u);
+  } else if (v.is_number_integer()) {
+    value = v.get<long long>();
+  } else if (v.is_number_float() && v.get<double>() == std::floor(v.get<double>())) {
+    // A whole float (4.0, -1e30): compared as a double before the conversion, which is undefined
+    // outside [-2^63, 2^63) (the UBSan build of tests/fuzz reports it).
+    const double d = v.get<double>();
+    if (!(d >= -0x1p63 && d < 0x1p63)) out_of_range();
+    value = static_cast<long long>(d);
+  } else {
+    fail_at(field(key), "{}: field '{}' must be an integer {}, found {}", where_, key, range, v.dump());
+  }
+  if (value < min_value || value > max_value) out_of_range();
   return value;
 }
 
@@ -83,9 +104,11 @@ long long JsonFields::integer_or(const std::string& key, long long min_value, lo
 
 double JsonFields::number(const std::string& key, double min_value) const {
   const auto& v = raw(key);
-  if (!v.is_number()) fail("{}: field '{}' must be a number >= {}, found {}", where_, key, min_value, v.dump());
+  if (!v.is_number())
+    fail_at(field(key), "{}: field '{}' must be a number >= {}, found {}", where_, key, min_value, v.dump());
   const double value = v.get<double>();
-  if (!(value >= min_value)) fail("{}: field '{}' is {}; it must be >= {}", where_, key, value, min_value);
+  if (!(value >= min_value))
+    fail_at(field(key), "{}: field '{}' is {}; it must be >= {}", where_, key, value, min_value);
   return value;
 }
 
@@ -95,7 +118,7 @@ double JsonFields::number_or(const std::string& key, double min_value, double fa
 
 bool JsonFields::boolean(const std::string& key) const {
   const auto& v = raw(key);
-  if (!v.is_boolean()) fail("{}: field '{}' must be true or false, found {}", where_, key, v.dump());
+  if (!v.is_boolean()) fail_at(field(key), "{}: field '{}' must be true or false, found {}", where_, key, v.dump());
   return v.get<bool>();
 }
 
@@ -105,8 +128,8 @@ bool JsonFields::boolean_or(const std::string& key, bool fallback) const {
 
 JsonFields JsonFields::object(const std::string& key) const {
   const auto& v = raw(key);
-  if (!v.is_object()) fail("{}: field '{}' must be an object, found {}", where_, key, v.type_name());
-  return JsonFields(v, where_ + " (" + key + ")");
+  if (!v.is_object()) fail_at(field(key), "{}: field '{}' must be an object, found {}", where_, key, v.type_name());
+  return JsonFields(v, where_ + " (" + key + ")", field(key) + ".");
 }
 
 namespace {
@@ -185,7 +208,8 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
     WhereItStopped stopped;
     nlohmann::json::sax_parse(text, &stopped);
     const std::string field = stopped.path().empty() ? "the top-level value" : "field '" + stopped.path() + "'";
-    fail("{}: {} is {}, beyond the range of a double (about 1.8e308)", where, field, stopped.token());
+    fail_at(stopped.path(), "{}: {} is {}, beyond the range of a double (about 1.8e308)", where, field,
+            stopped.token());
   }
 }
 

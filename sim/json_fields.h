@@ -1,4 +1,5 @@
-// json_fields.h — reads fields of a JSON object with errors that name the file and field.
+// json_fields.h — reads fields of a JSON object with errors that name the file and field; each
+// refusal's SpecError::field() is the key's path from the top of the document ("gpu.hbm_gib").
 // Every spec reader (model, cluster, config, cost database) goes through this, so a
 // missing or mistyped field always produces the same kind of message.
 #pragma once
@@ -27,7 +28,8 @@ class JsonFields {
   std::string choice_or(const std::string& key, const std::vector<std::string>& choices,
                         const std::string& fallback) const;
   // Integers are bounded above by `max_value` (default: what an int holds) so a value
-  // never silently wraps when stored.
+  // never silently wraps when stored; checked in 64 bits, and a refusal names the range.
+  // A whole float (4.0) counts as an integer.
   long long integer(const std::string& key, long long min_value, long long max_value = 2147483647) const;
   long long integer_or(const std::string& key, long long min_value, long long fallback,
                        long long max_value = 2147483647) const;
@@ -40,8 +42,13 @@ class JsonFields {
   const std::string& where() const { return where_; }
 
  private:
+  JsonFields(const nlohmann::json& object, std::string where, std::string key_prefix);
+  // The SpecError field (sim/error.h) of `key`: its path from the document's top ("gpu.hbm_gib").
+  std::string field(const std::string& key) const;
+
   const nlohmann::json& object_;
   std::string where_;
+  std::string key_prefix_;  // "gpu." inside object("gpu"); empty at the top
 };
 
 // Parses text as JSON; a syntax error becomes a SpecError naming `where` and the position,

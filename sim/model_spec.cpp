@@ -49,27 +49,31 @@ std::int64_t ModelSpec::total_parameters() const {
 void ModelSpec::validate(const std::string& where) const {
   // Upper bounds far beyond any trained model keep every derived count (FLOPs, bytes,
   // nanoseconds) inside its type.
-  auto in_range = [&](const char* field, int v, int max) {
-    if (v <= 0 || v > max) fail("{}: {} is {}; it must be a positive integer up to {}", where, field, v, max);
+  // Each refusal's field is the Megatron-LM flag of the value (sim/error.h).
+  auto in_range = [&](const char* name, const char* flag, int v, int max) {
+    if (v <= 0 || v > max) fail_at(flag, "{}: {} is {}; it must be a positive integer up to {}", where, name, v, max);
   };
-  in_range("num_layers", num_layers, 10'000);
-  in_range("hidden_size", hidden_size, 1'048'576);
-  in_range("num_attention_heads", num_attention_heads, 65'536);
-  in_range("num_query_groups", num_query_groups, 65'536);
-  in_range("ffn_hidden_size", ffn_hidden_size, 4'194'304);
-  in_range("vocab_size", vocab_size, 16'777'216);
-  in_range("seq_length", seq_length, 4'194'304);
+  in_range("num_layers", "--num-layers", num_layers, 10'000);
+  in_range("hidden_size", "--hidden-size", hidden_size, 1'048'576);
+  in_range("num_attention_heads", "--num-attention-heads", num_attention_heads, 65'536);
+  in_range("num_query_groups", "--num-query-groups", num_query_groups, 65'536);
+  in_range("ffn_hidden_size", "--ffn-hidden-size", ffn_hidden_size, 4'194'304);
+  in_range("vocab_size", "--vocab-size", vocab_size, 16'777'216);
+  in_range("seq_length", "--seq-length", seq_length, 4'194'304);
   if (explicit_head_dim != 0) {
-    in_range("head_dim", explicit_head_dim, 65'536);
+    in_range("head_dim", "--kv-channels", explicit_head_dim, 65'536);
     if (std::int64_t{explicit_head_dim} * num_attention_heads > 4'194'304)
-      fail("{}: head_dim {} x num_attention_heads {} is wider than 4194304; it must be at most that", where,
-           explicit_head_dim, num_attention_heads);
+      fail_at("--kv-channels",
+              "{}: head_dim {} x num_attention_heads {} is wider than 4194304; it must be at most that", where,
+              explicit_head_dim, num_attention_heads);
   } else if (hidden_size % num_attention_heads != 0)
-    fail("{}: hidden_size {} is not divisible by num_attention_heads {}; choose heads that divide the hidden size",
-         where, hidden_size, num_attention_heads);
+    fail_at("--num-attention-heads",
+            "{}: hidden_size {} is not divisible by num_attention_heads {}; choose heads that divide the hidden size",
+            where, hidden_size, num_attention_heads);
   if (num_attention_heads % num_query_groups != 0)
-    fail("{}: num_attention_heads {} is not divisible by num_query_groups {}; query groups must divide the heads",
-         where, num_attention_heads, num_query_groups);
+    fail_at("--num-query-groups",
+            "{}: num_attention_heads {} is not divisible by num_query_groups {}; query groups must divide the heads",
+            where, num_attention_heads, num_query_groups);
 }
 
 ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
