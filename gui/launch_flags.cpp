@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "interop/resolver.h"
+#include "interop/strict_numbers.h"
 #include "sim/error.h"
 #include "sim/presets.h"
 
@@ -15,6 +16,7 @@ void GuiFlags::add_to(CLI::App& app) {
   app.add_option("--train-tokens-b", train_tokens_b, "Token budget in billions (default 300)");
   app.add_option("--project", project, "Open a project file (no other run flags beside it)");
   app.add_option("--screenshots", screenshots, "Save a PNG of each tab to DIR and quit");
+  interop::read_numbers_strictly(app);  // every number as simulate reads it: 010 is 10, '' refused
 }
 
 namespace {

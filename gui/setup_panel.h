@@ -29,7 +29,7 @@ class SetupPanel : public QWidget {
 
   Project project() const;
   void set_project(const Project& p);  // emits nothing
-  // Shows `message` under the widget of `field` (see field_of_error); empty clears it.
+  // Shows `message` under the widget of `field` (see setup_field_of); empty clears it.
   void show_error(const std::string& field, const QString& message);
   QString error_text() const;
   QWidget* error_field_widget() const { return error_widget_; }

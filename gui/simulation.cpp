@@ -1,6 +1,7 @@
 #include "gui/simulation.h"
 
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "interop/resolver.h"
@@ -8,32 +9,39 @@
 
 namespace cc::gui {
 
-std::string field_of_error(const std::string& message) {
-  // Most specific first: the messages name Megatron-LM flags, or the spec they come from.
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"--overlap-param-gather", "distributed_optimizer"},
-      {"--tp-comm-overlap", "tp_comm_overlap"},
-      {"--sequence-parallel", "sequence_parallel"},
+std::string setup_field_of(const std::string& field) {
+  // The flag or key a SpecError names (sim/error.h) -> the setup widget that edits it.
+  static const std::map<std::string, std::string> kWidgets = {
       {"--tensor-model-parallel-size", "tp"},
       {"--pipeline-model-parallel-size", "pp"},
       {"--data-parallel-size", "dp"},
       {"--gpus", "gpus"},
       {"--global-batch-size", "global_batch"},
       {"--micro-batch-size", "micro_batch"},
-      {"microbatch", "global_batch"},
-      {"interleaved", "virtual_stages"},
-      {"virtual stages", "virtual_stages"},
-      {"first/last stage", "uneven"},
-      {"--recompute", "recompute"},
-      {"precision", "precision"},
-      {"cost database", "costs"},
-      {"model '", "model"},
-      {"model:", "model"},
-      {"cluster", "cluster"},
+      {"--num-layers-per-virtual-pipeline-stage", "virtual_stages"},
+      {"--decoder-first-pipeline-num-layers", "uneven"},
+      {"--decoder-last-pipeline-num-layers", "uneven"},
+      {"--recompute-granularity", "recompute"},
+      {"--recompute-method", "recompute"},
+      {"--recompute-num-layers", "recompute"},
+      {"--sequence-parallel", "sequence_parallel"},
+      {"--use-distributed-optimizer", "distributed_optimizer"},
+      {"--tp-comm-overlap", "tp_comm_overlap"},
+      {"--precision", "precision"},
+      {"--costs", "costs"},
+      {"--cluster", "cluster"},
+      {"--model", "model"},
+      {"--num-layers", "model"},
+      {"--hidden-size", "model"},
+      {"--num-attention-heads", "model"},
+      {"--num-query-groups", "model"},
+      {"--ffn-hidden-size", "model"},
+      {"--kv-channels", "model"},
+      {"--seq-length", "model"},
+      {"--vocab-size", "model"},
   };
-  for (const auto& [needle, field] : kNames)
-    if (message.find(needle) != std::string::npos) return field;
-  return "layout";
+  const auto it = kWidgets.find(field);
+  return it == kWidgets.end() ? "layout" : it->second;
 }
 
 SimulationOutcome run_simulation(const Project& project) {
@@ -55,7 +63,7 @@ SimulationOutcome run_simulation(const Project& project) {
     out.result = std::move(result);
   } catch (const SpecError& e) {
     out.error = e.what();
-    out.error_field = field_of_error(out.error);
+    out.error_field = setup_field_of(e.field());
   }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -19,7 +19,7 @@ struct SimulationOutcome {
   std::vector<StageMemoryCurve> memory_curves;  // one per pipeline stage
   std::shared_ptr<const CostDatabase> costs;    // the database used, when not analytic
   std::string error;        // SpecError message, empty on success
-  std::string error_field;  // setup field the message is about (see field_of_error)
+  std::string error_field;  // setup field the error is about (see setup_field_of)
   std::vector<std::string> warnings;  // the resolver's, e.g. a database measured on another GPU
   double wall_seconds = 0;
   bool ok() const { return result != nullptr; }
@@ -27,9 +27,10 @@ struct SimulationOutcome {
 
 SimulationOutcome run_simulation(const Project& project);
 
-// The setup field a SpecError message names: "tp", "pp", "dp", "gpus", "micro_batch",
-// "global_batch", "virtual_stages", "uneven", "recompute", "sequence_parallel",
-// "distributed_optimizer", "precision", "model", "cluster", "costs"; "layout" otherwise.
-std::string field_of_error(const std::string& message);
+// The setup field that edits the flag or key a SpecError names (SpecError::field()): "tp",
+// "pp", "dp", "gpus", "micro_batch", "global_batch", "virtual_stages", "uneven", "recompute",
+// "sequence_parallel", "distributed_optimizer", "tp_comm_overlap", "precision", "model",
+// "cluster", "costs"; "layout" for any other.
+std::string setup_field_of(const std::string& field);
 
 }  // namespace cc::gui

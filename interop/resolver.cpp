@@ -48,33 +48,41 @@ std::optional<std::string> hardware_mismatch(const CostDatabase& db, const Clust
 
 ResolvedRun resolve_run(RunRequest request) {
   ResolvedRun out;
-  out.measured = read_measured_costs(request.costs_file);
+  try {
+    out.measured = read_measured_costs(request.costs_file);
+  } catch (const SpecError& e) {
+    throw SpecError(e.what(), "--costs");  // whatever is wrong inside it, the database is the input to change
+  }
   if (out.measured) {
     if (auto warning = hardware_mismatch(*out.measured, request.cluster)) out.warnings.push_back(std::move(*warning));
   }
-  if (request.gpus && *request.gpus < 1) fail("--gpus is {}; it must be >= 1", *request.gpus);
+  if (request.gpus && *request.gpus < 1) fail_at("--gpus", "--gpus is {}; it must be >= 1", *request.gpus);
 
   const LayoutRequest& layout = request.layout;
   ParallelConfig c = layout.config;
   // The stack: a named one, else the measured database's; a layout file's stands otherwise.
   if (layout.framework || out.measured) apply_framework(c, resolved_stack(layout.framework, out.measured.get()));
   if (!layout.attention_named && !layout.from_file) c.attention = default_attention(c.framework);
-  if (layout.dp)
+  if (layout.dp) {
     c.dp = *layout.dp;
-  else if (request.gpus) {
+  } else if (request.gpus) {
     const std::optional<int> dp = data_parallel_size(*request.gpus, c.tp, c.pp);
     if (!dp)
-      fail("--gpus {} is not divisible by TP {} x PP {} = {}; DP would not be whole", *request.gpus, c.tp, c.pp,
-           std::int64_t{c.tp} * c.pp);
+      fail_at("--gpus", "--gpus {} is not divisible by TP {} x PP {} = {}; DP would not be whole", *request.gpus,
+              c.tp, c.pp, std::int64_t{c.tp} * c.pp);
     c.dp = *dp;
-  }
-  else if (!layout.from_file)
+  } else if (!layout.from_file) {
     c.dp = 1;
-  if (c.dp < 1) fail("--data-parallel-size is {}; it must be >= 1", c.dp);
+  }
+  if (c.dp < 1) fail_at("--data-parallel-size", "--data-parallel-size is {}; it must be >= 1", c.dp);
   if (!layout.global_batch_named && !layout.from_file) c.global_batch = default_global_batch(c.micro_batch, c.dp);
 
   request.model.validate("model '" + request.model.name + "'");
-  request.cluster.validate("cluster '" + request.cluster.name + "'");
+  try {
+    request.cluster.validate("cluster '" + request.cluster.name + "'");
+  } catch (const SpecError& e) {
+    throw SpecError(e.what(), "--cluster");  // its keys are no flags: the cluster is the input to change
+  }
   validate(c, request.model, request.cluster, request.gpus.value_or(0));
 
   out.model = std::move(request.model);

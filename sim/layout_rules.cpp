@@ -15,15 +15,17 @@ std::optional<int> data_parallel_size(std::int64_t gpus, int tp, int pp) {
 int default_global_batch(int micro_batch, int dp) {
   const std::int64_t batch = std::int64_t{micro_batch} * dp;
   if (batch > std::numeric_limits<int>::max())
-    fail("the default global batch, micro batch {} x DP {} = {}, exceeds {}; give --global-batch-size", micro_batch,
-         dp, batch, std::numeric_limits<int>::max());
+    fail_at("--global-batch-size",
+            "the default global batch, micro batch {} x DP {} = {}, exceeds {}; give --global-batch-size", micro_batch,
+            dp, batch, std::numeric_limits<int>::max());
   return static_cast<int>(batch);
 }
 
 int virtual_stages_from_layers_per_stage(int per_stage, int num_layers, int pp, const std::string& where) {
   if (per_stage < 1 || pp < 1 || num_layers % (std::int64_t{pp} * per_stage) != 0)
-    fail("{}--num-layers-per-virtual-pipeline-stage {} does not divide num_layers {} / PP {}", where, per_stage,
-         num_layers, pp);
+    fail_at("--num-layers-per-virtual-pipeline-stage",
+            "{}--num-layers-per-virtual-pipeline-stage {} does not divide num_layers {} / PP {}", where, per_stage,
+            num_layers, pp);
   return static_cast<int>(num_layers / (std::int64_t{pp} * per_stage));
 }
 

@@ -145,6 +145,52 @@ class TestLaunchParity : public QObject {
     }
   }
 
+  // Numbers read as simulate reads them: 010 is ten (as Megatron-LM's argparse reads it; octal
+  // would be 8, which does not divide 20 layers), and an empty value is refused.
+  void numbersAreDecimalAndNeverEmpty() {
+    const SimulationOutcome ten = gui_simulation({"--num-layers", "20", "--hidden-size", "1280",
+                                                  "--num-attention-heads", "20", "--gpus", "10", "--pp", "010"});
+    QVERIFY2(ten.ok(), ten.error.c_str());
+    QCOMPARE(ten.result->config.pp, 10);
+    const CliRun empty = run_program(CLUSTERCAST_GUI_BINARY, {"--model", "gpt3-175b", "--tp", ""});
+    QCOMPARE(empty.exit_code, 2);
+    QVERIFY2(empty.err.find("--tensor-model-parallel-size") != std::string::npos, empty.err.c_str());
+  }
+
+  // Each refusal lands beside the setup field that edits what it names, from the error's own
+  // field (SpecError::field), not from its wording.
+  void errorsLandBesideTheirField() {
+    CLI::App app;
+    GuiFlags flags;
+    flags.add_to(app);
+    std::vector<std::string> args(kAnalytic.rbegin(), kAnalytic.rend());
+    app.parse(args);
+    const Project good = project_from_flags(flags, app);
+    auto field_of = [](const Project& p) { return run_simulation(p).error_field; };
+    Project p = good;
+    p.gpus = 12;  // TP 2 x PP 4 does not divide 12 GPUs
+    QCOMPARE(field_of(p), std::string("gpus"));
+    p = good;
+    p.config.tp = 4;  // over 4 stages of 16 GPUs: DP 1; TP 4 does not divide an FFN of 8190
+    p.model.ffn_hidden_size = 8190;
+    QCOMPARE(field_of(p), std::string("tp"));
+    p = good;
+    p.config.global_batch = 33;
+    QCOMPARE(field_of(p), std::string("global_batch"));
+    p = good;
+    p.config.tp_comm_overlap = true;  // needs sequence parallelism
+    QCOMPARE(field_of(p), std::string("tp_comm_overlap"));
+    p = good;
+    p.model.hidden_size = 0;
+    QCOMPARE(field_of(p), std::string("model"));
+    p = good;
+    p.cluster.gpus_per_node = 0;
+    QCOMPARE(field_of(p), std::string("cluster"));
+    p = good;
+    p.costs_file = "/nonexistent/costs.json";
+    QCOMPARE(field_of(p), std::string("costs"));
+  }
+
   void unknownOptionExitsTwo() {
     const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, {"--frobnicate"});
     QCOMPARE(gui.exit_code, 2);
