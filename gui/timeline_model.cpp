@@ -55,29 +55,19 @@ void TimelineModel::set_result(std::shared_ptr<const SimResult> result) {
   replicas_ = 1;
   if (result_) {
     const auto& tl = result_->timeline;
-    int processes = 0;
-    for (const auto& e : tl) processes = std::max(processes, e.process + 1);
-    replicas_ = std::max(1, processes / std::max(1, result_->config.pp));
-    const int replicas = replicas_;
-    std::map<std::pair<int, std::string>, int> index;  // (process, lane) -> lane; map keeps stage order
-    for (const auto& e : tl) index.emplace(std::make_pair(e.process, e.lane), 0);
-    // Compute first, then p2p, then dp within a process, as the simulator creates them.
-    auto lane_rank = [](const std::string& l) { return l == "compute" ? 0 : l == "p2p" ? 1 : 2; };
-    std::vector<std::pair<int, std::string>> keys;
-    for (const auto& [k, v] : index) keys.push_back(k);
-    std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : lane_rank(a.second) < lane_rank(b.second);
-    });
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      index[keys[i]] = static_cast<int>(i);
+    for (const auto& e : tl) replicas_ = std::max(replicas_, e.replica + 1);
+    // (process, lane) -> row; the map orders rows by rank, then compute, p2p, dp (StreamLane's order).
+    std::map<std::pair<int, StreamLane>, int> index;
+    std::map<std::pair<int, StreamLane>, const TimelineEvent*> first_of;
+    for (const auto& e : tl) first_of.emplace(std::make_pair(e.process, e.lane), &e);
+    for (const auto& [key, e] : first_of) {
+      index[key] = static_cast<int>(lanes_.size());
       TimelineLane lane;
-      lane.process = keys[i].first;
-      lane.compute = keys[i].second == "compute";
-      lane.label = replicas > 1 ? QStringLiteral("st%1 r%2 %3")
-                                      .arg(keys[i].first / replicas)
-                                      .arg(keys[i].first % replicas)
-                                      .arg(QString::fromStdString(keys[i].second))
-                                : QStringLiteral("stage %1 %2").arg(keys[i].first).arg(QString::fromStdString(keys[i].second));
+      lane.process = e->process;
+      lane.compute = e->lane == StreamLane::Compute;
+      const QString kind = QString::fromUtf8(to_string(e->lane));
+      lane.label = replicas_ > 1 ? QStringLiteral("st%1 r%2 %3").arg(e->stage).arg(e->replica).arg(kind)
+                                 : QStringLiteral("stage %1 %2").arg(e->stage).arg(kind);
       lanes_.push_back(lane);
     }
     for (std::size_t i = 0; i < tl.size(); ++i) {
@@ -93,9 +83,7 @@ void TimelineModel::set_result(std::shared_ptr<const SimResult> result) {
 
 int TimelineModel::layers_of(const TimelineEvent& e) const {
   if (!result_ || (e.kind != TaskKind::Forward && e.kind != TaskKind::Backward)) return 0;
-  const auto chunk_at = e.name.find(" c");
-  const int chunk = chunk_at == std::string::npos ? 0 : std::atoi(e.name.c_str() + chunk_at + 2);
-  return chunk_layers(result_->model, result_->config, e.process / replicas_, chunk).count;
+  return chunk_layers(result_->model, result_->config, e.stage, e.chunk).count;
 }
 
 int TimelineModel::rowCount(const QModelIndex& parent) const {
@@ -110,7 +98,7 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case Process: return e.process;
-      case Lane: return QString::fromStdString(e.lane);
+      case Lane: return QString::fromUtf8(to_string(e.lane));
       case Name: return QString::fromStdString(e.name);
       case Kind: return kind_label(e.kind);
       case StartUs: return static_cast<double>(e.start) / 1e3;

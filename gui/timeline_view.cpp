@@ -31,7 +31,7 @@ QString tooltip_text(const TimelineModel& m, int i) {
   QString text = QStringLiteral("<b>%1</b> — %2<br>process %3, %4 stream")
                      .arg(QString::fromStdString(e.name).toHtmlEscaped(), kind_label(e.kind))
                      .arg(e.process)
-                     .arg(QString::fromStdString(e.lane));
+                     .arg(QString::fromUtf8(to_string(e.lane)));
   if (const int layers = m.layers_of(e)) text += QStringLiteral("<br>%1 layers").arg(layers);
   text += QStringLiteral("<br>start %1, duration %2")
               .arg(format_time_ns(static_cast<double>(e.start)), format_time_ns(static_cast<double>(e.duration)));

@@ -7,6 +7,7 @@
 
 #include "sim/error.h"
 #include "sim/pipeline_schedule.h"
+#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -17,20 +18,26 @@ struct Pass {
   SimTime start = 0, end = 0;
 };
 
-// The simulator names each pass task "F<mb> c<chunk>" / "B<mb> c<chunk>" (a backward may
-// run as several pieces when gradient reduction overlaps it). Walks the stage's compute
-// tasks in time order against its schedule, so every pass gets its real start and end.
+// Whether a timeline task is (a piece of) the given pass: a backward may run as several pieces
+// when gradient reduction overlaps it.
+bool runs(const TimelineEvent& e, const PipelinePass& p) {
+  const TaskKind kind = p.kind == PassKind::Forward ? TaskKind::Forward : TaskKind::Backward;
+  return e.kind == kind && e.microbatch == p.microbatch && e.chunk == p.chunk;
+}
+
+// Walks the stage's compute tasks in time order against its schedule, so every pass gets its
+// real start and end.
 std::vector<Pass> timed_passes(const std::vector<const TimelineEvent*>& compute,
                                const std::vector<PipelinePass>& schedule, int stage) {
   std::vector<Pass> out;
   std::size_t e = 0;
   for (const PipelinePass& p : schedule) {
-    const std::string name = fmt::format("{}{} c{}", p.kind == PassKind::Forward ? 'F' : 'B', p.microbatch, p.chunk);
-    while (e < compute.size() && compute[e]->name != name) ++e;  // optimizer, norms: not passes
+    while (e < compute.size() && !runs(*compute[e], p)) ++e;  // optimizer, norms: not passes
     if (e == compute.size())
-      throw std::logic_error(fmt::format("memory_timeline: stage {} has no task for pass {}", stage, name));
+      throw std::logic_error(fmt::format("memory_timeline: stage {} has no task for pass {}{} c{}", stage,
+                                         p.kind == PassKind::Forward ? 'F' : 'B', p.microbatch, p.chunk));
     Pass t{p, compute[e]->start, compute[e]->start + compute[e]->duration};
-    while (e < compute.size() && compute[e]->name == name) {
+    while (e < compute.size() && runs(*compute[e], p)) {
       t.end = compute[e]->start + compute[e]->duration;
       ++e;
     }
@@ -44,9 +51,6 @@ std::vector<Pass> timed_passes(const std::vector<const TimelineEvent*>& compute,
 std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryReserve& reserve) {
   if (r.timeline.empty()) fail("memory_timeline needs a result simulated with keep_timeline");
   const ParallelConfig& c = r.config;
-  int processes = 0;
-  for (const TimelineEvent& e : r.timeline) processes = std::max(processes, e.process + 1);
-  const int replicas = std::max(1, processes / c.pp);  // every-rank mode: stage·replicas + replica
   const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages);
   const SimTime end = to_sim_time(r.iteration_time_s);
 
@@ -54,7 +58,7 @@ std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryRe
   for (int s = 0; s < c.pp; ++s) {
     std::vector<const TimelineEvent*> compute;
     for (const TimelineEvent& e : r.timeline)
-      if (e.process == s * replicas && e.lane == "compute") compute.push_back(&e);
+      if (e.stage == s && e.replica == 0 && e.lane == StreamLane::Compute) compute.push_back(&e);
     std::stable_sort(compute.begin(), compute.end(),
                      [](const TimelineEvent* a, const TimelineEvent* b) { return a->start < b->start; });
 
@@ -70,8 +74,10 @@ std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryRe
     // loss's workspace while the chunk holding the output layer runs (it never meets the
     // working set: the loss is done before any layer reruns).
     std::vector<std::pair<SimTime, double>> steps;
+    std::vector<bool> holds_output;  // by chunk: the step plan's chunk with the final norm, logits and loss
+    for (int k = 0; k < c.virtual_stages; ++k) holds_output.push_back(chunk_plan(r.model, c, s, k).has_output);
     for (const Pass& p : timed_passes(compute, schedule[static_cast<std::size_t>(s)], s)) {
-      const bool loss = a.loss_workspace > 0 && p.pass.chunk == c.virtual_stages - 1;
+      const bool loss = a.loss_workspace > 0 && holds_output[static_cast<std::size_t>(p.pass.chunk)];
       if (p.pass.kind == PassKind::Forward) {
         steps.emplace_back(p.start, scale * (a.per_in_flight + (loss ? a.loss_workspace : 0.0)));
         if (loss) steps.emplace_back(p.end, -scale * a.loss_workspace);

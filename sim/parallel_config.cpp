@@ -94,6 +94,10 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   positive("--global-batch-size", "--global-batch-size", c.global_batch);
   // Virtual stages have no flag of their own: they come from this one.
   positive("--num-layers-per-virtual-pipeline-stage", "virtual pipeline stages", c.virtual_stages);
+  // 0 means "an even split" (Megatron-Core's default); below it there is no such stage.
+  for (const auto& [flag, layers] : {std::pair{"--decoder-first-pipeline-num-layers", c.first_stage_layers},
+                                     std::pair{"--decoder-last-pipeline-num-layers", c.last_stage_layers}})
+    if (layers < 0) fail_at(flag, "{}: {} is {}; it must be >= 1 (or 0 for an even split)", w, flag, layers);
   load_framework(c.framework);  // refuses an unknown stack by name
   // Products of sizes are taken in 64 bits: micro batch 65,536 x DP 65,536 wraps an int to
   // 0 (a SIGFPE in the modulo below), and TP x PP x DP can wrap onto the GPU count.

@@ -81,13 +81,14 @@ nlohmann::json result_to_json(const SimResult& r) {
 
 nlohmann::json timeline_to_chrome_trace(const SimResult& r) {
   nlohmann::json events = nlohmann::json::array();
-  std::map<std::pair<int, std::string>, int> threads;
+  std::map<std::pair<int, StreamLane>, int> threads;
   for (const auto& e : r.timeline) {
     auto key = std::make_pair(e.process, e.lane);
     if (!threads.count(key)) {
       const int tid = static_cast<int>(threads.size());
       threads[key] = tid;
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", e.process}, {"tid", tid}, {"args", {{"name", e.lane}}}});
+      events.push_back(
+          {{"ph", "M"}, {"name", "thread_name"}, {"pid", e.process}, {"tid", tid}, {"args", {{"name", to_string(e.lane)}}}});
     }
   }
   std::map<int, bool> named;

@@ -59,34 +59,56 @@ class IterationGraph {
     }
   }
 
+  // The iteration's tasks, phase by phase; each phase depends on the tasks the ones before it added.
   void build() {
-    const int p = c_.pp, v = c_.virtual_stages, mb = c_.num_microbatches();
-    const auto schedule = pipeline_schedule(p, mb, v);
-    std::vector<std::vector<ChunkPlan>> chunks(static_cast<std::size_t>(p));
-    for (int s = 0; s < p; ++s)
-      for (int k = 0; k < v; ++k) chunks[static_cast<std::size_t>(s)].push_back(chunk_plan(m_, c_, s, k));
-    for (int s = 0; s < p; ++s)
+    schedule_ = pipeline_schedule(c_.pp, c_.num_microbatches(), c_.virtual_stages);
+    chunks_.assign(static_cast<std::size_t>(c_.pp), {});
+    for (int s = 0; s < c_.pp; ++s)
+      for (int k = 0; k < c_.virtual_stages; ++k)
+        chunks_[static_cast<std::size_t>(s)].push_back(chunk_plan(m_, c_, s, k));
+    add_streams();
+    add_compute_passes();
+    add_pipeline_transfers();
+    add_gradient_reductions();
+    add_optimizer_steps();
+    add_parameter_gathers();
+  }
+
+  EventEngine& engine() { return engine_; }
+  const std::vector<TaskInfo>& info() const { return info_; }
+  const std::vector<StreamId>& compute_streams() const { return compute_; }
+  int replicas() const { return replicas_; }
+
+ private:
+  // Three streams per simulated rank, in StreamLane's order: simulate() reads each stream's lane
+  // from its index.
+  void add_streams() {
+    for (int s = 0; s < c_.pp; ++s)
       for (int r = 0; r < replicas_; ++r) {
-        compute_.push_back(engine_.add_stream(fmt::format("stage {} replica {} compute", s, r)));
-        send_.push_back(engine_.add_stream(fmt::format("stage {} replica {} p2p", s, r)));
-        dp_.push_back(engine_.add_stream(fmt::format("stage {} replica {} dp", s, r)));
+        auto name = [&](StreamLane lane) { return fmt::format("stage {} replica {} {}", s, r, to_string(lane)); };
+        compute_.push_back(engine_.add_stream(name(StreamLane::Compute)));
+        send_.push_back(engine_.add_stream(name(StreamLane::P2p)));
+        dp_.push_back(engine_.add_stream(name(StreamLane::Dp)));
       }
     // Index of every pass task: [gang][chunk][microbatch] for forward and backward.
-    const auto slots = static_cast<std::size_t>(v * mb);
-    fwd_.assign(static_cast<std::size_t>(p * replicas_), std::vector<TaskId>(slots, -1));
+    const auto slots = static_cast<std::size_t>(c_.virtual_stages * c_.num_microbatches());
+    const auto gangs = static_cast<std::size_t>(c_.pp * replicas_);
+    fwd_.assign(gangs, std::vector<TaskId>(slots, -1));
     bwd_ = fwd_;
     bwd_last_ = fwd_;
-    last_compute_.assign(static_cast<std::size_t>(p * replicas_), -1);
-    std::vector<std::vector<TaskId>> last_pieces(static_cast<std::size_t>(p * replicas_));
+    last_compute_.assign(gangs, -1);
+    last_pieces_.assign(gangs, {});
+  }
 
-    // 1. Compute passes, in each rank's schedule order.
+  // Compute passes, in each rank's schedule order.
+  void add_compute_passes() {
     for (int r = 0; r < replicas_; ++r)
-      for (int s = 0; s < p; ++s) {
+      for (int s = 0; s < c_.pp; ++s) {
         const int gg = gang(s, r);
-        const auto& list = schedule[static_cast<std::size_t>(s)];
+        const auto& list = schedule_[static_cast<std::size_t>(s)];
         std::vector<bool> last_backward_of_chunk(list.size(), false);
         if (c_.overlap_grad_reduce) {
-          std::vector<bool> seen(static_cast<std::size_t>(v), false);
+          std::vector<bool> seen(static_cast<std::size_t>(c_.virtual_stages), false);
           for (std::size_t i = list.size(); i-- > 0;)
             if (list[i].kind == PassKind::Backward && !seen[static_cast<std::size_t>(list[i].chunk)]) {
               seen[static_cast<std::size_t>(list[i].chunk)] = true;
@@ -108,23 +130,24 @@ class IterationGraph {
             const TaskId t = add(share.total() * slowdown(gg), {compute_[static_cast<std::size_t>(gg)]},
                                  {forward ? TaskKind::Forward : TaskKind::Backward, gg, pass.microbatch, pass.chunk, share});
             if (first < 0) first = t;
-            if (pieces > 1) last_pieces[static_cast<std::size_t>(gg)].push_back(t);
+            if (pieces > 1) last_pieces_[static_cast<std::size_t>(gg)].push_back(t);
           }
           (forward ? fwd_ : bwd_)[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)] = first;
           if (!forward) bwd_last_[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)] = last_compute_[static_cast<std::size_t>(gg)];
         }
       }
+  }
 
-    // 2. Pipeline transfers, on each sender's p2p stream in the order it runs its passes.
-    //    Megatron-LM's and DeepSpeed's p2p block: the sender's next pass waits for its send
-    //    too. A stack whose sends do not block (the framework preset says) only delays
-    //    the receiver.
+  // Pipeline transfers, on each sender's p2p stream in the order it runs its passes.
+  // Megatron-LM's and DeepSpeed's p2p block: the sender's next pass waits for its send too. A
+  // stack whose sends do not block (the framework preset says) only delays the receiver.
+  void add_pipeline_transfers() {
     for (int r = 0; r < replicas_; ++r)
-      for (int s = 0; s < p; ++s) {
+      for (int s = 0; s < c_.pp; ++s) {
         const int gg = gang(s, r);
-        for (const PipelinePass& scheduled : schedule[static_cast<std::size_t>(s)]) {
+        for (const PipelinePass& scheduled : schedule_[static_cast<std::size_t>(s)]) {
           const PlannedPass pass =
-              plan_pass(scheduled, chunks[static_cast<std::size_t>(s)][static_cast<std::size_t>(scheduled.chunk)]);
+              plan_pass(scheduled, chunks_[static_cast<std::size_t>(s)][static_cast<std::size_t>(scheduled.chunk)]);
           if (pass.send_to < 0) continue;
           const bool forward = pass.kind == PassKind::Forward;
           const TaskId from = (forward ? fwd_ : bwd_last_)[static_cast<std::size_t>(gg)][slot(pass.chunk, pass.microbatch)];
@@ -137,10 +160,12 @@ class IterationGraph {
           if (next >= 0 && blocking_p2p_) engine_.add_dependency(send, next);
         }
       }
+  }
 
-    // 3. Data-parallel gradient reduction: per bucket as the last backward of each chunk
-    //    finishes (overlap), or once over the whole stage after its last pass.
-    for (int s = 0; s < p; ++s) {
+  // Data-parallel gradient reduction: per bucket as the last backward of each chunk finishes
+  // (overlap), or once over the whole stage after its last pass.
+  void add_gradient_reductions() {
+    for (int s = 0; s < c_.pp; ++s) {
       std::vector<StreamId> group;
       for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
       auto dep_all = [&](TaskId t, auto pick) {
@@ -148,11 +173,11 @@ class IterationGraph {
       };
       if (c_.dp > 1 || replicas_ > 1) {
         if (c_.overlap_grad_reduce) {
-          const auto& pieces0 = last_pieces[static_cast<std::size_t>(gang(s, 0))];
+          const auto& pieces0 = last_pieces_[static_cast<std::size_t>(gang(s, 0))];
           for (std::size_t k = 0; k < pieces0.size(); ++k) {
             const TaskId t = add(costs_.bucket_reduce_s[static_cast<std::size_t>(s)], group,
                                  {TaskKind::GradReduce, gang(s, 0), -1, 0, {}});
-            dep_all(t, [&](int gg) { return last_pieces[static_cast<std::size_t>(gg)][k]; });
+            dep_all(t, [&](int gg) { return last_pieces_[static_cast<std::size_t>(gg)][k]; });
           }
         } else {
           const TaskId t = add(costs_.grad_reduce_s[static_cast<std::size_t>(s)], group,
@@ -164,17 +189,19 @@ class IterationGraph {
     // Tied embeddings: first and last stage sum their word-embedding gradients.
     if (costs_.embedding_sync_s > 0)
       for (int r = 0; r < replicas_; ++r)
-        add(costs_.embedding_sync_s, {dp_[static_cast<std::size_t>(gang(0, r))], dp_[static_cast<std::size_t>(gang(p - 1, r))]},
+        add(costs_.embedding_sync_s, {dp_[static_cast<std::size_t>(gang(0, r))], dp_[static_cast<std::size_t>(gang(c_.pp - 1, r))]},
             {TaskKind::EmbeddingSync, gang(0, r), -1, 0, {}});
+  }
 
-    // 4. Global gradient norm (every stage meets), then each stage's optimizer step.
+  // Global gradient norm (every stage meets), then each stage's optimizer step.
+  void add_optimizer_steps() {
     const TaskId norm = add(costs_.grad_norm_sync_s, std::vector<StreamId>{}, {TaskKind::GradNorm, 0, -1, 0, {}});
     for (std::size_t gg = 0; gg < compute_.size(); ++gg) {
       engine_.add_dependency(engine_.stream_tasks(compute_[gg]).back(), norm);
       if (!engine_.stream_tasks(dp_[gg]).empty()) engine_.add_dependency(engine_.stream_tasks(dp_[gg]).back(), norm);
     }
     for (int r = 0; r < replicas_; ++r)
-      for (int s = 0; s < p; ++s) {
+      for (int s = 0; s < c_.pp; ++s) {
         const int gg = gang(s, r);
         PassCost opt;
         opt.compute_s = costs_.optimizer_s[static_cast<std::size_t>(s)];
@@ -183,24 +210,21 @@ class IterationGraph {
         engine_.add_dependency(norm, step);
         optimizer_.push_back(step);
       }
-    // 5. Distributed optimizer: updated parameters are all-gathered over DP.
-    if (c_.distributed_optimizer && !c_.overlap_param_gather && c_.dp > 1)
-      for (int s = 0; s < p; ++s) {
-        std::vector<StreamId> group;
-        for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
-        const TaskId t = add(costs_.param_gather_s[static_cast<std::size_t>(s)], group,
-                             {TaskKind::ParamGather, gang(s, 0), -1, 0, {}});
-        for (int r = 0; r < replicas_; ++r)
-          engine_.add_dependency(optimizer_[static_cast<std::size_t>(r * p + s)], t);
-      }
   }
 
-  EventEngine& engine() { return engine_; }
-  const std::vector<TaskInfo>& info() const { return info_; }
-  const std::vector<StreamId>& compute_streams() const { return compute_; }
-  int replicas() const { return replicas_; }
+  // Distributed optimizer: updated parameters are all-gathered over DP (unless the gather
+  // hides in the next iteration's forward).
+  void add_parameter_gathers() {
+    if (!c_.distributed_optimizer || c_.overlap_param_gather || c_.dp == 1) return;
+    for (int s = 0; s < c_.pp; ++s) {
+      std::vector<StreamId> group;
+      for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
+      const TaskId t = add(costs_.param_gather_s[static_cast<std::size_t>(s)], group,
+                           {TaskKind::ParamGather, gang(s, 0), -1, 0, {}});
+      for (int r = 0; r < replicas_; ++r) engine_.add_dependency(optimizer_[static_cast<std::size_t>(r * c_.pp + s)], t);
+    }
+  }
 
- private:
   int gang(int stage, int replica) const { return stage * replicas_ + replica; }
   std::size_t slot(int chunk, int microbatch) const {
     return static_cast<std::size_t>(chunk * c_.num_microbatches() + microbatch);
@@ -237,6 +261,9 @@ class IterationGraph {
   std::vector<StreamId> compute_, send_, dp_;
   std::vector<std::vector<TaskId>> fwd_, bwd_, bwd_last_;  // [gang][slot]; bwd_last_: last bucket piece
   std::vector<TaskId> last_compute_;  // per gang, while building
+  std::vector<std::vector<PipelinePass>> schedule_;  // each stage's passes
+  std::vector<std::vector<ChunkPlan>> chunks_;       // [stage][chunk]
+  std::vector<std::vector<TaskId>> last_pieces_;     // per gang: bucket pieces of each chunk's last backward
   std::vector<TaskId> next_compute_;  // per task: the next compute pass on its stream
   std::vector<TaskId> optimizer_;
 };
@@ -291,6 +318,19 @@ TimeBreakdown breakdown_of(const EventEngine& engine, const std::vector<TaskInfo
   classify_gap(cursor, engine.makespan(), last);
   return b;
 }
+
+}  // namespace
+
+const char* to_string(StreamLane lane) {
+  switch (lane) {
+    case StreamLane::Compute: return "compute";
+    case StreamLane::P2p: return "p2p";
+    case StreamLane::Dp: return "dp";
+  }
+  return "?";
+}
+
+namespace {
 
 std::string pass_name(const TaskInfo& i) {
   switch (i.kind) {
@@ -377,12 +417,16 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
   r.cost_coverage = costs.coverage();
 
   if (options.keep_timeline) {
+    // IterationGraph adds three streams per (stage, replica), in StreamLane's order.
+    constexpr std::size_t kLanes = 3;
+    const int replicas = static_cast<int>(engine.stream_count() / kLanes) / config.pp;
     for (std::size_t s = 0; s < engine.stream_count(); ++s) {
-      const std::string& name = engine.stream_name(static_cast<StreamId>(s));
-      const std::string lane = name.substr(name.rfind(' ') + 1);
+      const int gang = static_cast<int>(s / kLanes);
+      const auto lane = static_cast<StreamLane>(s % kLanes);
       for (TaskId t : engine.stream_tasks(static_cast<StreamId>(s))) {
         const TaskInfo& i = info[static_cast<std::size_t>(t)];
-        r.timeline.push_back({static_cast<int>(s / 3), lane, pass_name(i), i.kind, engine.start(t), engine.duration(t)});
+        r.timeline.push_back({gang, gang / replicas, gang % replicas, lane, i.microbatch, i.chunk, pass_name(i), i.kind,
+                              engine.start(t), engine.duration(t)});
       }
     }
   }

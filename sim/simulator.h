@@ -47,10 +47,19 @@ struct TimeBreakdown {  // seconds on the reported stage; they sum to the iterat
 
 enum class TaskKind { Forward, Backward, Send, GradReduce, EmbeddingSync, GradNorm, Optimizer, ParamGather };
 
+// The stream an event ran on: every (stage, replica) has one of each.
+enum class StreamLane { Compute, P2p, Dp };
+const char* to_string(StreamLane lane);  // "compute", "p2p", "dp"
+
+// One task of the simulated iteration, typed so that a viewer needs no parsing of `name`.
 struct TimelineEvent {
-  int process = 0;      // pipeline stage (symmetric) or TP group (every-rank)
-  std::string lane;     // "compute", "p2p", "dp"
-  std::string name;
+  int process = 0;      // stage x replicas + replica: one row group per simulated rank
+  int stage = 0;
+  int replica = 0;      // always 0 in symmetric mode, which simulates one rank per stage
+  StreamLane lane = StreamLane::Compute;
+  int microbatch = -1;  // the pass's microbatch; -1 for work outside passes (DP reduction, optimizer)
+  int chunk = 0;        // the pass's model chunk (virtual stage) on its rank
+  std::string name;     // for display: "F3 c1", "send mb3 c1", "GradReduce", ...
   TaskKind kind = TaskKind::Forward;
   SimTime start = 0;
   SimTime duration = 0;

@@ -33,7 +33,8 @@ std::vector<int> held_during_passes(const SimResult& r, const StageMemoryCurve& 
   const double base = curve.points.back().bytes;  // everything freed at the iteration's end
   std::vector<const TimelineEvent*> passes;
   for (const TimelineEvent& e : r.timeline)
-    if (e.process == curve.stage && e.lane == "compute" && (e.kind == TaskKind::Forward || e.kind == TaskKind::Backward))
+    if (e.process == curve.stage && e.lane == StreamLane::Compute &&
+        (e.kind == TaskKind::Forward || e.kind == TaskKind::Backward))
       passes.push_back(&e);
   std::sort(passes.begin(), passes.end(), [](auto* x, auto* y) { return x->start < y->start; });
   std::vector<int> counts;
