@@ -8,6 +8,7 @@
 
 #include "sim/error.h"
 #include "sim/layout_rules.h"
+#include "sim/layout_validation.h"
 
 namespace cc::cli {
 

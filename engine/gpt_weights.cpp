@@ -1,6 +1,7 @@
 #include "engine/gpt_weights.h"
 
 #include "sim/error.h"
+#include "sim/layout_validation.h"
 
 namespace cc::engine {
 

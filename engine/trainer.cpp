@@ -17,6 +17,7 @@
 #include "engine/optimizer.h"
 #include "engine/training_loop.h"
 #include "sim/error.h"
+#include "sim/layout_validation.h"
 
 namespace cc::engine {
 

@@ -10,6 +10,7 @@
 #include "sim/error.h"
 #include "sim/framework_spec.h"
 #include "sim/layout_rules.h"
+#include "sim/layout_validation.h"
 #include "sim/measured_costs.h"
 
 namespace cc {

@@ -7,7 +7,6 @@
 
 #include "sim/error.h"
 #include "sim/json_fields.h"
-#include "sim/step_plan.h"
 
 namespace cc {
 
@@ -66,128 +65,6 @@ std::string ParallelConfig::summary() const {
     s += fmt::format("/{}{}", to_string(recompute_method), recompute_num_layers);
   if (distributed_optimizer) s += " distopt";
   return s;
-}
-
-void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cluster, int gpus) {
-  validate_layout(c, m, gpus);
-  if (cluster.gpu.peak_flops(c.precision) <= 0) {
-    std::vector<std::string> supported;
-    for (Precision p : {Precision::BF16, Precision::FP16, Precision::FP8, Precision::FP32})
-      if (cluster.gpu.peak_flops(p) > 0) supported.emplace_back(to_string(p));
-    fail_at("--precision",
-            "parallel config: precision {} is not supported by {} (its peak is 0 in the cluster spec); --precision {}",
-            to_string(c.precision), cluster.gpu.name, fmt::join(supported, " or "));
-  }
-}
-
-void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
-  const std::string w = "parallel config";
-  // Each refusal's field (sim/error.h) is the flag the user should change; where a check is
-  // about two flags, the comment beside it says why that one.
-  auto positive = [&](const char* field, const char* what, int v) {
-    if (v < 1) fail_at(field, "{}: {} is {}; it must be >= 1", w, what, v);
-  };
-  positive("--tensor-model-parallel-size", "--tensor-model-parallel-size", c.tp);
-  positive("--pipeline-model-parallel-size", "--pipeline-model-parallel-size", c.pp);
-  positive("--data-parallel-size", "--data-parallel-size", c.dp);
-  positive("--micro-batch-size", "--micro-batch-size", c.micro_batch);
-  positive("--global-batch-size", "--global-batch-size", c.global_batch);
-  // Virtual stages have no flag of their own: they come from this one.
-  positive("--num-layers-per-virtual-pipeline-stage", "virtual pipeline stages", c.virtual_stages);
-  // 0 means "an even split" (Megatron-Core's default); below it there is no such stage.
-  for (const auto& [flag, layers] : {std::pair{"--decoder-first-pipeline-num-layers", c.first_stage_layers},
-                                     std::pair{"--decoder-last-pipeline-num-layers", c.last_stage_layers}})
-    if (layers < 0) fail_at(flag, "{}: {} is {}; it must be >= 1 (or 0 for an even split)", w, flag, layers);
-  load_framework(c.framework);  // refuses an unknown stack by name
-  // Products of sizes are taken in 64 bits: micro batch 65,536 x DP 65,536 wraps an int to
-  // 0 (a SIGFPE in the modulo below), and TP x PP x DP can wrap onto the GPU count.
-  const std::int64_t world = std::int64_t{c.tp} * c.pp * c.dp;
-  if (gpus > 0 && world != gpus)  // the message asks for another DP: the GPU count is the cluster's
-    fail_at("--data-parallel-size", "{}: --gpus {} is not TP {} x PP {} x DP {} = {}; choose DP = GPUs / (TP x PP)", w,
-            gpus, c.tp, c.pp, c.dp, world);
-  if (m.num_attention_heads % c.tp != 0)
-    fail_at("--tensor-model-parallel-size",
-            "{}: --tensor-model-parallel-size {} does not divide num_attention_heads {}", w, c.tp,
-            m.num_attention_heads);
-  if (m.num_query_groups % c.tp != 0)
-    fail_at("--tensor-model-parallel-size", "{}: --tensor-model-parallel-size {} does not divide num_query_groups {}",
-            w, c.tp, m.num_query_groups);
-  if (m.ffn_hidden_size % c.tp != 0)
-    fail_at("--tensor-model-parallel-size", "{}: --tensor-model-parallel-size {} does not divide ffn_hidden_size {}", w,
-            c.tp, m.ffn_hidden_size);
-  // Sequence parallelism and TP: the switch is what asks for TP > 1, so it is the field.
-  if (c.sequence_parallel && c.tp == 1)
-    fail_at("--sequence-parallel",
-            "{}: --sequence-parallel needs --tensor-model-parallel-size > 1 (it splits the sequence over TP ranks)", w);
-  if (c.sequence_parallel && m.seq_length % c.tp != 0)
-    fail_at("--sequence-parallel", "{}: --sequence-parallel needs seq_length {} divisible by TP {}", w, m.seq_length,
-            c.tp);
-  const std::int64_t samples_per_step = std::int64_t{c.micro_batch} * c.dp;
-  if (c.global_batch % samples_per_step != 0)
-    fail_at("--global-batch-size", "{}: --global-batch-size {} is not divisible by micro batch {} x DP {} = {}", w,
-            c.global_batch, c.micro_batch, c.dp, samples_per_step);
-  // The simulator runs every (microbatch, chunk) pass of every stage: bound the work.
-  const double passes = 2.0 * c.num_microbatches() * c.virtual_stages * c.pp;
-  if (passes > 20e6)  // the message asks for a smaller global batch (or a larger micro batch)
-    fail_at("--global-batch-size",
-            "{}: {} microbatches x {} chunks x {} stages is {:.3g} passes, more than the 20 million a simulation "
-            "handles; use a smaller global batch or a larger micro batch",
-            w, c.num_microbatches(), c.virtual_stages, c.pp, passes);
-  if (c.virtual_stages > 1) {
-    // Interleaving is what needs PP >= 2: with one stage there is nothing to interleave.
-    if (c.pp < 2)
-      fail_at("--num-layers-per-virtual-pipeline-stage",
-              "{}: interleaved stages ({} per rank) need --pipeline-model-parallel-size >= 2", w, c.virtual_stages);
-    // Uneven stages or interleaving: the interleaving flag, as in the check above.
-    if (c.first_stage_layers || c.last_stage_layers)
-      fail_at("--num-layers-per-virtual-pipeline-stage",
-              "{}: uneven first/last stage layers cannot be combined with interleaved stages", w);
-    if (c.num_microbatches() % c.pp != 0)  // the microbatch count follows the global batch
-      fail_at("--global-batch-size",
-              "{}: the interleaved schedule needs the microbatch count {} divisible by PP {} (as in Megatron-LM)", w,
-              c.num_microbatches(), c.pp);
-  }
-  if (c.first_stage_layers || c.last_stage_layers) {
-    const int middle = c.pp - (c.first_stage_layers > 0) - (c.last_stage_layers > 0);
-    const int rest = m.num_layers - c.first_stage_layers - c.last_stage_layers;
-    if (c.pp < 2 || rest < 0 || (middle == 0 ? rest != 0 : (rest % middle != 0 || rest == 0)))
-      fail_at(c.first_stage_layers ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
-              "{}: first/last stage layers {}/{} leave {} layers that do not divide over {} middle stages", w,
-              c.first_stage_layers, c.last_stage_layers, rest, middle);
-  } else if (load_framework(c.framework).layer_partition == LayerPartition::DeepSpeedUniform) {
-    if (c.virtual_stages > 1)
-      fail_at("--num-layers-per-virtual-pipeline-stage",
-              "{}: {} has no interleaved pipeline schedule (virtual stages {})", w, c.framework, c.virtual_stages);
-    if (m.num_layers < c.pp)
-      fail_at("--pipeline-model-parallel-size", "{}: num_layers {} is fewer than PP {}; every stage needs a layer", w,
-              m.num_layers, c.pp);
-  } else if (m.num_layers % (std::int64_t{c.pp} * c.virtual_stages) != 0) {
-    // The model is given; the layout is what the user chooses.
-    fail_at("--pipeline-model-parallel-size", "{}: num_layers {} is not divisible by PP {} x virtual stages {} = {}", w,
-            m.num_layers, c.pp, c.virtual_stages, std::int64_t{c.pp} * c.virtual_stages);
-  }
-  if (c.recompute == RecomputeGranularity::Full) {
-    if (c.recompute_num_layers < 1)
-      fail_at("--recompute-num-layers", "{}: --recompute-num-layers is {}; it must be >= 1", w, c.recompute_num_layers);
-    for (int s = 0; s < c.pp; ++s) {
-      const int chunk = chunk_layers(m, c, s, 0).count;
-      if (c.recompute_method == RecomputeMethod::Block && c.recompute_num_layers > chunk)
-        fail_at("--recompute-num-layers",
-                "{}: --recompute-num-layers {} exceeds the {} layers of a pipeline chunk (block method)", w,
-                c.recompute_num_layers, chunk);
-      if (c.recompute_method == RecomputeMethod::Uniform && chunk % c.recompute_num_layers != 0)
-        fail_at("--recompute-num-layers",
-                "{}: --recompute-num-layers {} does not divide the {} layers of a pipeline chunk (uniform method)", w,
-                c.recompute_num_layers, chunk);
-    }
-  }
-  // The gather it hides exists only with the distributed optimizer: that is the one to turn on.
-  if (c.overlap_param_gather && !c.distributed_optimizer)
-    fail_at("--use-distributed-optimizer", "{}: --overlap-param-gather needs --use-distributed-optimizer", w);
-  // Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence
-  // parallelism is enabled".
-  if (c.tp_comm_overlap && !c.sequence_parallel)  // the overlap is the extra asked for
-    fail_at("--tp-comm-overlap", "{}: --tp-comm-overlap needs --sequence-parallel (and TP > 1), as in Megatron-LM", w);
 }
 
 bool pipeline_sends_block(const ParallelConfig& c) {

@@ -54,11 +54,6 @@ struct ParallelConfig {
   std::string summary() const;
 };
 
-// Refuses every combination Megatron-LM would refuse, with a message naming the value and
-// what would be valid. `gpus` = 0 skips the GPU-count check.
-void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
-// The same checks that need no cluster (used by the training engine).
-void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
 
 // Whether a stage's next pass waits for its own pipeline send under the config's stack and
 // schedule (the stack's blocking_p2p, unless Megatron-Core's interleaved schedule overlaps it).

@@ -1,3 +1,4 @@
+#include "sim/layout_validation.h"
 #include "sim/simulator.h"
 
 #include <algorithm>

@@ -16,6 +16,7 @@
 #pragma GCC diagnostic pop
 
 #include "sim/error.h"
+#include "sim/layout_validation.h"
 #include "sim/presets.h"
 
 namespace cc::accuracy {

@@ -27,6 +27,7 @@
 #include "interop/layout_files.h"
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
+#include "sim/layout_validation.h"
 #include "sim/presets.h"
 #include "sim/units.h"
 

@@ -10,6 +10,7 @@
 
 #include "sim/error.h"
 #include "sim/json_fields.h"
+#include "sim/layout_validation.h"
 #include "sim/parallel_config.h"
 #include "sim/presets.h"
 

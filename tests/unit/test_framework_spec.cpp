@@ -3,6 +3,7 @@
 #include "sim/calibration.h"
 #include "sim/error.h"
 #include "sim/framework_spec.h"
+#include "sim/layout_validation.h"
 #include "sim/parallel_config.h"
 #include "sim/presets.h"
 #include "sim/step_plan.h"

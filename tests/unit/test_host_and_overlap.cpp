@@ -9,6 +9,7 @@
 #include "sim/error.h"
 #include "sim/iteration_costs.h"
 #include "sim/layer_program.h"
+#include "sim/layout_validation.h"
 #include "sim/presets.h"
 #include "sim/simulator.h"
 

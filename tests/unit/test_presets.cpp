@@ -8,6 +8,7 @@
 
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
+#include "sim/layout_validation.h"
 #include "sim/parallel_config.h"
 #include "sim/presets.h"
 #include "sim/simulator.h"

@@ -1,0 +1,19 @@
+// layout_validation.h — every combination of model, cluster and parallel config that
+// Megatron-LM would refuse, refused here with a message naming the value and what would be
+// valid. Its own file because the checks read the step plan (each chunk's layers), which in
+// turn reads the parallel config: parallel_config <- step_plan <- layout_validation, no loop.
+#pragma once
+
+#include "sim/cluster_spec.h"
+#include "sim/model_spec.h"
+#include "sim/parallel_config.h"
+
+namespace cc {
+
+// Refuses every combination Megatron-LM would refuse, with a message naming the value and
+// what would be valid. `gpus` = 0 skips the GPU-count check.
+void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
+// The same checks that need no cluster (used by the training engine).
+void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
+
+}  // namespace cc
