@@ -16,9 +16,9 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "interop/hf_config.h"
 #include "sim/cost_database.h"
 #include "sim/error.h"
-#include "sim/hf_config.h"
 #include "sim/presets.h"
 
 namespace cc::gui {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "interop/model_input.h"
 #include "sim/error.h"
 #include "sim/presets.h"
 
@@ -43,7 +44,7 @@ ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
   ModelSpec m;
   if (!model.empty()) {
     std::vector<std::string> notes;  // what a HuggingFace import assumed (which key gave the length)
-    m = load_model(model, seq_length, &notes);
+    m = read_model_input(model, seq_length, &notes);
     for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
   } else if (from_file) {
     m = *from_file;

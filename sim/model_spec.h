@@ -1,6 +1,6 @@
 // model_spec.h — the shape of a decoder-only transformer, shared by the simulator and the
 // training engine (one definition, two users). Read from our own JSON, from a preset in
-// traces/presets/models/, or from a HuggingFace config.json (sim/hf_config.h).
+// traces/presets/models/, or from a HuggingFace config.json (interop/hf_config.h).
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,6 @@
 
 #include "sim/embedded_presets.h"
 #include "sim/error.h"
-#include "sim/hf_config.h"
 #include "sim/json_fields.h"
 
 namespace cc {
@@ -44,39 +43,38 @@ bool looks_like_path(const std::string& s) {
 std::vector<std::string> model_preset_names() { return names_in("models"); }
 std::vector<std::string> cluster_preset_names() { return names_in("clusters"); }
 
-ModelSpec load_model(const std::string& arg, std::optional<int> seq_length, std::vector<std::string>* notes) {
-  if (const EmbeddedFile* f = find_preset("models", arg)) {
-    const std::string where = fmt::format("model preset '{}'", arg);
-    const auto doc = parse_json(f->text, where);
-    // A preset that names another ("same_as") is that model under the name users know it by
-    // (mt-nlg-530b is Korthikanti's gpt-530b): the shape lives in one file only.
-    if (doc.is_object() && doc.contains("same_as")) {
-      const std::string target = JsonFields(doc, where).string("same_as");
-      const EmbeddedFile* t = find_preset("models", target);
-      const std::string target_where = fmt::format("model preset '{}'", target);
-      const auto shape = t ? parse_json(t->text, target_where) : nlohmann::json();
-      if (!shape.is_object() || shape.contains("same_as"))
-        fail("{}: same_as '{}' is not a model preset with a shape of its own", where, target);
-      ModelSpec m = model_from_json(shape, target_where);
-      m.name = arg;
-      return m;
-    }
-    return model_from_json(doc, where);
-  }
-  if (!looks_like_path(arg) || !file_exists(arg))
-    fail("--model '{}' is neither a preset nor an existing file; presets: {}", arg, fmt::join(model_preset_names(), ", "));
-  return model_from_text(read_regular_file(arg, "model file"), fmt::format("model file '{}'", arg), seq_length, notes);
-}
-
-ModelSpec model_from_text(const std::string& text, const std::string& where, std::optional<int> seq_length,
-                          std::vector<std::string>* notes) {
-  const auto doc = parse_json(text, where);
-  if (is_hf_config(doc)) {
-    HfImport hf = model_from_hf_config(doc, where, seq_length);
-    if (notes) notes->insert(notes->end(), hf.notes.begin(), hf.notes.end());
-    return hf.model;
+std::optional<ModelSpec> model_preset(const std::string& name) {
+  const EmbeddedFile* f = find_preset("models", name);
+  if (!f) return std::nullopt;
+  const std::string where = fmt::format("model preset '{}'", name);
+  const auto doc = parse_json(f->text, where);
+  // A preset that names another ("same_as") is that model under the name users know it by
+  // (mt-nlg-530b is Korthikanti's gpt-530b): the shape lives in one file only.
+  if (doc.is_object() && doc.contains("same_as")) {
+    const std::string target = JsonFields(doc, where).string("same_as");
+    const EmbeddedFile* t = find_preset("models", target);
+    const std::string target_where = fmt::format("model preset '{}'", target);
+    const auto shape = t ? parse_json(t->text, target_where) : nlohmann::json();
+    if (!shape.is_object() || shape.contains("same_as"))
+      fail("{}: same_as '{}' is not a model preset with a shape of its own", where, target);
+    ModelSpec m = model_from_json(shape, target_where);
+    m.name = name;
+    return m;
   }
   return model_from_json(doc, where);
+}
+
+std::string read_model_file(const std::string& path) {
+  if (!looks_like_path(path) || !file_exists(path))
+    fail("--model '{}' is neither a preset nor an existing file; presets: {}", path,
+         fmt::join(model_preset_names(), ", "));
+  return read_regular_file(path, "model file");
+}
+
+ModelSpec load_model(const std::string& arg) {
+  if (auto preset = model_preset(arg)) return *preset;
+  const std::string where = fmt::format("model file '{}'", arg);
+  return model_from_json(parse_json(read_model_file(arg), where), where);
 }
 
 ClusterSpec load_cluster(const std::string& arg) {

@@ -1,5 +1,6 @@
 // presets.h — resolves `--model` and `--cluster` arguments: a preset name from
-// traces/presets/, or a path to a JSON file (our format, or a HuggingFace config.json).
+// traces/presets/, or a path to a JSON file of our format. A HuggingFace config.json is another
+// tool's format: interop/model_input.h reads a --model argument that may be one.
 #pragma once
 
 #include <optional>
@@ -11,17 +12,14 @@
 
 namespace cc {
 
-// `seq_length` is the user's --seq-length, which a HuggingFace config may need (Falcon's has no
-// length); `notes`, when given, receives what a HuggingFace import assumed, for the caller to print.
-ModelSpec load_model(const std::string& name_or_path, std::optional<int> seq_length = std::nullopt,
-                     std::vector<std::string>* notes = nullptr);
+ModelSpec load_model(const std::string& name_or_path);
+// The model preset of that name, or none.
+std::optional<ModelSpec> model_preset(const std::string& name);
+// The text of the --model file `path`; a name that is neither a preset nor an existing file
+// is refused, naming the presets.
+std::string read_model_file(const std::string& path);
 ClusterSpec load_cluster(const std::string& name_or_path);
 
-// The text of a --model file: our model JSON or a HuggingFace config.json, told apart by
-// content. `where` names the document in errors. load_model reads a file through it, and the
-// fuzz target (tests/fuzz) calls it directly, so both see the same dispatch.
-ModelSpec model_from_text(const std::string& text, const std::string& where, std::optional<int> seq_length = std::nullopt,
-                          std::vector<std::string>* notes = nullptr);
 
 std::vector<std::string> model_preset_names();
 std::vector<std::string> cluster_preset_names();

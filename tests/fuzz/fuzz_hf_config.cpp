@@ -1,9 +1,9 @@
-// fuzz_hf_config — a HuggingFace config.json (sim/hf_config.h model_from_hf_config), read as
+// fuzz_hf_config — a HuggingFace config.json (interop/hf_config.h model_from_hf_config), read as
 // `--model config.json` does, once with the file's own sequence length and once with a
 // --seq-length given (Falcon-style files have none). An accepted import must pass the
 // model's own checks and count its parameters and FLOPs.
+#include "interop/hf_config.h"
 #include "sim/flops.h"
-#include "sim/hf_config.h"
 #include "sim/json_fields.h"
 #include "tests/fuzz/fuzz_support.h"
 

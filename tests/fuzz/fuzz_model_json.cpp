@@ -1,13 +1,13 @@
-// fuzz_model_json — the text of a --model file (sim/presets.h model_from_text): our model
+// fuzz_model_json — the text of a --model file (interop/model_input.h model_from_text): our model
 // JSON, or a HuggingFace config.json when its content says so, as `--model FILE` reads it.
 // An accepted model then goes through what the CLI computes from it first: its own checks,
 // parameter and FLOP counts and the memory model on one GPU; and it must write back to JSON
 // that reads as the same model (the layout export relies on it).
 #include <vector>
 
+#include "interop/model_input.h"
 #include "sim/flops.h"
 #include "sim/memory_model.h"
-#include "sim/presets.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

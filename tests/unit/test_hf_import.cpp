@@ -1,4 +1,4 @@
-// HuggingFace config.json import (sim/hf_config.h) on the real configs in
+// HuggingFace config.json import (interop/hf_config.h) on the real configs in
 // tests/reference/hf-configs/. Every expected parameter count is the figure the model's authors
 // published (model card, paper or release post), listed with its source in that folder's
 // README.md; none is the program's own output.
@@ -8,8 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "interop/hf_config.h"
+#include "interop/model_input.h"
 #include "sim/error.h"
-#include "sim/hf_config.h"
 #include "sim/json_fields.h"
 #include "sim/presets.h"
 
@@ -221,7 +222,7 @@ TEST(HfImport, ParallelAttentionIsNamedInANote) {
 
 TEST(HfImport, LoadModelReadsAConfigFileWithTheUsersSequenceLength) {
   std::vector<std::string> notes;
-  const ModelSpec m = load_model(fixture("falcon-7b.json"), 2048, &notes);
+  const ModelSpec m = read_model_input(fixture("falcon-7b.json"), 2048, &notes);
   EXPECT_EQ(m.num_query_groups, 1);
   EXPECT_EQ(m.seq_length, 2048);
   EXPECT_EQ(notes.size(), 1u);

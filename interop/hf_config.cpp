@@ -1,4 +1,4 @@
-#include "sim/hf_config.h"
+#include "interop/hf_config.h"
 
 #include <algorithm>
 

@@ -6,8 +6,8 @@
 // by name — mixture-of-experts above all, whose parameter count a dense spec would get wrong by
 // a factor of several — and what it represents only approximately is said in a note.
 //
-// It lives in sim/ beside model_from_json because load_model (sim/presets.h) resolves a
-// --model file argument and sim depends on no other library.
+// It lives in interop/ with the other tools' formats: sim reads only its own model JSON, and
+// interop/model_input.h tells a HuggingFace file from ours when a --model argument is a path.
 #pragma once
 
 #include <optional>
