@@ -75,13 +75,6 @@ void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, c
   }
 }
 
-void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, std::size_t first, std::size_t last,
-                         const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit) {
-  std::vector<int> ranks;
-  for (std::size_t r = first; r < last; ++r) ranks.push_back(static_cast<int>(r));
-  for_each_occurrence(per_rank, ranks, visit);
-}
-
 std::vector<RecordedOp> slowest_in_groups(const std::vector<std::vector<RecordedOp>>& per_rank,
                                           const std::vector<std::vector<int>>& groups) {
   std::vector<RecordedOp> out;

@@ -26,9 +26,6 @@ using OpOccurrence = std::tuple<std::string, int, int, int, long, int>;
 // Calls `visit(occurrence, op)` for every op recorded on `ranks`, rank by rank.
 void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, const std::vector<int>& ranks,
                          const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit);
-// The same for ranks [first, last).
-void for_each_occurrence(const std::vector<std::vector<RecordedOp>>& per_rank, std::size_t first, std::size_t last,
-                         const std::function<void(const OpOccurrence&, const RecordedOp&)>& visit);
 
 // For every occurrence of an op on the ranks of one group (the run's TP groups, as its
 // ParallelGrid lists them), one event whose self time is the slowest rank's; groups in the

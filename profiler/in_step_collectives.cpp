@@ -18,9 +18,9 @@ Key key_of(const InStepCollective& c) { return {c.kind, c.group_size, c.bytes}; 
 
 }  // namespace
 
-std::vector<InStepCollective> in_step_collectives(const std::vector<std::vector<RecordedOp>>& per_rank, int tp,
+std::vector<InStepCollective> in_step_collectives(const std::vector<std::vector<RecordedOp>>& per_rank,
+                                                  const std::vector<std::vector<int>>& tp_groups,
                                                   long first_timed_step, const std::set<long>& left_out) {
-  if (tp <= 1) return {};
   struct Call {
     CollectiveKind kind;
     double bytes;
@@ -28,18 +28,17 @@ std::vector<InStepCollective> in_step_collectives(const std::vector<std::vector<
     double shortest_s = std::numeric_limits<double>::infinity();
   };
   std::vector<InStepCollective> out;
-  for (std::size_t first = 0; first + static_cast<std::size_t>(tp) <= per_rank.size(); first += static_cast<std::size_t>(tp)) {
+  for (const std::vector<int>& ranks : tp_groups) {
+    const int tp = static_cast<int>(ranks.size());
+    if (tp <= 1) continue;
     std::map<OpOccurrence, Call> calls;
-    for_each_occurrence(per_rank, first, first + static_cast<std::size_t>(tp),
-                        [&](const OpOccurrence& occurrence, const RecordedOp& e) {
-                          if (!e.op.collective || !is_tp_collective(e.op.name) || e.step < first_timed_step ||
-                              left_out.count(e.step))
-                            return;
-                          Call& c = calls.try_emplace(occurrence, Call{e.op.kind, static_cast<double>(e.op.shape[0])})
-                                        .first->second;
-                          ++c.ranks;
-                          c.shortest_s = std::min(c.shortest_s, e.duration_s);
-                        });
+    for_each_occurrence(per_rank, ranks, [&](const OpOccurrence& occurrence, const RecordedOp& e) {
+      if (!e.op.collective || !is_tp_collective(e.op.name) || e.step < first_timed_step || left_out.count(e.step))
+        return;
+      Call& c = calls.try_emplace(occurrence, Call{e.op.kind, static_cast<double>(e.op.shape[0])}).first->second;
+      ++c.ranks;
+      c.shortest_s = std::min(c.shortest_s, e.duration_s);
+    });
     std::vector<InStepCollective> group;
     for (const auto& [occurrence, c] : calls)
       if (c.ranks == tp) group.push_back({c.kind, tp, c.bytes, 1, c.shortest_s});

@@ -18,6 +18,7 @@
 #include "profiler/in_step_collectives.h"
 #include "profiler/op_statistics.h"
 #include "sim/error.h"
+#include "sim/layout_rules.h"
 
 namespace cc::profiler {
 
@@ -36,7 +37,8 @@ ParallelConfig config_for(const ProfileRequest& r, int tp, int micro_batch, int 
   ParallelConfig c;
   c.tp = tp;
   c.pp = 1;
-  c.dp = world / tp;
+  // validate() has refused a world TP does not divide; data_parallel_size says none then.
+  c.dp = data_parallel_size(world, tp, 1).value_or(0);
   c.micro_batch = micro_batch;
   c.global_batch = micro_batch * c.dp * r.microbatches_per_step;
   c.sequence_parallel = r.sequence_parallel && tp > 1;
@@ -193,14 +195,15 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
       // The ranks of a TP group wait for each other at every collective: an op costs what
       // its slowest rank took. Every group's occurrences are samples.
       const long first_timed = r.warmup_steps + 1;
-      std::vector<RecordedOp> timed_ops = slowest_in_groups(per_rank, config.grid().groups("tp"));
+      const std::vector<std::vector<int>> tp_groups = config.grid().groups("tp");
+      std::vector<RecordedOp> timed_ops = slowest_in_groups(per_rank, tp_groups);
       const std::set<long> stalled = stalled_steps(report.step_seconds, first_timed);
       std::erase_if(timed_ops, [&](const RecordedOp& e) { return stalled.count(e.step) > 0; });
       for (long s : stalled)
         fmt::print(log, "  step {} ({:.4f} s) left out of the op times: over {}x the median timed step, a one-off stall\n",
                    s, report.step_seconds[static_cast<std::size_t>(s - 1)], kStallRatio);
       std::vector<OpRecord> ops = summarize_ops(timed_ops, first_timed, db.dtype, tp);
-      add_in_step_collectives(db.in_step_collectives, in_step_collectives(per_rank, tp, first_timed, stalled));
+      add_in_step_collectives(db.in_step_collectives, in_step_collectives(per_rank, tp_groups, first_timed, stalled));
       const StepCoverage coverage = step_coverage(events, first_timed);
 
       ProfiledRun run;

@@ -29,7 +29,7 @@ TEST(InStepCollectives, EachCallCostsItsLastArrivingRank) {
       {call("tp_reduce", ar, 1024, 2, 3.0), call("tp_reduce", ar, 1024, 2, 8.0)},
       {call("tp_reduce", ar, 1024, 2, 6.0), call("tp_reduce", ar, 1024, 2, 7.0)},
   };
-  const std::vector<InStepCollective> out = in_step_collectives(per_rank, 2, 1, {});
+  const std::vector<InStepCollective> out = in_step_collectives(per_rank, {{0, 1}, {2, 3}}, 1, {});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, ar);
   EXPECT_EQ(out[0].group_size, 2);
@@ -47,7 +47,7 @@ TEST(InStepCollectives, WarmUpStalledAndUnmatchedCallsStayOut) {
        call("sp_all_gather", ag, 4096, 3, 9.0), call("tp_reduce", rs, 4096, 4, 5.0)},
   };
   // Step 1 is warm-up, step 3 stalled; rank 1 recorded one of the two reduce-scatters.
-  const std::vector<InStepCollective> out = in_step_collectives(per_rank, 2, 2, {3});
+  const std::vector<InStepCollective> out = in_step_collectives(per_rank, {{0, 1}}, 2, {3});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].kind, ag);
   EXPECT_EQ(out[0].calls, 1);
@@ -60,7 +60,7 @@ TEST(InStepCollectives, WarmUpStalledAndUnmatchedCallsStayOut) {
 TEST(InStepCollectives, NoneWithoutTensorParallelism) {
   const std::vector<std::vector<RecordedOp>> per_rank = {{call("tp_reduce", CollectiveKind::AllReduce, 8, 1, 1.0)},
                                                          {call("tp_reduce", CollectiveKind::AllReduce, 8, 1, 2.0)}};
-  EXPECT_TRUE(in_step_collectives(per_rank, 1, 1, {}).empty());
+  EXPECT_TRUE(in_step_collectives(per_rank, {{0}, {1}}, 1, {}).empty());
 }
 
 TEST(InStepCollectives, RecordsOfOneKindAndSizePoolCallWeighted) {
