@@ -13,7 +13,6 @@
 
 #include "cli/child_process.h"
 #include "cli/common_options.h"
-#include "cli/engine_commands.h"
 #include "cli/exit_code.h"
 #include "cli/validation_layouts.h"
 #include "cli/validation_report.h"
