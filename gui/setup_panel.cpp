@@ -252,13 +252,14 @@ QWidget* SetupPanel::field(const std::string& name) const {
 
 void SetupPanel::changed() {
   if (loading_) return;
+  // The GPU count follows nodes x GPUs per node once the user edits either; until then it is
+  // the project's own, which need not fill whole nodes (`simulate --gpus 2` on 8-GPU nodes).
+  if (sender() == nodes_ || sender() == gpus_per_node_) gpu_total_ = nodes_->value() * gpus_per_node_->value();
   update_gpu_count();
   emit edited();
 }
 
-void SetupPanel::update_gpu_count() {
-  gpu_count_->setText(QString::number(nodes_->value() * gpus_per_node_->value()));
-}
+void SetupPanel::update_gpu_count() { gpu_count_->setText(QString::number(gpu_total_)); }
 
 void SetupPanel::load_model_preset(const QString& name) {
   Project p = project();
@@ -343,7 +344,7 @@ Project SetupPanel::project() const {
   p.cluster.intra_node.bandwidth_gbs = nvlink_->value();
   p.cluster.inter_node.bandwidth_gbs = nic_->value();
   p.cluster.nics_per_node = nics_->value();
-  p.gpus = nodes_->value() * gpus_per_node_->value();
+  p.gpus = gpu_total_;
   p.costs_file = costs_->currentData().toString().toStdString();
   p.framework = framework_;  // no field shows it: kept as the project or launch line named it
 
@@ -400,6 +401,7 @@ void SetupPanel::set_project(const Project& p) {
   hbm_->setValue(p.cluster.gpu.hbm_gib);
   gpus_per_node_->setValue(p.cluster.gpus_per_node);
   nodes_->setValue(std::max(1, (p.gpus + p.cluster.gpus_per_node - 1) / p.cluster.gpus_per_node));
+  gpu_total_ = p.gpus;
   nvlink_->setValue(p.cluster.intra_node.bandwidth_gbs);
   nic_->setValue(p.cluster.inter_node.bandwidth_gbs);
   nics_->setValue(p.cluster.nics_per_node);

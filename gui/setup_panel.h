@@ -55,6 +55,7 @@ class SetupPanel : public QWidget {
   ModelSpec model_base_;      // fields the panel does not show (norm, positions, ...)
   ClusterSpec cluster_base_;
   std::optional<std::string> framework_;  // the stack the project names (none: the database's)
+  int gpu_total_ = 8;  // the project's GPU count; nodes x GPUs per node once the user edits either
   std::map<std::string, QWidget*> fields_;
   std::map<QWidget*, QFormLayout*> forms_;
 

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/launch_flags.h"
+#include "gui/setup_panel.h"
 #include "gui/simulation.h"
+#include "tests/gui/gui_test_support.h"
 
 using namespace cc;
 using namespace cc::gui;
@@ -39,23 +41,32 @@ CliRun run_program(const QString& program, const std::vector<std::string>& args)
   return r;
 }
 
-// The GUI's reading of a command line: its flags, its resolver call, its simulation.
-SimulationOutcome gui_simulation(const std::vector<std::string>& args) {
+Project gui_project(const std::vector<std::string>& args) {
   CLI::App app;
   GuiFlags flags;
   flags.add_to(app);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
   app.parse(reversed);
-  return run_simulation(project_from_flags(flags, app));
+  return project_from_flags(flags, app);
 }
 
-void expect_same_prediction(const std::vector<std::string>& args) {
+// The GUI's reading of a command line: its flags, its resolver call, its simulation.
+SimulationOutcome gui_simulation(const std::vector<std::string>& args) { return run_simulation(gui_project(args)); }
+
+nlohmann::json simulate_json(const std::vector<std::string>& args, CliRun* run = nullptr) {
   std::vector<std::string> cli_args{"simulate"};
   cli_args.insert(cli_args.end(), args.begin(), args.end());
   cli_args.push_back("--json");
   const CliRun cli = run_program(CLUSTERCAST_BINARY, cli_args);
+  if (run) *run = cli;
+  if (cli.exit_code != 0) return nullptr;
+  return nlohmann::json::parse(cli.out);
+}
+
+void expect_same_prediction(const std::vector<std::string>& args) {
+  CliRun cli;
+  const auto doc = simulate_json(args, &cli);
   QVERIFY2(cli.exit_code == 0, cli.err.c_str());
-  const auto doc = nlohmann::json::parse(cli.out);
   const SimulationOutcome gui = gui_simulation(args);
   QVERIFY2(gui.ok(), gui.error.c_str());
   QCOMPARE(gui.result->config.framework, doc.at("config").at("framework").get<std::string>());
@@ -88,6 +99,26 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
 class TestLaunchParity : public QObject {
   Q_OBJECT
  private slots:
+  void initTestCase() { isolate_settings(); }
+
+  // The whole window, setup panel included, shows what simulate prints for the same launch
+  // line: 2 GPUs on 8-GPU nodes stay 2 GPUs (the panel counted whole nodes, 8).
+  void windowShowsWhatSimulatePrints() {
+    for (const auto& args : {kCpuDatabase, kAnalytic}) {
+      MainWindow w;
+      w.set_project(gui_project(args));
+      QVERIFY(wait_for_result(w));
+      QVERIFY(w.result());
+      const auto doc = simulate_json(args);
+      QVERIFY(!doc.is_null());
+      QCOMPARE(w.result()->config.gpus(), doc.at("config").at("data_parallel_size").get<int>() *
+                                              doc.at("config").at("tensor_model_parallel_size").get<int>() *
+                                              doc.at("config").at("pipeline_model_parallel_size").get<int>());
+      QCOMPARE(w.result()->iteration_time_s, doc.at("iteration_time_s").get<double>());
+      QCOMPARE(w.setup()->project().gpus, gui_project(args).gpus);
+    }
+  }
+
   void analyticModel() { expect_same_prediction(kAnalytic); }
   void analyticModelOtherStack() { expect_same_prediction(with(kAnalytic, {"--framework", "megatron-deepspeed"})); }
   void cpuDatabase() { expect_same_prediction(kCpuDatabase); }
