@@ -17,6 +17,7 @@
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
 #include "sim/iteration_costs.h"
+#include "sim/layout_rules.h"
 #include "sim/step_plan.h"
 #include "sim/units.h"
 
@@ -129,10 +130,11 @@ class Enumerator {
     if (mbs.empty()) mbs = {1, 2, 3, 4, 5, 6, 7, 8};
     for (int tp : tps)
       for (int pp : pps) {
-        // Products of pinned or divisor values are taken in 64 bits: TP x PP of 65,536 x 65,536
-        // wraps an int to 0 (a SIGFPE in the modulo), and micro batch x DP can wrap likewise.
-        const std::int64_t tp_pp = std::int64_t{tp} * pp;
-        if (tp < 1 || pp < 1 || g % tp_pp != 0) {
+        // Products of pinned or divisor values are taken in 64 bits (data_parallel_size too): TP x
+        // PP of 65,536 x 65,536 wraps an int to 0 (a SIGFPE in a modulo), and micro batch x DP can
+        // wrap likewise.
+        const std::optional<int> dp_or_none = data_parallel_size(g, tp, pp);
+        if (!dp_or_none) {
           reject(out, "GPUs not divisible by TP x PP");
           continue;
         }
@@ -144,7 +146,7 @@ class Enumerator {
           reject(out, "TP spans nodes (allow with --allow-cross-node-tp)");
           continue;
         }
-        const int dp = static_cast<int>(g / tp_pp);
+        const int dp = *dp_or_none;
         auto vs = space_.virtual_stages;
         // Default virtual stages: every chunk count that splits each stage's layers evenly.
         if (vs.empty()) vs = pp > 1 && m_.num_layers % pp == 0 ? divisors(m_.num_layers / pp) : std::vector<int>{1};
