@@ -7,6 +7,7 @@
 // It calls parse_layout_text, the text under read_layout_file; what the file version adds
 // (a Megatron launch script read from beside the argument file) is left out.
 #include "interop/layout_files.h"
+#include "sim/layout_validation.h"
 #include "sim/memory_model.h"
 #include "sim/presets.h"
 #include "tests/fuzz/fuzz_support.h"
