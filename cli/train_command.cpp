@@ -45,7 +45,7 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
   c.tp = f.tp;
   c.pp = f.pp;
   if (c.tp < 1 || c.pp < 1) fail("--tp {} and --pp {} must be >= 1", c.tp, c.pp);
-  const std::optional<int> dp = data_parallel_size(world, c.tp, c.pp);
+  const std::optional<int> dp = data_parallel_size(world, c.tp, 1, c.pp);
   if (!dp)
     fail("{} MPI ranks are not divisible by TP {} x PP {}; DP = ranks / (TP x PP) must be whole", world, c.tp, c.pp);
   c.dp = *dp;

@@ -61,7 +61,7 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
   ParallelConfig& c = l.config;
   c.tp = number("tp", 1);
   c.pp = number("pp", 1);
-  const std::optional<int> dp = data_parallel_size(ranks, c.tp, c.pp);
+  const std::optional<int> dp = data_parallel_size(ranks, c.tp, 1, c.pp);
   if (!dp)
     fail("--layouts '{}': TP {} x PP {} does not divide the {} ranks (DP = ranks / (TP x PP))", item, c.tp, c.pp, ranks);
   c.dp = *dp;

@@ -98,10 +98,10 @@ void finish_layout(LayoutFile& out, const std::string& where) {
   ParallelConfig& c = out.config;
   // A count below 1 is refused by the command that reads the file, naming the file.
   if (out.gpus && *out.gpus >= 1) {
-    const std::optional<int> dp = data_parallel_size(*out.gpus, c.tp, c.pp);
+    const std::optional<int> dp = data_parallel_size(*out.gpus, c.tp, c.cp, c.pp);
     if (!dp)
-      fail("{}: {} GPUs are not divisible by TP {} x PP {}; DP = GPUs / (TP x PP) must be whole", where, *out.gpus,
-           c.tp, c.pp);
+      fail("{}: {} GPUs are not divisible by {}; DP = GPUs / (TP x CP x PP) must be whole", where, *out.gpus,
+           model_parallel_text(c.tp, c.cp, c.pp));
     c.dp = *dp;
   }
   if (c.global_batch == 0) c.global_batch = default_global_batch(c.micro_batch, c.dp);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -71,6 +72,17 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--global-batch-size", nullptr, kLayout, "Global batch size (default: micro batch x DP)", &L::global_batch},
     {"--num-layers-per-virtual-pipeline-stage", nullptr, kLayout, "Layers per virtual stage: interleaved 1F1B",
      &L::layers_per_virtual_stage},
+    {"--num-virtual-stages-per-pipeline-rank", nullptr, kLayout,
+     "Model chunks per pipeline rank: interleaved 1F1B (the other spelling of the flag above)",
+     &L::virtual_stages_per_rank},
+    {"--pipeline-model-parallel-layout", nullptr, kLayout,
+     "Every virtual stage's layers, e.g. \"Et*7|(t*8|)*14,t*7L\": E embedding, t a transformer layer, L the loss, | "
+     "between stages, *N repeats",
+     &L::pipeline_layout},
+    {"--account-for-embedding-in-pipeline-split", nullptr, kLayout,
+     "The embedding counts as one layer when layers are split over stages", &L::account_for_embedding},
+    {"--account-for-loss-in-pipeline-split", nullptr, kLayout,
+     "The loss counts as one layer when layers are split over stages", &L::account_for_loss},
     {"--decoder-first-pipeline-num-layers", nullptr, kLayout, "Layers on the first stage (uneven split)",
      &L::first_stage_layers},
     {"--decoder-last-pipeline-num-layers", nullptr, kLayout, "Layers on the last stage (uneven split)",
@@ -99,8 +111,13 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},
     {"--fp8-format", nullptr, kLayout,
      "hybrid or e4m3: FP8 GEMMs (= --precision fp8; Megatron-LM passes --bf16 beside it)", &L::fp8_format},
-    {"--context-parallel-size", nullptr, kLayout, "Context parallelism: not modelled, only 1 is accepted",
+    {"--context-parallel-size", "--cp", kLayout,
+     "Context-parallel size: each rank holds 1/CP of every sequence (DP = GPUs / (TP x CP x PP))",
      &L::context_parallel_size},
+    {"--cp-comm-type", nullptr, kLayout,
+     "How CP ranks exchange keys and values: p2p (ring, default), a2a, allgather or a2a+p2p", &L::cp_comm_type},
+    {"--hierarchical-context-parallel-sizes", nullptr, kLayout,
+     "a2a+p2p: the all-to-all group size, then the ring size (their product is CP)", &L::hierarchical_cp_sizes},
     {"--expert-model-parallel-size", nullptr, kLayout, "Expert parallelism: not modelled, only 1 is accepted",
      &L::expert_model_parallel_size},
     {"--expert-tensor-parallel-size", nullptr, kLayout, "Expert tensor parallelism: not modelled, only 1 is accepted",
@@ -192,7 +209,14 @@ void set_field(Args& args, const MegatronField<Args>& field, const std::string& 
         else if constexpr (std::is_same_v<T, std::optional<int>>) args.*member = interop::to_int(value(), flag, where);
         else if constexpr (std::is_same_v<T, std::optional<double>>)
           args.*member = interop::to_double(value(), flag, where);
-        else args.*member = value();
+        else if constexpr (std::is_same_v<T, std::vector<int>>) {
+          (args.*member).assign(1, interop::to_int(value(), flag, where));
+          while (next < words.size() && !is_flag_word(words[next]))
+            (args.*member).push_back(interop::to_int(words[next++], flag, where));
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          (args.*member).assign(1, value());
+          while (next < words.size() && !is_flag_word(words[next])) (args.*member).push_back(words[next++]);
+        } else args.*member = value();
       },
       field);
 }
@@ -214,7 +238,7 @@ void check_dropout(const char* flag, const std::optional<double>& p, const std::
     fail_at(flag, "{}{} is {}; it must be a probability in [0, 1)", prefix(where), flag, *p);
 }
 
-// Context and expert parallelism, and MoE, change the layout in ways the simulator does not
+// Expert parallelism and MoE change the layout in ways the simulator does not
 // model: only their no-op values pass. Each one given otherwise, as "--flag VALUE (why)".
 std::vector<std::string> unmodelled(const MegatronLayoutArgs& a) {
   std::vector<std::string> out;
@@ -223,12 +247,12 @@ std::vector<std::string> unmodelled(const MegatronLayoutArgs& a) {
                               "models)",
                               *a.num_experts));
   const std::pair<const char*, const std::optional<int>*> one_only[] = {
-      {"--context-parallel-size", &a.context_parallel_size},
       {"--expert-model-parallel-size", &a.expert_model_parallel_size},
       {"--expert-tensor-parallel-size", &a.expert_tensor_parallel_size}};
   for (const auto& [flag, v] : one_only)
     if (*v && **v != 1)
-      out.push_back(fmt::format("{} {} (clustercast simulates TP x PP x DP only; give 1 or leave it out)", flag, **v));
+      out.push_back(fmt::format("{} {} (clustercast simulates TP x CP x PP x DP only; give 1 or leave it out)", flag,
+                                **v));
   return out;
 }
 
@@ -368,7 +392,32 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
                            const std::string& where) {
   refuse(unmodelled(a), where);
   if (a.tp) c.tp = *a.tp;
+  if (a.context_parallel_size) c.cp = *a.context_parallel_size;
   if (a.pp) c.pp = *a.pp;
+  if (!a.cp_comm_type.empty()) {
+    // Megatron-LM takes one type for all layers or one per layer; layers that differ are not
+    // modelled (every layer is priced alike).
+    for (const auto& type : a.cp_comm_type)
+      if (type != a.cp_comm_type.front())
+        fail_at("--cp-comm-type",
+                "{}--cp-comm-type {}: a different type per layer is not modelled; give one type for every layer",
+                prefix(where), fmt::join(a.cp_comm_type, " "));
+    c.cp_comm_type = cp_comm_type_from(a.cp_comm_type.front(), where.empty() ? "simulate" : where);
+  }
+  if (!a.hierarchical_cp_sizes.empty()) {
+    const auto& sizes = a.hierarchical_cp_sizes;
+    // Megatron-LM reads two levels for a2a+p2p: the all-to-all groups, then the ring over them.
+    if (sizes.size() != 2 || sizes[0] < 1 || sizes[1] < 1 ||
+        std::int64_t{sizes[0]} * sizes[1] != (a.context_parallel_size ? *a.context_parallel_size : c.cp))
+      fail_at("--hierarchical-context-parallel-sizes",
+              "{}--hierarchical-context-parallel-sizes {} must be two sizes >= 1, the all-to-all group then the ring, "
+              "whose product is --context-parallel-size {}",
+              prefix(where), fmt::join(sizes, " "), a.context_parallel_size ? *a.context_parallel_size : c.cp);
+    c.cp_a2a_size = sizes[0];
+  }
+  if (a.pipeline_layout) c.pipeline_layout = *a.pipeline_layout;
+  if (a.account_for_embedding) c.account_for_embedding = true;
+  if (a.account_for_loss) c.account_for_loss = true;
   if (a.sequence_parallel) c.sequence_parallel = true;
   if (a.micro_batch) c.micro_batch = *a.micro_batch;
   if (a.global_batch) c.global_batch = *a.global_batch;
@@ -402,6 +451,19 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (c.pp < 1)
     fail_at("--pipeline-model-parallel-size", "{}--pipeline-model-parallel-size is {}; it must be >= 1", prefix(where),
             c.pp);
+  if (c.cp < 1)
+    fail_at("--context-parallel-size", "{}--context-parallel-size is {}; it must be >= 1", prefix(where), c.cp);
+  if (a.layers_per_virtual_stage && a.virtual_stages_per_rank)  // Megatron-LM asserts the same
+    fail_at("--num-virtual-stages-per-pipeline-rank",
+            "{}--num-layers-per-virtual-pipeline-stage and --num-virtual-stages-per-pipeline-rank both give the "
+            "interleave depth; give one of them",
+            prefix(where));
+  if (a.virtual_stages_per_rank) {
+    if (*a.virtual_stages_per_rank < 1)
+      fail_at("--num-virtual-stages-per-pipeline-rank", "{}--num-virtual-stages-per-pipeline-rank is {}; it must be >= 1",
+              prefix(where), *a.virtual_stages_per_rank);
+    c.virtual_stages = *a.virtual_stages_per_rank;
+  }
   if (a.layers_per_virtual_stage)
     c.virtual_stages =
         virtual_stages_from_layers_per_stage(*a.layers_per_virtual_stage, model.num_layers, c.pp, prefix(where));

@@ -30,18 +30,22 @@ struct MegatronModelArgs {
 
 // The flags that lay the run out and pick its precision and kernels.
 struct MegatronLayoutArgs {
-  std::optional<int> tp, pp, micro_batch, global_batch, layers_per_virtual_stage, first_stage_layers,
-      last_stage_layers, recompute_num_layers;
+  std::optional<int> tp, pp, micro_batch, global_batch, layers_per_virtual_stage, virtual_stages_per_rank,
+      first_stage_layers, last_stage_layers, recompute_num_layers, context_parallel_size;
   // Parallelisms and models clustercast does not simulate: accepted at their no-op value only.
-  std::optional<int> context_parallel_size, expert_model_parallel_size, expert_tensor_parallel_size, num_experts;
-  std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format;
+  std::optional<int> expert_model_parallel_size, expert_tensor_parallel_size, num_experts;
+  std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout;
+  std::vector<std::string> cp_comm_type;  // one for every layer, or one for all
+  std::vector<int> hierarchical_cp_sizes;
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,
-       overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false, recompute_activations = false;
+       overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false,
+       recompute_activations = false, account_for_embedding = false, account_for_loss = false;
 };
 
 template <class Args>
 using MegatronField = std::variant<std::optional<int> Args::*, std::optional<double> Args::*,
-                                   std::optional<std::string> Args::*, bool Args::*>;
+                                   std::optional<std::string> Args::*, bool Args::*, std::vector<int> Args::*,
+                                   std::vector<std::string> Args::*>;
 
 template <class Args>
 struct MegatronOption {

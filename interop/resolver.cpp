@@ -67,10 +67,10 @@ ResolvedRun resolve_run(RunRequest request) {
   if (layout.dp) {
     c.dp = *layout.dp;
   } else if (request.gpus) {
-    const std::optional<int> dp = data_parallel_size(*request.gpus, c.tp, c.pp);
+    const std::optional<int> dp = data_parallel_size(*request.gpus, c.tp, c.cp, c.pp);
     if (!dp)
-      fail_at("--gpus", "--gpus {} is not divisible by TP {} x PP {} = {}; DP would not be whole", *request.gpus,
-              c.tp, c.pp, std::int64_t{c.tp} * c.pp);
+      fail_at("--gpus", "--gpus {} is not divisible by {} = {}; DP would not be whole", *request.gpus,
+              model_parallel_text(c.tp, c.cp, c.pp), std::int64_t{c.tp} * c.cp * c.pp);
     c.dp = *dp;
   } else if (!layout.from_file) {
     c.dp = 1;

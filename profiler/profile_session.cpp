@@ -38,7 +38,7 @@ ParallelConfig config_for(const ProfileRequest& r, int tp, int micro_batch, int 
   c.tp = tp;
   c.pp = 1;
   // validate() has refused a world TP does not divide; data_parallel_size says none then.
-  c.dp = data_parallel_size(world, tp, 1).value_or(0);
+  c.dp = data_parallel_size(world, tp, 1, 1).value_or(0);
   c.micro_batch = micro_batch;
   c.global_batch = micro_batch * c.dp * r.microbatches_per_step;
   c.sequence_parallel = r.sequence_parallel && tp > 1;

@@ -2,14 +2,21 @@
 
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "sim/error.h"
 
 namespace cc {
 
-std::optional<int> data_parallel_size(std::int64_t gpus, int tp, int pp) {
-  const std::int64_t model_parallel = std::int64_t{tp} * pp;  // TP x PP can pass 2^31
-  if (gpus < 1 || tp < 1 || pp < 1 || gpus % model_parallel != 0) return std::nullopt;
+std::optional<int> data_parallel_size(std::int64_t gpus, int tp, int cp, int pp) {
+  if (gpus < 1 || tp < 1 || cp < 1 || pp < 1) return std::nullopt;
+  const std::int64_t model_parallel = std::int64_t{tp} * cp * pp;  // can pass 2^31
+  if (gpus % model_parallel != 0) return std::nullopt;
   return static_cast<int>(gpus / model_parallel);
+}
+
+std::string model_parallel_text(int tp, int cp, int pp) {
+  return cp == 1 ? fmt::format("TP {} x PP {}", tp, pp) : fmt::format("TP {} x CP {} x PP {}", tp, cp, pp);
 }
 
 int default_global_batch(int micro_batch, int dp) {

@@ -10,10 +10,14 @@
 
 namespace cc {
 
-// DP = GPUs / (TP x PP), as Megatron-LM derives --data-parallel-size from the world size; none
-// when TP x PP (taken in 64 bits) does not divide a count >= 1. The caller words the refusal,
+// DP = GPUs / (TP x CP x PP), as Megatron-LM derives --data-parallel-size from the world size;
+// none when TP x CP x PP (taken in 64 bits) does not divide a count >= 1. The caller words the refusal,
 // naming the count as its user gave it (--gpus, MPI ranks, a layout file's devices).
-std::optional<int> data_parallel_size(std::int64_t gpus, int tp, int pp);
+std::optional<int> data_parallel_size(std::int64_t gpus, int tp, int cp, int pp);
+
+// The model-parallel product as messages name it: "TP 8 x PP 16", with "x CP 2" between them
+// where CP > 1 (a layout without context parallelism reads as it always has).
+std::string model_parallel_text(int tp, int cp, int pp);
 
 // Without --global-batch-size, one micro batch per DP replica (Megatron-LM's default global
 // batch is the micro batch times DP: a single microbatch per step).

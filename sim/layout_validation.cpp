@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/error.h"
+#include "sim/layout_rules.h"
 #include "sim/step_plan.h"
 
 namespace cc {
@@ -23,6 +24,47 @@ void validate(const ParallelConfig& c, const ModelSpec& m, const ClusterSpec& cl
   }
 }
 
+namespace {
+
+// Context parallelism as Megatron-Core runs it through Transformer Engine's attention.
+void validate_context_parallel(const ParallelConfig& c, const ModelSpec& m) {
+  const std::string w = "parallel config";
+  if (c.cp_a2a_size && c.cp_comm_type != CpCommType::AllToAllP2P)
+    fail_at("--hierarchical-context-parallel-sizes",
+            "{}: --hierarchical-context-parallel-sizes is read with --cp-comm-type a2a+p2p only (it is {})", w,
+            to_string(c.cp_comm_type));
+  if (c.cp == 1) return;
+  // Causal load balancing cuts each sequence into 2 x CP chunks and gives rank i chunks i and
+  // 2·CP-1-i; with SP each chunk is split over TP as well.
+  const std::int64_t unit = std::int64_t{2} * c.cp * (c.sequence_parallel ? c.tp : 1);
+  if (m.seq_length % unit != 0)
+    fail_at("--context-parallel-size",
+            "{}: --seq-length {} is not divisible by 2 x CP {}{} = {}: context parallelism cuts each sequence into 2 x "
+            "CP equal chunks{}; valid CP sizes divide {}",
+            w, m.seq_length, c.cp, c.sequence_parallel ? fmt::format(" x TP {}", c.tp) : "", unit,
+            c.sequence_parallel ? ", each split over TP" : "",
+            m.seq_length / (2 * (c.sequence_parallel ? c.tp : 1)));
+  if (c.attention == AttentionKernel::Unfused)
+    fail_at("--attention-backend",
+            "{}: context parallelism (CP {}) runs inside Transformer Engine's fused attention; the unfused kernel has "
+            "none. Use --attention-backend flash (or auto)",
+            w, c.cp);
+  const int a2a = c.cp_comm_type == CpCommType::AllToAll      ? c.cp
+                  : c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size
+                                                              : 1;
+  if (c.cp_comm_type == CpCommType::AllToAllP2P && (a2a < 1 || c.cp % a2a != 0))
+    fail_at("--hierarchical-context-parallel-sizes",
+            "{}: --cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes A P with A x P = CP {}", w, c.cp);
+  // The all-to-all trades the sequence split for a head split: every rank takes whole heads.
+  if (a2a > 1 && ((m.num_attention_heads / c.tp) % a2a != 0 || (m.num_query_groups / c.tp) % a2a != 0))
+    fail_at("--cp-comm-type",
+            "{}: --cp-comm-type {} splits the heads of each TP rank ({} query heads, {} key/value heads) over {} "
+            "ranks, which does not divide them; use p2p or a smaller all-to-all group",
+            w, to_string(c.cp_comm_type), m.num_attention_heads / c.tp, m.num_query_groups / c.tp, a2a);
+}
+
+}  // namespace
+
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   const std::string w = "parallel config";
   // Each refusal's field (sim/error.h) is the flag the user should change; where a check is
@@ -31,6 +73,7 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
     if (v < 1) fail_at(field, "{}: {} is {}; it must be >= 1", w, what, v);
   };
   positive("--tensor-model-parallel-size", "--tensor-model-parallel-size", c.tp);
+  positive("--context-parallel-size", "--context-parallel-size", c.cp);
   positive("--pipeline-model-parallel-size", "--pipeline-model-parallel-size", c.pp);
   positive("--data-parallel-size", "--data-parallel-size", c.dp);
   positive("--micro-batch-size", "--micro-batch-size", c.micro_batch);
@@ -44,10 +87,11 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   load_framework(c.framework);  // refuses an unknown stack by name
   // Products of sizes are taken in 64 bits: micro batch 65,536 x DP 65,536 wraps an int to
   // 0 (a SIGFPE in the modulo below), and TP x PP x DP can wrap onto the GPU count.
-  const std::int64_t world = std::int64_t{c.tp} * c.pp * c.dp;
+  const std::int64_t world = std::int64_t{c.tp} * c.cp * c.pp * c.dp;
   if (gpus > 0 && world != gpus)  // the message asks for another DP: the GPU count is the cluster's
-    fail_at("--data-parallel-size", "{}: --gpus {} is not TP {} x PP {} x DP {} = {}; choose DP = GPUs / (TP x PP)", w,
-            gpus, c.tp, c.pp, c.dp, world);
+    fail_at("--data-parallel-size",
+            "{}: --gpus {} is not {} x DP {} = {}; choose DP = GPUs / (TP x CP x PP)", w, gpus,
+            model_parallel_text(c.tp, c.cp, c.pp), c.dp, world);
   if (m.num_attention_heads % c.tp != 0)
     fail_at("--tensor-model-parallel-size",
             "{}: --tensor-model-parallel-size {} does not divide num_attention_heads {}", w, c.tp,
@@ -65,6 +109,7 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   if (c.sequence_parallel && m.seq_length % c.tp != 0)
     fail_at("--sequence-parallel", "{}: --sequence-parallel needs seq_length {} divisible by TP {}", w, m.seq_length,
             c.tp);
+  validate_context_parallel(c, m);
   const std::int64_t samples_per_step = std::int64_t{c.micro_batch} * c.dp;
   if (c.global_batch % samples_per_step != 0)
     fail_at("--global-batch-size", "{}: --global-batch-size {} is not divisible by micro batch {} x DP {} = {}", w,

@@ -21,6 +21,22 @@ const char* to_string(RecomputeGranularity g) {
 const char* to_string(RecomputeMethod m) { return m == RecomputeMethod::Uniform ? "uniform" : "block"; }
 const char* to_string(AttentionKernel a) { return a == AttentionKernel::Unfused ? "unfused" : "flash"; }
 
+const char* to_string(CpCommType t) {
+  switch (t) {
+    case CpCommType::P2P: return "p2p";
+    case CpCommType::AllToAll: return "a2a";
+    case CpCommType::AllGather: return "allgather";
+    case CpCommType::AllToAllP2P: return "a2a+p2p";
+  }
+  return "?";
+}
+
+CpCommType cp_comm_type_from(const std::string& name, const std::string& where) {
+  for (CpCommType t : {CpCommType::P2P, CpCommType::AllToAll, CpCommType::AllGather, CpCommType::AllToAllP2P})
+    if (name == to_string(t)) return t;
+  fail_at("--cp-comm-type", "{}: --cp-comm-type '{}' is not known; valid: p2p, a2a, allgather, a2a+p2p", where, name);
+}
+
 RecomputeGranularity recompute_granularity_from(const std::string& name, const std::string& where) {
   if (name == "none" || name.empty()) return RecomputeGranularity::None;
   if (name == "selective") return RecomputeGranularity::Selective;
@@ -53,12 +69,13 @@ AttentionKernel default_attention(const std::string& framework) {
 }
 
 ParallelGrid ParallelConfig::grid() const {
-  return ParallelGrid(kDenseGridOrder, {{"tp", tp}, {"dp", dp}, {"pp", pp}});
+  return ParallelGrid(kDenseGridOrder, {{"tp", tp}, {"cp", cp}, {"dp", dp}, {"pp", pp}});
 }
 
 std::string ParallelConfig::summary() const {
-  std::string s = fmt::format("tp{} pp{} dp{}{} mb{} gb{}", tp, pp, dp, sequence_parallel ? " sp" : "", micro_batch,
-                              global_batch);
+  std::string s = fmt::format("tp{}", tp);
+  if (cp > 1) s += fmt::format(" cp{} {}", cp, to_string(cp_comm_type));
+  s += fmt::format(" pp{} dp{}{} mb{} gb{}", pp, dp, sequence_parallel ? " sp" : "", micro_batch, global_batch);
   if (virtual_stages > 1) s += fmt::format(" v{}", virtual_stages);
   s += fmt::format(" {}", to_string(recompute));
   if (recompute == RecomputeGranularity::Full)
@@ -97,6 +114,11 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
   const ParallelGrid grid = c.grid();
   for (int i = 0; i < grid.dimension_count(); ++i)
     j[std::string(dimension_info(grid.dimension(i).name).json_key)] = grid.dimension(i).size;
+  if (c.cp > 1) j["cp_comm_type"] = to_string(c.cp_comm_type);
+  if (c.cp_a2a_size) j["hierarchical_context_parallel_sizes"] = {c.cp_a2a_size, c.cp / c.cp_a2a_size};
+  if (!c.pipeline_layout.empty()) j["pipeline_model_parallel_layout"] = c.pipeline_layout;
+  if (c.account_for_embedding) j["account_for_embedding_in_pipeline_split"] = true;
+  if (c.account_for_loss) j["account_for_loss_in_pipeline_split"] = true;
   if (c.first_stage_layers) j["decoder_first_pipeline_num_layers"] = c.first_stage_layers;
   if (c.last_stage_layers) j["decoder_last_pipeline_num_layers"] = c.last_stage_layers;
   return j;
@@ -108,7 +130,20 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
     return static_cast<int>(f.integer_or(key, min, fallback));
   };
   c.tp = as_int("tensor_model_parallel_size", 1, c.tp);
+  c.cp = as_int("context_parallel_size", 1, c.cp);
   c.pp = as_int("pipeline_model_parallel_size", 1, c.pp);
+  if (f.has("cp_comm_type")) c.cp_comm_type = cp_comm_type_from(f.string("cp_comm_type"), where);
+  if (f.has("hierarchical_context_parallel_sizes")) {
+    const auto& sizes = doc.at("hierarchical_context_parallel_sizes");
+    if (!sizes.is_array() || sizes.size() != 2 || !sizes[0].is_number_integer() || !sizes[1].is_number_integer() ||
+        sizes[0].get<long long>() < 1 || sizes[0].get<long long>() > 65536)
+      fail_at("--hierarchical-context-parallel-sizes",
+              "{}: hierarchical_context_parallel_sizes must be two whole numbers >= 1 [a2a size, p2p size]", where);
+    c.cp_a2a_size = sizes[0].get<int>();
+  }
+  if (f.has("pipeline_model_parallel_layout")) c.pipeline_layout = f.string("pipeline_model_parallel_layout");
+  c.account_for_embedding = f.boolean_or("account_for_embedding_in_pipeline_split", c.account_for_embedding);
+  c.account_for_loss = f.boolean_or("account_for_loss_in_pipeline_split", c.account_for_loss);
   c.dp = as_int("data_parallel_size", 1, c.dp);
   c.sequence_parallel = f.boolean_or("sequence_parallel", c.sequence_parallel);
   c.micro_batch = as_int("micro_batch_size", 1, c.micro_batch);

@@ -1,4 +1,4 @@
-// parallel_config.h — how one training run is laid out and executed: DP×TP×PP, sequence
+// parallel_config.h — how one training run is laid out and executed: TP×CP×PP×DP, sequence
 // parallelism, micro/global batch, interleaved stages, recomputation, optimizer sharding.
 // Field meanings follow Megatron-LM's arguments of the same names.
 #pragma once
@@ -18,17 +18,37 @@ namespace cc {
 enum class RecomputeGranularity { None, Selective, Full };
 enum class RecomputeMethod { Uniform, Block };
 enum class AttentionKernel { Unfused, Flash };
+// How the ranks of a context-parallel group exchange keys and values (Megatron-LM's
+// --cp-comm-type, run by Transformer Engine): a ring of point-to-point sends overlapped with
+// the attention of the chunk at hand; an all-to-all that trades the sequence split for a head
+// split around attention (DeepSpeed-Ulysses); an all-gather of K and V before attention; or an
+// all-to-all inside groups of --hierarchical-context-parallel-sizes' first size and a ring
+// between them.
+enum class CpCommType { P2P, AllToAll, AllGather, AllToAllP2P };
 
 struct ParallelConfig {
   int tp = 1;
+  int cp = 1;  // context parallelism: each rank holds 1/CP of every sequence
   int pp = 1;
   int dp = 1;
+  CpCommType cp_comm_type = CpCommType::P2P;
+  // a2a+p2p: the size of the inner all-to-all groups (the first of Megatron-LM's
+  // --hierarchical-context-parallel-sizes); the ring runs over CP / this many of them.
+  int cp_a2a_size = 0;
   bool sequence_parallel = false;
   int micro_batch = 1;
   int global_batch = 1;
   int virtual_stages = 1;     // model chunks per pipeline rank; > 1 selects interleaved 1F1B
   int first_stage_layers = 0;  // Megatron-core --decoder-first-pipeline-num-layers (0 = even split)
   int last_stage_layers = 0;   // --decoder-last-pipeline-num-layers
+  // Megatron-Core's --pipeline-model-parallel-layout: every virtual stage's layers spelled out
+  // ("E" embedding, "t" a transformer layer, "L" the loss, "|" between stages, "*N" repeats);
+  // empty: the split follows the flags above.
+  std::string pipeline_layout;
+  // --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the
+  // embedding (the loss) counts as one layer when the layers are split over the stages.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   RecomputeGranularity recompute = RecomputeGranularity::None;
   RecomputeMethod recompute_method = RecomputeMethod::Uniform;
   int recompute_num_layers = 1;
@@ -47,10 +67,10 @@ struct ParallelConfig {
   // The ranks as a grid of named dimensions (kDenseGridOrder): every consumer takes group
   // sizes, coordinates and process groups from it.
   ParallelGrid grid() const;
-  int gpus() const { return tp * pp * dp; }
+  int gpus() const { return tp * cp * pp * dp; }
   int num_microbatches() const { return global_batch / (micro_batch * dp); }
   bool interleaved() const { return virtual_stages > 1; }
-  // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective".
+  // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective" ("cp2 p2p" after TP with CP).
   std::string summary() const;
 };
 
@@ -72,6 +92,8 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
 const char* to_string(RecomputeGranularity g);
 const char* to_string(RecomputeMethod m);
 const char* to_string(AttentionKernel a);
+const char* to_string(CpCommType t);  // Megatron-LM's spelling: p2p, a2a, allgather, a2a+p2p
+CpCommType cp_comm_type_from(const std::string& name, const std::string& where);
 RecomputeGranularity recompute_granularity_from(const std::string& name, const std::string& where);
 RecomputeMethod recompute_method_from(const std::string& name, const std::string& where);
 Precision precision_from(const std::string& name, const std::string& where);

@@ -42,11 +42,11 @@ inline constexpr std::array<GridDimensionInfo, 7> kGridDimensions = {{
 // The entry of kGridDimensions for `name` (SpecError naming the valid names for any other).
 const GridDimensionInfo& dimension_info(std::string_view name);
 
-// The dense grid of the layouts clustercast runs today: TP innermost, then DP, then PP —
-// Megatron-Core's "tp-cp-ep-dp-pp" with CP and EP of size 1, so rank = (pp·DP + dp)·TP + tp.
-// Checkpoints, profiles and tests rely on this numbering. CP and EP join it as
-// "tp-cp-ep-dp-pp": at size 1 they leave every rank where it is.
-inline constexpr std::string_view kDenseGridOrder = "tp-dp-pp";
+// The dense grid: TP innermost, then CP, DP and PP — Megatron-Core's "tp-cp-ep-dp-pp" with EP
+// of size 1, so rank = ((pp·DP + dp)·CP + cp)·TP + tp. At CP 1 that is (pp·DP + dp)·TP + tp,
+// the numbering checkpoints, profiles and tests rely on. EP joins it as "tp-cp-ep-dp-pp": at
+// size 1 it leaves every rank where it is.
+inline constexpr std::string_view kDenseGridOrder = "tp-cp-dp-pp";
 
 struct GridDimension {
   std::string_view name;  // one of kGridDimensions (the grid keeps its own static copy)

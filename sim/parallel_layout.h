@@ -1,5 +1,5 @@
-// parallel_layout.h — today's three parallel dimensions (TP, DP, PP) as named fields, a thin
-// view of the dense ParallelGrid (sim/parallel_grid.h, order "tp-dp-pp") for code that reads
+// parallel_layout.h — three parallel dimensions (TP, DP, PP) as named fields, a thin view of
+// the dense ParallelGrid (sim/parallel_grid.h) at CP 1, for the engines' code that reads
 // them by field; new code and new dimensions go through the grid by name. Also: where a
 // group of ranks sits on the nodes of a cluster.
 #pragma once
@@ -30,7 +30,8 @@ class ParallelLayout {
 
   const ParallelGrid& grid() const { return grid_; }
   int world_size() const { return grid_.world_size(); }
-  int rank(RankCoords c) const { return grid_.rank({c.tp, c.dp, c.pp}); }  // kDenseGridOrder
+  // kDenseGridOrder, at CP coordinate 0: the layouts this view serves (the engines') run CP 1.
+  int rank(RankCoords c) const { return grid_.rank({c.tp, 0, c.dp, c.pp}); }
   RankCoords coords(int rank) const;
 
   std::vector<int> tp_group(int rank) const { return grid_.group(rank, "tp"); }  // sharing dp and pp

@@ -133,7 +133,7 @@ class Enumerator {
         // Products of pinned or divisor values are taken in 64 bits (data_parallel_size too): TP x
         // PP of 65,536 x 65,536 wraps an int to 0 (a SIGFPE in a modulo), and micro batch x DP can
         // wrap likewise.
-        const std::optional<int> dp_or_none = data_parallel_size(g, tp, pp);
+        const std::optional<int> dp_or_none = data_parallel_size(g, tp, 1, pp);
         if (!dp_or_none) {
           reject(out, "GPUs not divisible by TP x PP");
           continue;

@@ -109,14 +109,13 @@ TEST(LayoutInterop, NemosOwnConfigsSimulate) {
 }
 
 TEST(LayoutInterop, UnmodelledParallelismOnTheCommandLineIsRefusedByName) {
-  for (const auto& [flag, value] : {std::pair{"--context-parallel-size", "2"}, std::pair{"--num-experts", "8"},
-                                    std::pair{"--expert-model-parallel-size", "2"}}) {
+  for (const auto& [flag, value] : {std::pair{"--num-experts", "8"}, std::pair{"--expert-model-parallel-size", "2"}}) {
     const RunResult r = run_clustercast({"simulate", "--model", "gpt3-175b", "--gpus", "64", "--tp", "8", flag, value});
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_NE(r.err.find(std::string(flag) + " " + value), std::string::npos) << r.err;
   }
-  EXPECT_EQ(run_clustercast({"simulate", "--model", "gpt3-175b", "--gpus", "64", "--tp", "8", "--context-parallel-size",
-                             "1"})
+  EXPECT_EQ(run_clustercast({"simulate", "--model", "gpt3-175b", "--gpus", "64", "--tp", "8",
+                             "--expert-model-parallel-size", "1"})
                 .exit_code,
             0);
 }

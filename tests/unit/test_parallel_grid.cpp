@@ -103,7 +103,7 @@ TEST(ParallelGrid, DenseGridNumbersRanksAsTheLayoutAlwaysHas) {
       for (int d = 0; d < dp; ++d)
         for (int t = 0; t < tp; ++t) {
           const int r = (p * dp + d) * tp + t;
-          EXPECT_EQ(grid.rank({t, d, p}), r);
+          EXPECT_EQ(grid.rank({t, 0, d, p}), r);  // CP coordinate 0 at CP 1
           EXPECT_EQ(layout.rank({t, d, p}), r);
           const RankCoords c = layout.coords(r);
           EXPECT_EQ(c.tp, t);
