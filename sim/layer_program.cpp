@@ -5,13 +5,15 @@
 namespace cc {
 
 LayerGroups place_layer_groups(const ParallelConfig& c, int gpus_per_node) {
+  // Every group of a dimension sits alike on the nodes: rank 0's stands for all (listing every
+  // group costs time in the world size, and the memory model asks once per stage).
   const ParallelGrid grid = c.grid();
-  const std::vector<int> cp = grid.groups("cp").front();
+  const std::vector<int> cp = grid.group(0, "cp");
   // a2a+p2p: all-to-all over consecutive CP ranks, the ring across those groups.
   const int a2a = c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size : 1;
   std::vector<int> all_to_all(cp.begin(), cp.begin() + a2a), ring;
   for (std::size_t i = 0; i < cp.size(); i += static_cast<std::size_t>(a2a)) ring.push_back(cp[i]);
-  return {place_group(grid.groups("tp").front(), gpus_per_node), place_group(cp, gpus_per_node),
+  return {place_group(grid.group(0, "tp"), gpus_per_node), place_group(cp, gpus_per_node),
           place_group(all_to_all, gpus_per_node), place_group(ring, gpus_per_node)};
 }
 
