@@ -65,6 +65,10 @@ INSTANTIATE_TEST_SUITE_P(
         Split{"layout_embedding_alone_tp2_sp_full", 4, 8, 6,
               "--pp 2 --tp 2 --sequence-parallel --pipeline-model-parallel-layout E|tttt|tt|ttL "
               "--recompute-granularity full --recompute-method block --recompute-num-layers 1"},
+        // A chunk in the middle of the chain that holds nothing: rank 1's first chunk passes the
+        // activation and its gradient straight on.
+        Split{"layout_empty_middle_chunk", 2, 8, 6,
+              "--pp 2 --pipeline-model-parallel-layout Ettt||tttt|tL --recompute-granularity selective"},
         // 4 layers + embedding + loss = 6 on PP 3 x 2 chunks of 1: the first chunk holds the
         // embedding alone, the last the loss alone.
         Split{"counted_embedding_and_loss", 3, 4, 6,
