@@ -11,15 +11,10 @@
 #include "sim/memory_model.h"
 #include "sim/presets.h"
 #include "sim/step_plan.h"
+#include "tiny_with_layers.h"
 
 namespace cc {
 namespace {
-
-ModelSpec tiny_with_layers(int layers) {
-  ModelSpec m = load_model("tiny");
-  m.num_layers = layers;
-  return m;
-}
 
 // The layer ranges in virtual-stage order (chunk · PP + stage).
 std::vector<LayerRange> by_virtual_stage(const StepPlan& plan) {

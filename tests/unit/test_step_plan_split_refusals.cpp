@@ -9,15 +9,10 @@
 #include "sim/layout_validation.h"
 #include "sim/parallel_config.h"
 #include "sim/presets.h"
+#include "tiny_with_layers.h"
 
 namespace cc {
 namespace {
-
-ModelSpec tiny_with_layers(int layers) {
-  ModelSpec m = load_model("tiny");
-  m.num_layers = layers;
-  return m;
-}
 
 Refusal check(const ParallelConfig& c, const ModelSpec& m) {
   return refusal_of([&] { validate_layout(c, m, 0); });
