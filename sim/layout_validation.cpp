@@ -87,14 +87,12 @@ void validate_interleaved_microbatches(const ParallelConfig& c) {
   const std::string w = "parallel config";
   const int m = c.num_microbatches(), n = c.microbatch_group_size, pp = c.pp;
   if (c.microbatch_group_size == 0) {
-    // The default group is PP, so M must be a multiple of PP; the batch is what the user sizes.
+    // The default group is PP, so M must be a multiple of PP (a group size other than PP relaxes
+    // it); the batch is what the user sizes.
     if (m % pp != 0 || m < pp)
       fail_at("--global-batch-size",
-              "{}: the interleaved schedule needs the microbatch count {} divisible by PP {} (Megatron-Core runs "
-              "microbatches in groups of --microbatch-group-size-per-virtual-pipeline-stage, PP by default); give "
-              "a global batch of a multiple of PP microbatches, or a group size N in [PP, {}] with {} mod N 0 or "
-              ">= PP",
-              w, m, pp, m, m);
+              "{}: the interleaved schedule needs the microbatch count {} divisible by PP {} (as in Megatron-LM)", w,
+              m, pp);
     return;
   }
   const char* flag = "--microbatch-group-size-per-virtual-pipeline-stage";
