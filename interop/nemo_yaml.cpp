@@ -241,14 +241,17 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
          "attention cannot be written for NeMo");
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
-  // takes it from the tokenizer), uneven first/last stages, and DP overlap without the
-  // distributed optimizer (fused_adam takes no overlap argument).
+  // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or
+  // loss counted as a layer, the microbatch group, and DP overlap without the distributed
+  // optimizer (fused_adam takes no overlap argument).
   std::string extra = fmt::format(" --vocab-size {}", m.vocab_size);
   if (c.first_stage_layers) extra += fmt::format(" --decoder-first-pipeline-num-layers {}", c.first_stage_layers);
   if (c.last_stage_layers) extra += fmt::format(" --decoder-last-pipeline-num-layers {}", c.last_stage_layers);
   if (!c.pipeline_layout.empty()) extra += fmt::format(" --pipeline-model-parallel-layout {}", c.pipeline_layout);
   if (c.account_for_embedding) extra += " --account-for-embedding-in-pipeline-split";
   if (c.account_for_loss) extra += " --account-for-loss-in-pipeline-split";
+  if (c.microbatch_group_size)
+    extra += fmt::format(" --microbatch-group-size-per-virtual-pipeline-stage {}", c.microbatch_group_size);
   if (c.overlap_grad_reduce && !c.distributed_optimizer) extra += " --overlap-grad-reduce";
 
   YAML::Emitter e;
