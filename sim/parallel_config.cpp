@@ -77,6 +77,12 @@ std::string ParallelConfig::summary() const {
   if (cp > 1) s += fmt::format(" cp{} {}", cp, to_string(cp_comm_type));
   s += fmt::format(" pp{} dp{}{} mb{} gb{}", pp, dp, sequence_parallel ? " sp" : "", micro_batch, global_batch);
   if (virtual_stages > 1) s += fmt::format(" v{}", virtual_stages);
+  // How the layers split when not evenly: the layout string, the lighter end stages, or the
+  // embedding and loss counted as layers.
+  if (!pipeline_layout.empty()) s += " layout " + pipeline_layout;
+  if (first_stage_layers || last_stage_layers) s += fmt::format(" ends{}/{}", first_stage_layers, last_stage_layers);
+  if (account_for_embedding || account_for_loss)
+    s += fmt::format(" count{}{}", account_for_embedding ? "E" : "", account_for_loss ? "L" : "");
   s += fmt::format(" {}", to_string(recompute));
   if (recompute == RecomputeGranularity::Full)
     s += fmt::format("/{}{}", to_string(recompute_method), recompute_num_layers);

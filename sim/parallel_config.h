@@ -73,7 +73,8 @@ struct ParallelConfig {
   int gpus() const { return tp * cp * pp * dp; }
   int num_microbatches() const { return global_batch / (micro_batch * dp); }
   bool interleaved() const { return virtual_stages > 1; }
-  // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective" ("cp2 p2p" after TP with CP).
+  // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective" ("cp2 p2p" after TP with CP;
+  // "ends7/7", "countEL" or "layout E|t*8|..." where the layers do not split evenly).
   std::string summary() const;
 };
 

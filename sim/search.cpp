@@ -179,18 +179,36 @@ class Enumerator {
     if (tp > r_.cluster.gpus_per_node && !space_.allow_cross_node_tp)
       return reject(out, "TP spans nodes (allow with --allow-cross-node-tp)");
     const int dp = *dp_or_none;
-    int first = 0, last = 0;  // uneven split (Megatron-Core)
-    if (pp >= 3 && m_.num_layers % pp != 0) {
-      // Lighter first and last stages, as Llama 3 405B ran 126 layers on 16 stages: 7 + 14x8 + 7.
+    // How the layers spread over the stages: evenly where PP divides them; otherwise both of
+    // Megatron-Core's ways, lighter first and last stages (Llama 3 405B ran 126 layers on 16
+    // stages as 7 + 14x8 + 7) and the embedding and loss counted as a layer each (128 = 16 x 8).
+    struct Split {
+      int first = 0, last = 0;
+      bool counted = false;
+      int stage_layers = 0;  // layers of a (middle) stage, whose divisors are the chunk counts
+    };
+    std::vector<Split> splits;
+    if (pp == 1 || m_.num_layers % pp == 0) {
+      splits.push_back({0, 0, false, m_.num_layers / pp});
+    } else {
       const int middle = (m_.num_layers + pp - 1) / pp;
       const int ends = m_.num_layers - (pp - 2) * middle;
-      if (ends >= 2 && ends % 2 == 0) first = last = ends / 2;
+      if (pp >= 3 && ends >= 2 && ends % 2 == 0) splits.push_back({ends / 2, ends / 2, false, middle});
+      if ((m_.num_layers + 2) % pp == 0) splits.push_back({0, 0, true, (m_.num_layers + 2) / pp});
+      if (splits.empty()) splits.push_back({0, 0, false, 1});  // refused by the layout rules, and counted
     }
-    auto vs = space_.virtual_stages;
-    // Default virtual stages: every chunk count that splits a (middle) stage's layers evenly.
-    if (vs.empty()) vs = pp > 1 ? divisors(first ? (m_.num_layers + pp - 1) / pp : m_.num_layers / pp) : std::vector<int>{1};
     std::vector<int> mbs = space_.micro_batch;
     if (mbs.empty()) mbs = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (const Split& split : splits)
+      add_split_choices(tp, cp, cp_comm_type, pp, dp, split.first, split.last, split.counted,
+                        space_.virtual_stages.empty() && pp > 1 ? divisors(split.stage_layers) : space_.virtual_stages,
+                        mbs, out, valid);
+  }
+
+  void add_split_choices(int tp, int cp, CpCommType cp_comm_type, int pp, int dp, int first, int last, bool counted,
+                         const std::vector<int>& vs_or_empty, const std::vector<int>& mbs, SearchOutcome& out,
+                         std::vector<ParallelConfig>& valid) {
+    const std::vector<int> vs = vs_or_empty.empty() ? std::vector<int>{1} : vs_or_empty;
     for (int v : vs) {
       if (v > 1 && pp == 1) {
         reject(out, "interleaving needs PP > 1");
@@ -214,6 +232,7 @@ class Enumerator {
             c.virtual_stages = v;
             c.first_stage_layers = first;
             c.last_stage_layers = last;
+            c.account_for_embedding = c.account_for_loss = counted;
             c.micro_batch = mb;
             c.global_batch = r_.global_batch;
             c.sequence_parallel = sp;
