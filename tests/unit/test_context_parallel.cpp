@@ -3,6 +3,7 @@
 // AttnFuncWithCPAndKVAllGather, AttnFuncWithCPAndQKVOA2A) and Megatron-Core's DP x CP groups.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "sim/analytic_costs.h"
@@ -219,6 +220,9 @@ TEST(ContextParallelSimulation, ExposedCpTimeIsInTheBreakdownAndEveryPassHasACpL
   }
   EXPECT_EQ(cp_events, passes);
   EXPECT_STREQ(to_string(StreamLane::Cp), "cp");
+  // DP 1, CP 8: the CP ranks still reduce their gradients (DP x CP = 8).
+  EXPECT_TRUE(std::any_of(r.timeline.begin(), r.timeline.end(),
+                          [](const TimelineEvent& e) { return e.kind == TaskKind::GradReduce; }));
 }
 
 TEST(ContextParallelMemory, TheMemoryCurvePeaksAtTheModelsTotalWithTheCpBuffers) {
