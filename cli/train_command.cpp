@@ -29,8 +29,10 @@ namespace {
 struct TrainFlags {
   ModelFlags model;
   int tp = 1, pp = 1, micro_batch = 1;
-  std::optional<int> global_batch, layers_per_virtual_stage;
+  std::optional<int> global_batch, layers_per_virtual_stage, virtual_stages_per_rank, microbatch_group_size;
   int first_stage_layers = 0, last_stage_layers = 0;  // 0: an even split
+  std::string pipeline_layout;                        // empty: the split follows the flags above
+  bool account_for_embedding = false, account_for_loss = false;
   bool sequence_parallel = false, distributed_optimizer = false;
   std::string recompute = "none", recompute_method = "uniform";
   int recompute_num_layers = 1;
@@ -58,11 +60,17 @@ ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
   c.distributed_optimizer = f.distributed_optimizer;
   c.first_stage_layers = f.first_stage_layers;
   c.last_stage_layers = f.last_stage_layers;
+  c.pipeline_layout = f.pipeline_layout;
+  c.account_for_embedding = f.account_for_embedding;
+  c.account_for_loss = f.account_for_loss;
+  if (f.microbatch_group_size) c.microbatch_group_size = *f.microbatch_group_size;
   c.precision = f.precision == "bf16" ? Precision::BF16 : Precision::FP32;
   if (f.backend == "cpu" && c.precision != Precision::FP32)
     fail("--precision {}: the CPU backend computes in fp32; bf16 storage needs --backend cuda", f.precision);
+  if (f.virtual_stages_per_rank) c.virtual_stages = *f.virtual_stages_per_rank;
   if (f.layers_per_virtual_stage)
-    c.virtual_stages = virtual_stages_from_layers_per_stage(*f.layers_per_virtual_stage, m.num_layers, c.pp, "");
+    c.virtual_stages = virtual_stages_from_layers_per_stage(*f.layers_per_virtual_stage, m.num_layers, c, "");
+  if (!f.pipeline_layout.empty()) c.virtual_stages = virtual_stages_from_layout(f.pipeline_layout, c.pp, "");
   return c;
 }
 
@@ -153,7 +161,31 @@ void add_train_command(CLI::App& app) {
   sub->add_flag("--sequence-parallel", f->sequence_parallel, "Sequence parallelism")->group(g);
   sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch size")->capture_default_str()->group(g);
   sub->add_option("--global-batch-size", f->global_batch, "Global batch size (default: micro batch x DP)")->group(g);
-  sub->add_option("--num-layers-per-virtual-pipeline-stage", f->layers_per_virtual_stage, "Interleaved 1F1B")->group(g);
+  // Megatron-LM takes one of the three ways to give the interleave depth.
+  CLI::Option* per_stage =
+      sub->add_option("--num-layers-per-virtual-pipeline-stage", f->layers_per_virtual_stage, "Interleaved 1F1B")
+          ->group(g);
+  CLI::Option* per_rank = sub->add_option("--num-virtual-stages-per-pipeline-rank", f->virtual_stages_per_rank,
+                                          "Interleaved 1F1B: model chunks per pipeline rank")
+                              ->check(CLI::PositiveNumber)
+                              ->excludes(per_stage)
+                              ->group(g);
+  sub->add_option("--pipeline-model-parallel-layout", f->pipeline_layout,
+                  "Every virtual stage's layers, e.g. \"E|tt|t|tL\": E embedding, t a transformer layer, L the "
+                  "loss, | between stages, *N repeats")
+      ->excludes(per_stage)
+      ->excludes(per_rank)
+      ->group(g);
+  sub->add_flag("--account-for-embedding-in-pipeline-split", f->account_for_embedding,
+                "The embedding counts as one layer when layers are split over stages")
+      ->group(g);
+  sub->add_flag("--account-for-loss-in-pipeline-split", f->account_for_loss,
+                "The loss counts as one layer when layers are split over stages")
+      ->group(g);
+  sub->add_option("--microbatch-group-size-per-virtual-pipeline-stage", f->microbatch_group_size,
+                  "Interleaved 1F1B: microbatches run on one chunk before the next (default PP)")
+      ->check(CLI::PositiveNumber)
+      ->group(g);
   sub->add_option("--decoder-first-pipeline-num-layers", f->first_stage_layers, "Layers on the first stage (uneven split)")
       ->group(g);
   sub->add_option("--decoder-last-pipeline-num-layers", f->last_stage_layers, "Layers on the last stage (uneven split)")

@@ -83,7 +83,7 @@ ValidationLayout parse_item(const std::string& item, const ModelSpec& model, int
   const ModelSpec m = l.model_for(model);
   if (keys.count("lpvs"))
     c.virtual_stages =
-        virtual_stages_from_layers_per_stage(number("lpvs", 1), m.num_layers, c.pp, fmt::format("--layouts '{}': ", item));
+        virtual_stages_from_layers_per_stage(number("lpvs", 1), m.num_layers, c, fmt::format("--layouts '{}': ", item));
   if (m.num_layers % (c.pp * c.virtual_stages) != 0)
     fail("--layouts '{}': {} layers do not split into PP {} x vpp {} equal chunks", item, m.num_layers, c.pp,
          c.virtual_stages);

@@ -29,12 +29,16 @@ using Real = float;
 std::string checkpoint_path(const std::string& dir, int rank) { return fmt::format("{}/rank-{}.ckpt", dir, rank); }
 
 // What a checkpoint must have been written by to resume: model, layout and seed. An uneven
-// split is named too (after the summary, so an even run's string is what it always was):
-// another split holds other layers on each rank.
+// split (first/last stages, a layout string, the embedding or loss counted as a layer) is
+// named too, after the summary, so an even run's string is what it always was: another split
+// holds other layers on each rank.
 std::string checkpoint_layout(const ModelSpec& model, const ParallelConfig& c, const TrainOptions& o) {
   std::string uneven;
   if (c.first_stage_layers || c.last_stage_layers)
     uneven = fmt::format(" first{} last{}", c.first_stage_layers, c.last_stage_layers);
+  if (!c.pipeline_layout.empty()) uneven += fmt::format(" layout {}", c.pipeline_layout);
+  if (c.account_for_embedding) uneven += " embedding-counted";
+  if (c.account_for_loss) uneven += " loss-counted";
   return fmt::format("{} {}{} seed {}", model.name, c.summary(), uneven, o.seed);
 }
 

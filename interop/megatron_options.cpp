@@ -75,6 +75,8 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--num-virtual-stages-per-pipeline-rank", nullptr, kLayout,
      "Model chunks per pipeline rank: interleaved 1F1B (the other spelling of the flag above)",
      &L::virtual_stages_per_rank},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", nullptr, kLayout,
+     "Interleaved 1F1B: microbatches run on one chunk before the next (default PP)", &L::microbatch_group_size},
     {"--pipeline-model-parallel-layout", nullptr, kLayout,
      "Every virtual stage's layers, e.g. \"Et*7|(t*8|)*14,t*7L\": E embedding, t a transformer layer, L the loss, | "
      "between stages, *N repeats",
@@ -466,7 +468,23 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   }
   if (a.layers_per_virtual_stage)
     c.virtual_stages =
-        virtual_stages_from_layers_per_stage(*a.layers_per_virtual_stage, model.num_layers, c.pp, prefix(where));
+        virtual_stages_from_layers_per_stage(*a.layers_per_virtual_stage, model.num_layers, c, prefix(where));
+  if (a.pipeline_layout) {
+    if (a.layers_per_virtual_stage || a.virtual_stages_per_rank)  // Megatron-LM asserts the same
+      fail_at("--pipeline-model-parallel-layout",
+              "{}--pipeline-model-parallel-layout sets the virtual stages per rank itself; give no {} beside it",
+              prefix(where),
+              a.layers_per_virtual_stage ? "--num-layers-per-virtual-pipeline-stage"
+                                         : "--num-virtual-stages-per-pipeline-rank");
+    c.virtual_stages = virtual_stages_from_layout(c.pipeline_layout, c.pp, prefix(where));
+  }
+  if (a.microbatch_group_size) {
+    if (*a.microbatch_group_size < 1)
+      fail_at("--microbatch-group-size-per-virtual-pipeline-stage",
+              "{}--microbatch-group-size-per-virtual-pipeline-stage is {}; it must be >= 1", prefix(where),
+              *a.microbatch_group_size);
+    c.microbatch_group_size = *a.microbatch_group_size;
+  }
 }
 
 long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {

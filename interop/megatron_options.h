@@ -31,7 +31,7 @@ struct MegatronModelArgs {
 // The flags that lay the run out and pick its precision and kernels.
 struct MegatronLayoutArgs {
   std::optional<int> tp, pp, micro_batch, global_batch, layers_per_virtual_stage, virtual_stages_per_rank,
-      first_stage_layers, last_stage_layers, recompute_num_layers, context_parallel_size;
+      first_stage_layers, last_stage_layers, recompute_num_layers, context_parallel_size, microbatch_group_size;
   // Parallelisms and models clustercast does not simulate: accepted at their no-op value only.
   std::optional<int> expert_model_parallel_size, expert_tensor_parallel_size, num_experts;
   std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout;

@@ -37,6 +37,8 @@ std::vector<std::vector<int>> context_parallel_subgroups(const std::vector<int>&
 }
 
 LayerGroups place_layer_groups(const ParallelConfig& c, int gpus_per_node) {
+  // Every group of a dimension sits alike on the nodes: rank 0's stands for all (listing every
+  // group costs time in the world size, and the memory model asks once per stage).
   const ParallelGrid grid = c.grid();
   const std::vector<int> cp = grid.group(0, "cp");
   const int a2a = cp_all_to_all_size(c);

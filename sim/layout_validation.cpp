@@ -1,6 +1,10 @@
 #include "sim/layout_validation.h"
 
 #include <cstdint>
+#include <initializer_list>
+#include <numeric>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include <fmt/format.h>
@@ -8,6 +12,7 @@
 
 #include "sim/error.h"
 #include "sim/layout_rules.h"
+#include "sim/pipeline_layout_string.h"
 #include "sim/step_plan.h"
 
 namespace cc {
@@ -61,6 +66,139 @@ void validate_context_parallel(const ParallelConfig& c, const ModelSpec& m) {
             "{}: --cp-comm-type {} splits the heads of each TP rank ({} query heads, {} key/value heads) over {} "
             "ranks, which does not divide them; use p2p or a smaller all-to-all group",
             w, to_string(c.cp_comm_type), m.num_attention_heads / c.tp, m.num_query_groups / c.tp, a2a);
+}
+
+// The chunk counts per rank that divide every one of `counts` (Megatron-Core splits each
+// stage's layers evenly over its chunks), as a message lists them: "1, 2, 4".
+std::string chunk_counts_dividing(std::initializer_list<int> counts) {
+  int common = 0;
+  for (int n : counts) common = std::gcd(common, n);
+  std::vector<int> valid;
+  for (int v = 1; v <= common; ++v)
+    if (common % v == 0) valid.push_back(v);
+  return fmt::format("{}", fmt::join(valid, ", "));
+}
+
+// Megatron-Core's interleaved schedule runs microbatches in groups of
+// --microbatch-group-size-per-virtual-pipeline-stage N (default PP) per chunk
+// (schedules.py forward_backward_pipelining_with_interleaving): N must lie in [PP, M], and the
+// last group, M mod N microbatches, must be empty or hold at least PP.
+void validate_interleaved_microbatches(const ParallelConfig& c) {
+  const std::string w = "parallel config";
+  const int m = c.num_microbatches(), n = c.microbatch_group_size, pp = c.pp;
+  if (c.microbatch_group_size == 0) {
+    // The default group is PP, so M must be a multiple of PP (a group size other than PP relaxes
+    // it); the batch is what the user sizes.
+    if (m % pp != 0 || m < pp)
+      fail_at("--global-batch-size",
+              "{}: the interleaved schedule needs the microbatch count {} divisible by PP {} (as in Megatron-LM)", w,
+              m, pp);
+    return;
+  }
+  const char* flag = "--microbatch-group-size-per-virtual-pipeline-stage";
+  if (n < pp || n > m)
+    fail_at(flag, "{}: {} {} must lie between PP {} and the microbatch count {}", w, flag, n, pp, m);
+  if (m % n != 0 && m % n < pp)
+    fail_at(flag,
+            "{}: {} {} leaves a last group of {} mod {} = {} microbatches, fewer than PP {} (Megatron-Core refuses "
+            "the dependency bubble); choose N with {} mod N 0 or >= PP",
+            w, flag, n, m, n, m % n, pp, m);
+}
+
+// How the layers split over the pipeline as Megatron-Core accepts it (transformer_config.py
+// __post_init__, arguments.py, transformer_block.py get_num_layers_to_build): one way of
+// placing them, each of its counts dividing. step_plan.h's virtual_stage_layers() is the split.
+void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
+  const std::string w = "parallel config";
+  const bool uneven = c.first_stage_layers > 0 || c.last_stage_layers > 0;
+  const bool accounted = c.account_for_embedding || c.account_for_loss;
+  const char* account_flag = c.account_for_embedding ? "--account-for-embedding-in-pipeline-split"
+                                                     : "--account-for-loss-in-pipeline-split";
+  const FrameworkSpec& framework = load_framework(c.framework);
+  const bool deepspeed = framework.layer_partition == LayerPartition::DeepSpeedUniform;
+  if (c.virtual_stages > 1) {
+    // Interleaving is what needs PP >= 2: with one stage there is nothing to interleave.
+    if (c.pp < 2)
+      fail_at("--num-layers-per-virtual-pipeline-stage",
+              "{}: interleaved stages ({} per rank) need --pipeline-model-parallel-size >= 2", w, c.virtual_stages);
+    if (deepspeed)
+      fail_at("--num-layers-per-virtual-pipeline-stage",
+              "{}: {} has no interleaved pipeline schedule (virtual stages {})", w, c.framework, c.virtual_stages);
+    validate_interleaved_microbatches(c);
+  } else if (c.microbatch_group_size != 0) {
+    fail_at("--microbatch-group-size-per-virtual-pipeline-stage",
+            "{}: --microbatch-group-size-per-virtual-pipeline-stage {} is read by the interleaved schedule only; give "
+            "virtual stages or leave it out",
+            w, c.microbatch_group_size);
+  }
+  if (deepspeed && (accounted || !c.pipeline_layout.empty()))
+    fail_at(c.pipeline_layout.empty() ? account_flag : "--pipeline-model-parallel-layout",
+            "{}: {} partitions layers uniformly; {} is Megatron-Core's", w, c.framework,
+            c.pipeline_layout.empty() ? account_flag : "--pipeline-model-parallel-layout");
+  if (!c.pipeline_layout.empty()) {
+    // Megatron-Core refuses the layout beside any other way of placing layers.
+    if (uneven || accounted)
+      fail_at("--pipeline-model-parallel-layout",
+              "{}: --pipeline-model-parallel-layout places every layer itself; it cannot be combined with {}", w,
+              uneven ? "--decoder-first/last-pipeline-num-layers" : account_flag);
+    check_pipeline_layout(c.pipeline_layout, parse_pipeline_layout(c.pipeline_layout), m.num_layers, c.pp,
+                          c.virtual_stages);
+  } else if (uneven) {
+    const char* field = c.first_stage_layers ? "--decoder-first-pipeline-num-layers"
+                                             : "--decoder-last-pipeline-num-layers";
+    if (accounted)
+      fail_at(account_flag, "{}: {} cannot be combined with uneven first/last stages (as in Megatron-Core)", w,
+              account_flag);
+    const int middle = c.pp - (c.first_stage_layers > 0) - (c.last_stage_layers > 0);
+    const int rest = m.num_layers - c.first_stage_layers - c.last_stage_layers;
+    if (c.pp < 2 || rest < 0 || (middle == 0 ? rest != 0 : (rest % middle != 0 || rest == 0)))
+      fail_at(field, "{}: first/last stage layers {}/{} leave {} layers that do not divide over {} middle stages", w,
+              c.first_stage_layers, c.last_stage_layers, rest, middle);
+    const int per_middle = middle > 0 ? rest / middle : 0;
+    const int vp = c.virtual_stages;
+    // Each stage splits its layers evenly over its chunks, so every stage's count divides by them.
+    if (vp > 1 && (c.first_stage_layers % vp != 0 || c.last_stage_layers % vp != 0 || per_middle % vp != 0))
+      fail_at("--num-virtual-stages-per-pipeline-rank",
+              "{}: {} virtual stages per rank do not divide the stages' layers (first {}, middle {}, last {}): "
+              "Megatron-Core splits each stage's layers evenly over its chunks; valid virtual stages per rank: {}, "
+              "or a --pipeline-model-parallel-layout for an uneven interleaved split",
+              w, vp, c.first_stage_layers, per_middle, c.last_stage_layers,
+              chunk_counts_dividing({c.first_stage_layers, per_middle, c.last_stage_layers}));
+  } else if (deepspeed) {
+    if (m.num_layers < c.pp)
+      fail_at("--pipeline-model-parallel-size", "{}: num_layers {} is fewer than PP {}; every stage needs a layer", w,
+              m.num_layers, c.pp);
+  } else {
+    const std::int64_t chunks = std::int64_t{c.pp} * c.virtual_stages;
+    const std::int64_t counted = std::int64_t{m.num_layers} + c.account_for_embedding + c.account_for_loss;
+    if (counted % chunks != 0) {
+      // The model is given; the layout is what the user chooses.
+      if (!accounted)
+        fail_at("--pipeline-model-parallel-size",
+                "{}: num_layers {} is not divisible by PP {} x virtual stages {} = {}", w, m.num_layers, c.pp,
+                c.virtual_stages, chunks);
+      fail_at("--pipeline-model-parallel-size",
+              "{}: num_layers {} + {} (the embedding and loss counted as layers) = {} is not divisible by PP {} x "
+              "virtual stages {} = {}",
+              w, m.num_layers, counted - m.num_layers, counted, c.pp, c.virtual_stages, chunks);
+    }
+  }
+  if (c.recompute == RecomputeGranularity::Full) {
+    if (c.recompute_num_layers < 1)
+      fail_at("--recompute-num-layers", "{}: --recompute-num-layers is {}; it must be >= 1", w, c.recompute_num_layers);
+    // Every chunk that holds layers recomputes them; a chunk of none has nothing to rerun.
+    for (const int chunk : virtual_stage_layers(m, c)) {
+      if (chunk == 0) continue;
+      if (c.recompute_method == RecomputeMethod::Block && c.recompute_num_layers > chunk)
+        fail_at("--recompute-num-layers",
+                "{}: --recompute-num-layers {} exceeds the {} layers of a pipeline chunk (block method)", w,
+                c.recompute_num_layers, chunk);
+      if (c.recompute_method == RecomputeMethod::Uniform && chunk % c.recompute_num_layers != 0)
+        fail_at("--recompute-num-layers",
+                "{}: --recompute-num-layers {} does not divide the {} layers of a pipeline chunk (uniform method)", w,
+                c.recompute_num_layers, chunk);
+    }
+  }
 }
 
 }  // namespace
@@ -121,54 +259,7 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
             "{}: {} microbatches x {} chunks x {} stages is {:.3g} passes, more than the 20 million a simulation "
             "handles; use a smaller global batch or a larger micro batch",
             w, c.num_microbatches(), c.virtual_stages, c.pp, passes);
-  if (c.virtual_stages > 1) {
-    // Interleaving is what needs PP >= 2: with one stage there is nothing to interleave.
-    if (c.pp < 2)
-      fail_at("--num-layers-per-virtual-pipeline-stage",
-              "{}: interleaved stages ({} per rank) need --pipeline-model-parallel-size >= 2", w, c.virtual_stages);
-    // Uneven stages or interleaving: the interleaving flag, as in the check above.
-    if (c.first_stage_layers || c.last_stage_layers)
-      fail_at("--num-layers-per-virtual-pipeline-stage",
-              "{}: uneven first/last stage layers cannot be combined with interleaved stages", w);
-    if (c.num_microbatches() % c.pp != 0)  // the microbatch count follows the global batch
-      fail_at("--global-batch-size",
-              "{}: the interleaved schedule needs the microbatch count {} divisible by PP {} (as in Megatron-LM)", w,
-              c.num_microbatches(), c.pp);
-  }
-  if (c.first_stage_layers || c.last_stage_layers) {
-    const int middle = c.pp - (c.first_stage_layers > 0) - (c.last_stage_layers > 0);
-    const int rest = m.num_layers - c.first_stage_layers - c.last_stage_layers;
-    if (c.pp < 2 || rest < 0 || (middle == 0 ? rest != 0 : (rest % middle != 0 || rest == 0)))
-      fail_at(c.first_stage_layers ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
-              "{}: first/last stage layers {}/{} leave {} layers that do not divide over {} middle stages", w,
-              c.first_stage_layers, c.last_stage_layers, rest, middle);
-  } else if (load_framework(c.framework).layer_partition == LayerPartition::DeepSpeedUniform) {
-    if (c.virtual_stages > 1)
-      fail_at("--num-layers-per-virtual-pipeline-stage",
-              "{}: {} has no interleaved pipeline schedule (virtual stages {})", w, c.framework, c.virtual_stages);
-    if (m.num_layers < c.pp)
-      fail_at("--pipeline-model-parallel-size", "{}: num_layers {} is fewer than PP {}; every stage needs a layer", w,
-              m.num_layers, c.pp);
-  } else if (m.num_layers % (std::int64_t{c.pp} * c.virtual_stages) != 0) {
-    // The model is given; the layout is what the user chooses.
-    fail_at("--pipeline-model-parallel-size", "{}: num_layers {} is not divisible by PP {} x virtual stages {} = {}", w,
-            m.num_layers, c.pp, c.virtual_stages, std::int64_t{c.pp} * c.virtual_stages);
-  }
-  if (c.recompute == RecomputeGranularity::Full) {
-    if (c.recompute_num_layers < 1)
-      fail_at("--recompute-num-layers", "{}: --recompute-num-layers is {}; it must be >= 1", w, c.recompute_num_layers);
-    for (int s = 0; s < c.pp; ++s) {
-      const int chunk = chunk_layers(m, c, s, 0).count;
-      if (c.recompute_method == RecomputeMethod::Block && c.recompute_num_layers > chunk)
-        fail_at("--recompute-num-layers",
-                "{}: --recompute-num-layers {} exceeds the {} layers of a pipeline chunk (block method)", w,
-                c.recompute_num_layers, chunk);
-      if (c.recompute_method == RecomputeMethod::Uniform && chunk % c.recompute_num_layers != 0)
-        fail_at("--recompute-num-layers",
-                "{}: --recompute-num-layers {} does not divide the {} layers of a pipeline chunk (uniform method)", w,
-                c.recompute_num_layers, chunk);
-    }
-  }
+  validate_pipeline_split(c, m);
   // The gather it hides exists only with the distributed optimizer: that is the one to turn on.
   if (c.overlap_param_gather && !c.distributed_optimizer)
     fail_at("--use-distributed-optimizer", "{}: --overlap-param-gather needs --use-distributed-optimizer", w);

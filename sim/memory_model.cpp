@@ -1,6 +1,7 @@
 #include "sim/memory_model.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/layer_program.h"
 #include "sim/pipeline_schedule.h"
@@ -118,8 +119,12 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   const double kept = layer_activation_bytes(m, c);
   const double full = layer_activation_bytes_without_recompute(m, c);
 
-  // One (microbatch, chunk) of stored activations; the chunks of a stage are alike.
-  const ChunkPlan chunk = chunk_plan(m, c, s, 0);
+  // One (microbatch, chunk) of stored activations, priced at the stage's largest chunk: a
+  // stage's chunks are alike unless the split makes them differ (the embedding or loss counted
+  // as a layer, a layout string), and then the largest bounds each.
+  ChunkPlan chunk = chunk_plan(m, c, s, 0);
+  for (int k = 1; k < c.virtual_stages; ++k)
+    if (ChunkPlan other = chunk_plan(m, c, s, k); other.layers.count > chunk.layers.count) chunk = std::move(other);
   const int chunk_layers = chunk.layers.count;
   StageActivations a;
   a.per_in_flight = chunk_layers * kept;
@@ -159,7 +164,7 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     stage.bytes.gradients = params * grad_bytes_per_param(c.precision);
     stage.bytes.optimizer = params * optimizer_bytes_per_param(c.precision) / shard;
 
-    stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages);
+    stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);
     const StageActivations a = stage_activations(m, c, s);
     const double attention_transient = a.working + a.context_parallel_buffers;
     stage.loss_peak_extra = std::max(0.0, a.loss_workspace - attention_transient);

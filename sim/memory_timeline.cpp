@@ -51,7 +51,7 @@ std::vector<Pass> timed_passes(const std::vector<const TimelineEvent*>& compute,
 std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryReserve& reserve) {
   if (r.timeline.empty()) fail("memory_timeline needs a result simulated with keep_timeline");
   const ParallelConfig& c = r.config;
-  const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages);
+  const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);
   const SimTime end = to_sim_time(r.iteration_time_s);
 
   std::vector<StageMemoryCurve> curves;

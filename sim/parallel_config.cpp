@@ -119,6 +119,7 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
   if (!c.pipeline_layout.empty()) j["pipeline_model_parallel_layout"] = c.pipeline_layout;
   if (c.account_for_embedding) j["account_for_embedding_in_pipeline_split"] = true;
   if (c.account_for_loss) j["account_for_loss_in_pipeline_split"] = true;
+  if (c.microbatch_group_size) j["microbatch_group_size_per_vp_stage"] = c.microbatch_group_size;
   if (c.first_stage_layers) j["decoder_first_pipeline_num_layers"] = c.first_stage_layers;
   if (c.last_stage_layers) j["decoder_last_pipeline_num_layers"] = c.last_stage_layers;
   return j;
@@ -149,6 +150,7 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   c.micro_batch = as_int("micro_batch_size", 1, c.micro_batch);
   c.global_batch = as_int("global_batch_size", 1, c.global_batch);
   c.virtual_stages = as_int("virtual_pipeline_stages", 1, c.virtual_stages);
+  c.microbatch_group_size = as_int("microbatch_group_size_per_vp_stage", 1, c.microbatch_group_size);
   c.first_stage_layers = as_int("decoder_first_pipeline_num_layers", 0, c.first_stage_layers);
   c.last_stage_layers = as_int("decoder_last_pipeline_num_layers", 0, c.last_stage_layers);
   if (f.has("recompute_granularity"))

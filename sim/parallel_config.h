@@ -39,6 +39,9 @@ struct ParallelConfig {
   int micro_batch = 1;
   int global_batch = 1;
   int virtual_stages = 1;     // model chunks per pipeline rank; > 1 selects interleaved 1F1B
+  // --microbatch-group-size-per-virtual-pipeline-stage: how many microbatches the interleaved
+  // schedule runs on one chunk before the next; 0: Megatron-Core's default, PP.
+  int microbatch_group_size = 0;
   int first_stage_layers = 0;  // Megatron-core --decoder-first-pipeline-num-layers (0 = even split)
   int last_stage_layers = 0;   // --decoder-last-pipeline-num-layers
   // Megatron-Core's --pipeline-model-parallel-layout: every virtual stage's layers spelled out

@@ -62,7 +62,7 @@ class IterationGraph {
 
   // The iteration's tasks, phase by phase; each phase depends on the tasks the ones before it added.
   void build() {
-    schedule_ = pipeline_schedule(c_.pp, c_.num_microbatches(), c_.virtual_stages);
+    schedule_ = pipeline_schedule(c_.pp, c_.num_microbatches(), c_.virtual_stages, c_.microbatch_group_size);
     chunks_.assign(static_cast<std::size_t>(c_.pp), {});
     for (int s = 0; s < c_.pp; ++s)
       for (int k = 0; k < c_.virtual_stages; ++k)

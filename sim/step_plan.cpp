@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/pipeline_layout_string.h"
+
 namespace cc {
 
 RecomputeScope recompute_scope(RecomputeGranularity granularity, AttentionKernel attention) {
@@ -35,28 +37,49 @@ LayerRange ChunkPlan::backward_group(int i) const {
   return {i, 1};
 }
 
-LayerRange chunk_layers(const ModelSpec& m, const ParallelConfig& c, int stage, int chunk) {
-  const int total = m.num_layers;
-  if (c.pp == 1) {
-    const int count = total / c.virtual_stages;
-    return {chunk * count, count};
+std::vector<int> virtual_stage_layers(const ModelSpec& m, const ParallelConfig& c) {
+  const int pp = c.pp, vp = c.virtual_stages;
+  std::vector<int> counts(static_cast<std::size_t>(pp) * static_cast<std::size_t>(vp), 0);
+  auto at = [&](int stage, int chunk) -> int& { return counts[static_cast<std::size_t>(chunk * pp + stage)]; };
+  if (!c.pipeline_layout.empty()) {
+    const std::vector<LayoutStage> stages = parse_pipeline_layout(c.pipeline_layout);
+    for (std::size_t j = 0; j < counts.size() && j < stages.size(); ++j) counts[j] = stages[j].transformer_layers;
+    return counts;
   }
   const int first = c.first_stage_layers, last = c.last_stage_layers;
-  if (first == 0 && last == 0) {
-    if (load_framework(c.framework).layer_partition == LayerPartition::DeepSpeedUniform) {
-      // DeepSpeed's partition_uniform: the first num_layers % PP stages take one layer more.
-      const int base = total / c.pp, extra = total % c.pp;
-      return {stage * base + std::min(stage, extra), base + (stage < extra ? 1 : 0)};
+  if (pp > 1 && (first > 0 || last > 0)) {
+    // Megatron-Core's uneven stages: the first (last) stage holds its count, the middle stages
+    // share the rest evenly; each stage's layers divide evenly over its chunks.
+    const int middle_stages = pp - (first > 0) - (last > 0);
+    const int middle = middle_stages > 0 ? (m.num_layers - first - last) / middle_stages : 0;
+    for (int s = 0; s < pp; ++s) {
+      const int held = s == 0 && first > 0 ? first : s == pp - 1 && last > 0 ? last : middle;
+      for (int k = 0; k < vp; ++k) at(s, k) = held / vp;
     }
-    const int count = total / (c.pp * c.virtual_stages);
-    return {(chunk * c.pp + stage) * count, count};
+    return counts;
   }
-  // Uneven first and last stages exist only without interleaving: one chunk per stage.
-  if (stage == 0 && first > 0) return {0, first};
-  if (stage == c.pp - 1 && last > 0) return {total - last, last};
-  const int middle_stages = c.pp - (first > 0) - (last > 0);
-  const int middle = (total - first - last) / middle_stages;
-  return {first + (stage - (first > 0 ? 1 : 0)) * middle, middle};
+  if (pp > 1 && load_framework(c.framework).layer_partition == LayerPartition::DeepSpeedUniform) {
+    // DeepSpeed's partition_uniform: the first num_layers % PP stages take one layer more.
+    const int base = m.num_layers / pp, extra = m.num_layers % pp;
+    for (int s = 0; s < pp; ++s) at(s, 0) = base + (s < extra ? 1 : 0);
+    return counts;
+  }
+  // An even split. --account-for-embedding/loss-in-pipeline-split count the embedding (loss)
+  // as one more layer in the split, held by the first (last) virtual stage in place of a
+  // transformer layer.
+  const int per_chunk = (m.num_layers + c.account_for_embedding + c.account_for_loss) / (pp * vp);
+  for (int& n : counts) n = per_chunk;
+  if (c.account_for_embedding) counts.front() -= 1;
+  if (c.account_for_loss) counts.back() -= 1;
+  return counts;
+}
+
+LayerRange chunk_layers(const ModelSpec& m, const ParallelConfig& c, int stage, int chunk) {
+  const std::vector<int> counts = virtual_stage_layers(m, c);
+  const int virtual_stage = chunk * c.pp + stage;
+  int first = 0;
+  for (int j = 0; j < virtual_stage; ++j) first += counts[static_cast<std::size_t>(j)];
+  return {first, counts[static_cast<std::size_t>(virtual_stage)]};
 }
 
 int stage_layer_count(const ModelSpec& m, const ParallelConfig& c, int stage) {
@@ -121,7 +144,7 @@ ChunkPlan chunk_plan(const ModelSpec& m, const ParallelConfig& c, int stage, int
 }
 
 std::vector<std::vector<PlannedPass>> planned_passes(const ParallelConfig& c) {
-  const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages);
+  const auto schedule = pipeline_schedule(c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);
   std::vector<std::vector<PlannedPass>> out(schedule.size());
   for (std::size_t s = 0; s < schedule.size(); ++s) {
     std::vector<ChunkPlan> chunks;

@@ -62,10 +62,19 @@ struct ChunkPlan {
   LayerRange backward_group(int i) const;
 };
 
-// The layers of virtual stage `chunk` on pipeline stage `stage`: an even split over PP ×
-// virtual stages; Megatron-Core's lighter first and last stages (--decoder-first/last-
-// pipeline-num-layers) with the rest even; or DeepSpeed's uniform partition (the first
-// num_layers % PP stages one layer more). Layers run in virtual-stage order.
+// The transformer layers of every virtual stage, indexed chunk · PP + stage (the order layers
+// run in), by Megatron-Core's rules (transformer_block.py get_num_layers_to_build):
+//  - a --pipeline-model-parallel-layout string: what each of its virtual stages spells out;
+//  - --decoder-first/last-pipeline-num-layers: the first (last) stage holds its count, the
+//    middle stages share the rest evenly, and each stage splits its layers evenly over its chunks
+//    (so with interleaving each of those counts divides by the chunks per stage);
+//  - an even split over PP x chunks, where --account-for-embedding/loss-in-pipeline-split count
+//    the embedding (loss) as one layer: the first (last) virtual stage holds one transformer
+//    layer fewer, possibly none;
+//  - DeepSpeed's uniform partition: the first num_layers % PP stages one layer more.
+// A virtual stage may hold no transformer layer. `config` is assumed valid (validate_layout()).
+std::vector<int> virtual_stage_layers(const ModelSpec& model, const ParallelConfig& config);
+// The layers of virtual stage `chunk` on pipeline stage `stage`, from the counts above.
 LayerRange chunk_layers(const ModelSpec& model, const ParallelConfig& config, int stage, int chunk);
 // Layers held by pipeline stage `stage`, summed over its chunks.
 int stage_layer_count(const ModelSpec& model, const ParallelConfig& config, int stage);

@@ -3,6 +3,8 @@
 // shared-memory transport, yield when idle, and allow root (CI runs as root).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <sstream>
 #include <string>
@@ -49,6 +51,21 @@ inline TrainOutput parse_train(const std::string& out) {
     }
   }
   return t;
+}
+
+// A parallel run against the serial run: the same three losses and parameter update, relative
+// 1e-4 (fp32 sums taken in another order). Fails the calling test; `out` is shown on failure.
+inline void expect_matches_serial(const TrainOutput& got, const TrainOutput& want, const std::string& out) {
+  if (got.loss.size() != 3u) {
+    ADD_FAILURE() << "expected 3 steps' losses in:\n" << out;
+    return;
+  }
+  for (const auto& [step, loss] : want.loss)
+    EXPECT_NEAR(std::stod(got.loss.at(step)), std::stod(loss), 1e-4 * std::stod(loss)) << "step " << step;
+  const double norm = std::stod(want.update_norm);
+  EXPECT_GT(norm, 0);
+  EXPECT_NEAR(std::stod(got.update_norm), norm, 1e-4 * norm);
+  EXPECT_NEAR(std::stod(got.fingerprint), std::stod(want.fingerprint), 1e-4 * norm);
 }
 
 }  // namespace cc::cli_test

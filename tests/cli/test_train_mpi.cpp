@@ -96,15 +96,7 @@ TEST_P(ParallelLayouts, MatchSerialLossesAndUpdates) {
   for (std::string w; extra >> w;) args.push_back(w);
   const RunResult r = run_mpi(l.tp * l.pp * l.dp, args);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  const TrainOutput got = parse_train(r.out);
-  const TrainOutput& want = serial();
-  ASSERT_EQ(got.loss.size(), 3u) << r.out;
-  for (const auto& [step, loss] : want.loss)
-    EXPECT_NEAR(std::stod(got.loss.at(step)), std::stod(loss), 1e-4 * std::stod(loss)) << "step " << step;
-  const double norm = std::stod(want.update_norm);
-  EXPECT_GT(norm, 0);
-  EXPECT_NEAR(std::stod(got.update_norm), norm, 1e-4 * norm);
-  EXPECT_NEAR(std::stod(got.fingerprint), std::stod(want.fingerprint), 1e-4 * norm);
+  expect_matches_serial(parse_train(r.out), serial(), r.out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engine, ParallelLayouts, ::testing::ValuesIn(layouts()),

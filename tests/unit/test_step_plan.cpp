@@ -6,15 +6,10 @@
 
 #include "sim/presets.h"
 #include "sim/step_plan.h"
+#include "tiny_with_layers.h"
 
 namespace cc {
 namespace {
-
-ModelSpec tiny_with_layers(int layers) {
-  ModelSpec m = load_model("tiny");
-  m.num_layers = layers;
-  return m;
-}
 
 std::vector<LayerRange> chunk_map(const StepPlan& plan) {
   std::vector<LayerRange> out;
