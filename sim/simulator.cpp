@@ -163,7 +163,7 @@ class IterationGraph {
       }
   }
 
-  // Data-parallel gradient reduction: per bucket as the last backward of each chunk finishes
+  // Gradient reduction over DP x CP (kGradientGroup): per bucket as the last backward of each chunk finishes
   // (overlap), or once over the whole stage after its last pass.
   void add_gradient_reductions() {
     for (int s = 0; s < c_.pp; ++s) {
@@ -172,7 +172,7 @@ class IterationGraph {
       auto dep_all = [&](TaskId t, auto pick) {
         for (int r = 0; r < replicas_; ++r) engine_.add_dependency(pick(gang(s, r)), t);
       };
-      if (c_.dp > 1 || replicas_ > 1) {
+      if (gradient_group_size(c_) > 1 || replicas_ > 1) {
         if (c_.overlap_grad_reduce) {
           const auto& pieces0 = last_pieces_[static_cast<std::size_t>(gang(s, 0))];
           for (std::size_t k = 0; k < pieces0.size(); ++k) {
@@ -213,10 +213,10 @@ class IterationGraph {
       }
   }
 
-  // Distributed optimizer: updated parameters are all-gathered over DP (unless the gather
+  // Distributed optimizer: updated parameters are all-gathered over DP x CP (unless the gather
   // hides in the next iteration's forward).
   void add_parameter_gathers() {
-    if (!c_.distributed_optimizer || c_.overlap_param_gather || c_.dp == 1) return;
+    if (!c_.distributed_optimizer || c_.overlap_param_gather || gradient_group_size(c_) == 1) return;
     for (int s = 0; s < c_.pp; ++s) {
       std::vector<StreamId> group;
       for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
