@@ -1,5 +1,5 @@
 // The corpus loader: the overlap columns a row states override its stack's defaults, and an
-// empty one leaves them.
+// empty one leaves them; the context-parallel columns reach the parallel config.
 #include <filesystem>
 #include <fstream>
 
@@ -13,17 +13,19 @@ namespace {
 
 constexpr const char* kHeader =
     "id,source,model,num_layers,hidden_size,num_attention_heads,num_query_groups,ffn_hidden_size,swiglu,"
-    "normalization,seq_length,vocab_size,cluster,gpus,framework,attention,precision,tp,pp,dp,virtual_stages,"
+    "normalization,seq_length,vocab_size,cluster,gpus,framework,attention,precision,tp,cp,cp_comm_type,pp,dp,"
+    "virtual_stages,"
     "first_stage_layers,last_stage_layers,sequence_parallel,recompute_granularity,recompute_method,"
     "recompute_num_layers,micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
     "tp_comm_overlap,iteration_time_s,peak_memory_gib,assumed,note\n";
 
-// A NeMo run of a Llama-shaped model on 64 H100s, TP 4 with SP, distributed optimizer, with
-// the three overlap columns given as `overlaps` ("grad,param,tp").
-std::string row(const std::string& id, const std::string& overlaps) {
-  return id + ",test,llama,80,8192,64,8,28672,1,rmsnorm,8192,128256,dgx-h100,64,nemo,flash,bf16,4,8,2,1,,,1,none,,,1,"
-              "256,1," +
-         overlaps + ",20.0,,,\n";
+// A NeMo run of a Llama-shaped model on `gpus` H100s, TP 4 with SP, CP `cp` exchanging keys
+// and values by `cp_comm_type`, PP 8, distributed optimizer, with the three overlap columns
+// given as `overlaps` ("grad,param,tp").
+std::string row(const std::string& id, const std::string& overlaps, int gpus = 64, const std::string& cp = "1",
+                const std::string& cp_comm_type = "p2p") {
+  return id + ",test,llama,80,8192,64,8,28672,1,rmsnorm,8192,128256,dgx-h100," + std::to_string(gpus) +
+         ",nemo,flash,bf16,4," + cp + "," + cp_comm_type + ",8,2,1,,,1,none,,,1,256,1," + overlaps + ",20.0,,,\n";
 }
 
 std::string corpus_with(const std::string& rows) {
@@ -55,6 +57,28 @@ TEST(CorpusLoader, AnOverlapColumnIsZeroOneOrEmpty) {
     FAIL() << "an overlap column of 'yes' was accepted";
   } catch (const SpecError& e) {
     EXPECT_NE(std::string(e.what()).find("column overlap_grad_reduce is 'yes'; it must be 0 or 1"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CorpusLoader, ContextParallelColumnsReachTheConfig) {
+  const auto rows = load_corpus(corpus_with(row("cp1", ",,") + row("cp2-a2a", ",,", 128, "2", "a2a") +
+                                            row("cp2-empty-type", ",,", 128, "2", "")));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].config.cp, 1);
+  EXPECT_EQ(rows[1].config.cp, 2);
+  EXPECT_EQ(rows[1].config.cp_comm_type, CpCommType::AllToAll);
+  EXPECT_EQ(rows[1].config.gpus(), 128);  // 4 x 2 x 8 x 2
+  // An empty type is Megatron-LM's default, the ring of point-to-point sends.
+  EXPECT_EQ(rows[2].config.cp_comm_type, CpCommType::P2P);
+}
+
+TEST(CorpusLoader, AnUnknownCpCommTypeIsAMalformedRow) {
+  try {
+    load_corpus(corpus_with(row("bad", ",,", 128, "2", "ring")));
+    FAIL() << "cp_comm_type 'ring' was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("'ring' is not known; valid: p2p, a2a, allgather, a2a+p2p"), std::string::npos)
         << e.what();
   }
 }
