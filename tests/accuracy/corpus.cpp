@@ -24,10 +24,10 @@ namespace cc::accuracy {
 namespace {
 
 // The corpus schema, in file order (tests/reference/measured/README.md).
-constexpr std::array<const char*, 39> kColumns = {
+constexpr std::array<const char*, 40> kColumns = {
     "id", "source", "model", "num_layers", "hidden_size", "num_attention_heads", "num_query_groups",
     "ffn_hidden_size", "swiglu", "normalization", "seq_length", "vocab_size", "cluster", "gpus", "framework",
-    "attention", "precision", "tp", "cp", "cp_comm_type", "pp", "dp", "virtual_stages", "first_stage_layers", "last_stage_layers",
+    "attention", "precision", "tp", "cp", "cp_comm_type", "pp", "dp", "virtual_stages", "pipeline_layout", "first_stage_layers", "last_stage_layers",
     "sequence_parallel", "recompute_granularity", "recompute_method", "recompute_num_layers", "micro_batch",
     "global_batch", "distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "iteration_time_s", "peak_memory_gib", "assumed", "note"};
@@ -140,6 +140,7 @@ CorpusRow row_from(const RowFields& f) {
   c.pp = f.integer("pp", 1);
   c.dp = f.integer("dp", 1);
   c.virtual_stages = f.integer_or("virtual_stages", 1, 1);
+  c.pipeline_layout = f.text("pipeline_layout");
   c.first_stage_layers = f.integer_or("first_stage_layers", 1, 0);
   c.last_stage_layers = f.integer_or("last_stage_layers", 1, 0);
   // Megatron-LM turns sequence parallelism off when TP is 1 (arguments.py: "Disabling

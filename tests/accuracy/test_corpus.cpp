@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kHeader =
     "id,source,model,num_layers,hidden_size,num_attention_heads,num_query_groups,ffn_hidden_size,swiglu,"
     "normalization,seq_length,vocab_size,cluster,gpus,framework,attention,precision,tp,cp,cp_comm_type,pp,dp,"
-    "virtual_stages,"
+    "virtual_stages,pipeline_layout,"
     "first_stage_layers,last_stage_layers,sequence_parallel,recompute_granularity,recompute_method,"
     "recompute_num_layers,micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
     "tp_comm_overlap,iteration_time_s,peak_memory_gib,assumed,note\n";
@@ -25,7 +25,7 @@ constexpr const char* kHeader =
 std::string row(const std::string& id, const std::string& overlaps, int gpus = 64, const std::string& cp = "1",
                 const std::string& cp_comm_type = "p2p") {
   return id + ",test,llama,80,8192,64,8,28672,1,rmsnorm,8192,128256,dgx-h100," + std::to_string(gpus) +
-         ",nemo,flash,bf16,4," + cp + "," + cp_comm_type + ",8,2,1,,,1,none,,,1,256,1," + overlaps + ",20.0,,,\n";
+         ",nemo,flash,bf16,4," + cp + "," + cp_comm_type + ",8,2,1,,,,1,none,,,1,256,1," + overlaps + ",20.0,,,\n";
 }
 
 std::string corpus_with(const std::string& rows) {

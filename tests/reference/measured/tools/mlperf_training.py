@@ -226,7 +226,8 @@ L8 = dict(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_gro
 GPU_OK = ("H100", "H200", "A100")
 
 
-def llama8b(root):
+def llama8b(root, context_parallel=False):
+    """The CP 1 configurations, or with context_parallel the CP > 1 ones (held out)."""
     rows = []
     for rnd, commit in ROUNDS8B.items():
         repo = f"{root}/mlcommons+training_results_{rnd}/repo"
@@ -261,13 +262,14 @@ def llama8b(root):
                 continue
             cfg, n, gpn, mini, tp, pp, cp = cands[0]
             env = config_env(repo, commit, cfg, files)
-            if cp != 1:
+            if (cp > 1) != context_parallel:
                 continue
             gpus = n * gpn
             dp = gpus // (tp * pp * cp)
             mbs = int(env["MICRO_BATCH_SIZE"])
             assert dp * mini == gbs, (cfg, dp, mini, gbs)
-            vp = int(env.get("INTERLEAVED_PIPELINE", "1") or 1)
+            vp_raw = env.get("INTERLEAVED_PIPELINE", "1")
+            vp = 1 if vp_raw in ("null", "None", "0", "") else int(vp_raw)
             it = statistics.median(g["runs"])
             rows.append(dict(
                 id=f"mlperf-{rnd}-{sub.lower()}-{system.lower()}-llama31-8b",
@@ -275,7 +277,7 @@ def llama8b(root):
                 cluster="dgx-h100" if "H100" in acc else ("h200" if "H200" in acc else "dgx-a100-80gb"),
                 gpus=gpus, framework="nemo", attention="flash",
                 precision="fp8" if truth(env.get("FP8", "False")) else "bf16",
-                tp=tp, pp=pp, dp=dp, virtual_stages=vp, first_stage_layers="", last_stage_layers="",
+                tp=tp, cp=cp, pp=pp, dp=dp, virtual_stages=vp, first_stage_layers="", last_stage_layers="",
                 sequence_parallel=int(tp > 1), recompute_granularity="none", recompute_method="",
                 recompute_num_layers="", micro_batch=mbs, global_batch=gbs,
                 distributed_optimizer=int(truth(env.get("USE_DIST_OPTIMIZER", "True"))),

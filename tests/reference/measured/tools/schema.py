@@ -3,7 +3,7 @@ import csv
 
 COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query_groups,"
            "ffn_hidden_size,swiglu,normalization,seq_length,vocab_size,cluster,gpus,framework,"
-           "attention,precision,tp,cp,cp_comm_type,pp,dp,virtual_stages,first_stage_layers,last_stage_layers,"
+           "attention,precision,tp,cp,cp_comm_type,pp,dp,virtual_stages,pipeline_layout,first_stage_layers,last_stage_layers,"
            "sequence_parallel,recompute_granularity,recompute_method,recompute_num_layers,"
            "micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
            "tp_comm_overlap,iteration_time_s,peak_memory_gib,assumed,note").split(",")
@@ -23,6 +23,7 @@ def check(row):
     for c in OVERLAP_COLUMNS:
         row.setdefault(c, "")
         assert str(row[c]) in ("", "0", "1"), (row["id"], c, row[c])
+    row.setdefault("pipeline_layout", "")
     row.setdefault("cp", 1)
     row.setdefault("cp_comm_type", "p2p")
     assert row["cp_comm_type"] in CP_COMM_TYPES, (row["id"], row["cp_comm_type"])
