@@ -210,7 +210,7 @@ std::vector<CorpusRow> load_corpus(const std::string& folder, std::vector<Refuse
           const std::string what = e.what();
           if (what.rfind(where, 0) == 0) throw;  // the row itself is malformed
           // A well-formed run the simulator does not model (yet): kept out, and listed.
-          if (refused) refused->push_back({values[0], values[1], what});
+          if (refused) refused->push_back({values[0], values[1], what, RowFields(values, where).integer_or("cp", 1, 1)});
           else fail("{} (id {}): {}", where, values[0], what);
         }
       }

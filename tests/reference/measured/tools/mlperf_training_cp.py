@@ -20,10 +20,10 @@ Part 2, Llama 3.1 8B CP > 1 rows (mlperf_training.llama8b with context_parallel=
 
 Usage: python3 mlperf_training_cp.py [mirror-root]  (mirror-root holds mlcommons+training_results_vX/repo)
 """
-import hashlib, json, os, re, statistics, sys
+import os, re, statistics, sys
 sys.path.insert(0, os.path.dirname(__file__))
 import schema
-from mlperf_training import SKIP, config_env, git, llama8b, log_stats, truth
+from mlperf_training import SKIP, config_env, grouped_runs, llama8b, truth
 
 ROUNDS = {
     "v5.0": "0fdc28f013256aea84fa36fdaf1e0fa46094b18c",
@@ -55,95 +55,65 @@ def pipeline_layout(layers, pp, vp, embedding, loss):
     return f"{first}|({middle}|)*{chunks - 2}{last}"
 
 
-def accelerator(repo, commit, files, sub, system):
-    sj = f"{sub}/systems/{system}.json"
-    if sj not in files:
-        return ""
-    return json.loads(git(repo, commit, "show", f"{commit}:{sj}")).get("accelerator_model_name", "")
-
-
 def llama405b(root, skipped):
-    rows, seen = [], set()
-    for rnd, commit in ROUNDS.items():
-        repo = f"{root}/mlcommons+training_results_{rnd}/repo"
-        files = set(git(repo, commit, "ls-tree", "-r", "--name-only", commit).splitlines())
-        groups = {}
-        for f in sorted(files):
-            m = re.match(r"^([^/]+)/results/([^/]+)/llama31_405b/result_\d+\.txt$", f)
-            if not m:
+    rows = []
+    groups, others = grouped_runs(root, ROUNDS, "llama31_405b", tuple(CLUSTER))
+    for rnd, sub, system, acc in others:
+        skipped.add(f"{rnd} {sub}/{system}: {acc or 'no systems json'}, no cluster preset")
+    for (rnd, sub, system, acc), g in sorted(groups.items()):
+        gpu = next(name for name in CLUSTER if name in acc)
+        repo, commit, files = g["repo"], g["commit"], g["files"]
+        (gbs,), (nodes,) = g["gbs"], g["nodes"]
+        cands = []
+        for c in files:
+            cm = re.match(rf"^{re.escape(sub)}/benchmarks/llama31_405b/implementations/[^/]+/"
+                          rf"config_\w+?_(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)[^/]*\.sh$", c)
+            if not cm:
                 continue
-            sub, system = m.groups()
-            acc = accelerator(repo, commit, files, sub, system)
-            gpu = next((g for g in CLUSTER if g in acc), None)
-            if gpu is None:
-                skipped.add(f"{rnd} {sub}/{system}: {acc or 'no systems json'}, no cluster preset")
-                continue
-            text = git(repo, commit, "show", f"{commit}:{f}")
-            digest = hashlib.sha256(text.encode()).hexdigest()
-            if digest in seen:
-                skipped.add(f"{rnd} {sub}/{system}: log re-published from an earlier round, counted once")
-                continue
-            seen.add(digest)
-            nodes, gbs, _, times = log_stats(text)
-            times = times[SKIP:]
-            assert times, f
-            g = groups.setdefault((sub, system, acc, gpu), {"runs": [], "gbs": set(), "nodes": set(), "n": 0})
-            g["runs"].append(statistics.median(times))
-            g["gbs"].add(gbs)
-            g["nodes"].add(nodes)
-            g["n"] += len(times)
-        for (sub, system, acc, gpu), g in sorted(groups.items()):
-            (gbs,), (nodes,) = g["gbs"], g["nodes"]
-            cands = []
-            for c in files:
-                cm = re.match(rf"^{re.escape(sub)}/benchmarks/llama31_405b/implementations/[^/]+/"
-                              rf"config_\w+?_(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)[^/]*\.sh$", c)
-                if not cm:
-                    continue
-                n, gpn, mini, tp, pp, cp = (int(x) for x in cm.groups())
-                if n == nodes and mini * (n * gpn // (tp * pp * cp)) == gbs:
-                    cands.append((c, n, gpn, mini, tp, pp, cp))
-            # one config copied into several implementation folders: the one named after the system
-            named = [c for c in cands if f"/implementations/{system}/" in c[0]]
-            cands = named or cands
-            assert len(cands) == 1, (rnd, sub, system, [c[0] for c in cands])
-            cfg, n, gpn, mini, tp, pp, cp = cands[0]
-            env = config_env(repo, commit, cfg, files)
-            assert int(env["TENSOR_MODEL_PARALLEL"]) == tp and int(env["PIPELINE_MODEL_PARALLEL"]) == pp
-            assert int(env["CONTEXT_PARALLEL"]) == cp
-            gpus = n * gpn
-            dp = gpus // (tp * pp * cp)
-            mbs = int(env["MICRO_BATCH_SIZE"])
-            vp_raw = env.get("INTERLEAVED_PIPELINE", "null")
-            vp = 1 if vp_raw in ("null", "0", "", "None") else int(vp_raw)
-            emb, loss = truth(env.get("ASYM_PP_EMBED", "False")), truth(env.get("ASYM_PP_LOSS", "False"))
-            layout = pipeline_layout(L405["num_layers"], pp, vp, emb, loss) if (emb or loss) else ""
-            gran = env.get("ACT_CKPT_GRANULARITY", "null")
-            gran = "none" if gran in ("null", "None", "") else gran
-            assert gran == "none", (cfg, gran)
-            sp = int(truth(env.get("SEQ_PARALLEL", "True")) and tp > 1)
-            prec = "fp8" if truth(env.get("FP8", "False")) else "bf16"
-            it = statistics.median(g["runs"])
-            assumed = ["attention"]
-            if sub != "NVIDIA":
-                assumed.append("cluster")  # not a DGX: the preset of the same GPU and fabric
-            rows.append(dict(
-                id=f"mlperf-{rnd}-{sub.lower()}-{system.lower()}-llama31-405b",
-                source="mlperf-training", model="llama3.1-405b", **L405, seq_length=S,
-                cluster=CLUSTER[gpu], gpus=gpus, framework="nemo", attention="flash", precision=prec,
-                tp=tp, cp=cp, cp_comm_type="p2p", pp=pp, dp=dp,
-                virtual_stages=vp, pipeline_layout=layout, first_stage_layers="", last_stage_layers="",
-                sequence_parallel=sp, recompute_granularity=gran, recompute_method="",
-                recompute_num_layers="", micro_batch=mbs, global_batch=gbs,
-                distributed_optimizer=int(truth(env.get("USE_DIST_OPTIMIZER", "True"))),
-                overlap_grad_reduce=int(truth(env.get("OVERLAP_GRAD_REDUCE", "False"))),
-                overlap_param_gather=int(truth(env.get("OVERLAP_PARAM_GATHER", "False"))),
-                tp_comm_overlap=int(truth(env.get("TP_COMM_OVERLAP", "False")) and sp == 1),
-                iteration_time_s=f"{it:.4f}", peak_memory_gib="", assumed=";".join(assumed),
-                note=(f"training_results_{rnd} {sub}/results/{system} ({acc}); {os.path.basename(cfg)}; "
-                      f"{len(g['runs'])} runs / {g['n']} steps (first {SKIP} per run dropped); run medians "
-                      f"{min(g['runs']):.3f}-{max(g['runs']):.3f} s; FP8 params {env.get('FP8_PARAMS')}; "
-                      f"ASYM_PP_EMBED/LOSS {emb}/{loss}; cp_comm_type not set (Megatron-Core's p2p)")))
+            n, gpn, mini, tp, pp, cp = (int(x) for x in cm.groups())
+            if n == nodes and mini * (n * gpn // (tp * pp * cp)) == gbs:
+                cands.append((c, n, gpn, mini, tp, pp, cp))
+        # one config copied into several implementation folders: the one named after the system
+        named = [c for c in cands if f"/implementations/{system}/" in c[0]]
+        cands = named or cands
+        assert len(cands) == 1, (rnd, sub, system, [c[0] for c in cands])
+        cfg, n, gpn, mini, tp, pp, cp = cands[0]
+        env = config_env(repo, commit, cfg, files)
+        assert int(env["TENSOR_MODEL_PARALLEL"]) == tp and int(env["PIPELINE_MODEL_PARALLEL"]) == pp
+        assert int(env["CONTEXT_PARALLEL"]) == cp
+        gpus = n * gpn
+        dp = gpus // (tp * pp * cp)
+        mbs = int(env["MICRO_BATCH_SIZE"])
+        vp_raw = env.get("INTERLEAVED_PIPELINE", "null")
+        vp = 1 if vp_raw in ("null", "0", "", "None") else int(vp_raw)
+        emb, loss = truth(env.get("ASYM_PP_EMBED", "False")), truth(env.get("ASYM_PP_LOSS", "False"))
+        layout = pipeline_layout(L405["num_layers"], pp, vp, emb, loss) if (emb or loss) else ""
+        gran = env.get("ACT_CKPT_GRANULARITY", "null")
+        gran = "none" if gran in ("null", "None", "") else gran
+        assert gran == "none", (cfg, gran)
+        sp = int(truth(env.get("SEQ_PARALLEL", "True")) and tp > 1)
+        prec = "fp8" if truth(env.get("FP8", "False")) else "bf16"
+        it = statistics.median(g["runs"])
+        assumed = ["attention"]
+        if sub != "NVIDIA":
+            assumed.append("cluster")  # not a DGX: the preset of the same GPU and fabric
+        rows.append(dict(
+            id=f"mlperf-{rnd}-{sub.lower()}-{system.lower()}-llama31-405b",
+            source="mlperf-training", model="llama3.1-405b", **L405, seq_length=S,
+            cluster=CLUSTER[gpu], gpus=gpus, framework="nemo", attention="flash", precision=prec,
+            tp=tp, cp=cp, cp_comm_type="p2p", pp=pp, dp=dp,
+            virtual_stages=vp, pipeline_layout=layout, first_stage_layers="", last_stage_layers="",
+            sequence_parallel=sp, recompute_granularity=gran, recompute_method="",
+            recompute_num_layers="", micro_batch=mbs, global_batch=gbs,
+            distributed_optimizer=int(truth(env.get("USE_DIST_OPTIMIZER", "True"))),
+            overlap_grad_reduce=int(truth(env.get("OVERLAP_GRAD_REDUCE", "False"))),
+            overlap_param_gather=int(truth(env.get("OVERLAP_PARAM_GATHER", "False"))),
+            tp_comm_overlap=int(truth(env.get("TP_COMM_OVERLAP", "False")) and sp == 1),
+            iteration_time_s=f"{it:.4f}", peak_memory_gib="", assumed=";".join(assumed),
+            note=(f"training_results_{rnd} {sub}/results/{system} ({acc}); {os.path.basename(cfg)}; "
+                  f"{len(g['runs'])} runs / {g['n']} steps (first {SKIP} per run dropped); run medians "
+                  f"{min(g['runs']):.3f}-{max(g['runs']):.3f} s; FP8 params {env.get('FP8_PARAMS')}; "
+                  f"ASYM_PP_EMBED/LOSS {emb}/{loss}; cp_comm_type not set (Megatron-Core's p2p)")))
     return rows
 
 
