@@ -1,11 +1,14 @@
 // The corpus loader: the overlap columns a row states override its stack's defaults, and an
-// empty one leaves them; the context-parallel columns reach the parallel config.
+// empty one leaves them; the context-parallel columns reach the parallel config; the CP runs are held out.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 
 #include "accuracy/corpus.h"
+#include "accuracy/held_out.h"
 #include "sim/error.h"
 
 namespace cc::accuracy {
@@ -81,6 +84,48 @@ TEST(CorpusLoader, AnUnknownCpCommTypeIsAMalformedRow) {
     EXPECT_NE(std::string(e.what()).find("'ring' is not known; valid: p2p, a2a, allgather, a2a+p2p"), std::string::npos)
         << e.what();
   }
+}
+
+const char* kCorpus = CLUSTERCAST_SOURCE_DIR "/tests/reference/measured";
+
+// The fitted corpus has no CP run; every CP run is held out, and none is in both.
+TEST(HeldOut, ContextParallelRunsAreOnlyInTheHeldOutRows) {
+  std::vector<RefusedRow> refused;
+  const auto fitted = load_corpus(kCorpus, &refused);
+  for (const auto& r : fitted) EXPECT_EQ(r.config.cp, 1) << r.id;
+  for (const auto& r : refused) EXPECT_EQ(r.cp, 1) << r.id;
+  const HeldOutRows held_out = load_held_out(kCorpus);
+  std::set<std::string> fitted_ids;
+  for (const auto& r : fitted) fitted_ids.insert(r.id);
+  int cp_rows = 0;
+  for (const auto& r : held_out.rows) {
+    EXPECT_EQ(fitted_ids.count(r.id), 0u) << r.id;
+    cp_rows += r.config.cp > 1;
+  }
+  for (const auto& r : held_out.refused) cp_rows += r.cp > 1;
+  // 8 MLPerf + 44 functional tests + 5 Megatron-Bridge + Llama 3's 128K row
+  // (tests/reference/measured/README.md, "Held out: context parallelism").
+  EXPECT_EQ(cp_rows, 58);
+}
+
+// Llama 3 Table 4's long-context row: 16M tokens (128 sequences of 131,072) at 380 TFLOP/s on
+// each of 16,384 GPUs, counted as Narayanan et al. 2021 count: 3 x forward, forward = 2 x the
+// matmul parameters + 4 l s h for the s x s attention.
+TEST(HeldOut, Llama3LongContextRowIsTable4AtTheMegatronFlopCount) {
+  const HeldOutRows held_out = load_held_out(kCorpus);
+  const auto row = std::find_if(held_out.rows.begin(), held_out.rows.end(),
+                                [](const CorpusRow& r) { return r.id == "llama3-2024-t4-405b-16384g-cp16-s131072"; });
+  ASSERT_NE(row, held_out.rows.end());
+  EXPECT_EQ(row->config.tp, 8);
+  EXPECT_EQ(row->config.cp, 16);
+  EXPECT_EQ(row->config.pp, 16);
+  EXPECT_EQ(row->config.dp, 8);
+  EXPECT_EQ(row->config.cp_comm_type, CpCommType::AllGather);
+  const double l = 126, h = 16384, s = 131072, kv = 8 * 128, ffn = 53248, vocab = 128256;
+  const double matmul_params = l * (h * (h + 2 * kv) + h * h + 3 * h * ffn) + h * vocab;
+  const double flops_per_token = 3 * (2 * matmul_params + 4 * l * s * h);
+  const double expected_s = 128 * s * flops_per_token / (16384 * 380e12);
+  EXPECT_NEAR(row->measured_s, expected_s, 0.0005 * expected_s);
 }
 
 }  // namespace
