@@ -32,7 +32,7 @@ struct SearchFlags {
   std::optional<double> tie_tolerance;  // default: the cost source's cross-validated error
   bool json = false;
   std::string export_json, export_megatron, export_nemo;
-  std::string tp, pp, micro_batch = "1..8", virtual_stages;
+  std::string tp, cp, cp_comm_type, pp, micro_batch = "1..8", virtual_stages;
   std::string recompute, recompute_method, recompute_num_layers;
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
   bool allow_cross_node_tp = false, overlap_grad_reduce = false, tp_comm_overlap = false, flash = false;
@@ -44,6 +44,12 @@ struct SearchFlags {
 SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured) {
   SearchSpace s;
   if (!f.tp.empty()) s.tp = parse_int_list(f.tp, "--tensor-model-parallel-size");
+  if (!f.cp.empty()) s.cp = parse_int_list(f.cp, "--context-parallel-size");
+  if (!f.cp_comm_type.empty()) {
+    s.cp_comm_type.clear();
+    for (const auto& w : parse_word_list(f.cp_comm_type, "--cp-comm-type", {"p2p", "a2a", "allgather"}))
+      s.cp_comm_type.push_back(cp_comm_type_from(w, "--cp-comm-type"));
+  }
   if (!f.pp.empty()) s.pp = parse_int_list(f.pp, "--pipeline-model-parallel-size");
   s.micro_batch = parse_int_list(f.micro_batch, "--micro-batch-size");
   if (!f.virtual_stages.empty()) s.virtual_stages = parse_int_list(f.virtual_stages, "--virtual-stages");
@@ -207,6 +213,14 @@ void add_search_command(CLI::App& app) {
   const char* g = "Search space (lists: 8 | 4,8,16 | 1..4)";
   sub->add_option("--global-batch-size", f->global_batch, "Global batch size (required)")->group(g);
   sub->add_option("--tensor-model-parallel-size,--tp", f->tp, "TP values (default: every divisor of GPUs up to a node)")
+      ->group(g);
+  sub->add_option("--context-parallel-size,--cp", f->cp,
+                  fmt::format("CP values (default: 1 and every divisor that leaves each rank >= {} tokens of a "
+                              "sequence)",
+                              kMinTokensPerCpRank))
+      ->group(g);
+  sub->add_option("--cp-comm-type", f->cp_comm_type,
+                  "CP exchanges to try: p2p,a2a,allgather (default: p2p; a2a+p2p needs a group size, use simulate)")
       ->group(g);
   sub->add_option("--pipeline-model-parallel-size,--pp", f->pp, "PP values (default: every divisor)")->group(g);
   sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch sizes")->capture_default_str()->group(g);

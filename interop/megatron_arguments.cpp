@@ -109,8 +109,25 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   };
   arg("--tensor-model-parallel-size", std::to_string(c.tp));
   arg("--pipeline-model-parallel-size", std::to_string(c.pp));
-  if (c.virtual_stages > 1)
-    arg("--num-layers-per-virtual-pipeline-stage", std::to_string(m.num_layers / (c.pp * c.virtual_stages)));
+  if (c.cp > 1) {
+    arg("--context-parallel-size", std::to_string(c.cp));
+    arg("--cp-comm-type", to_string(c.cp_comm_type));
+  }
+  if (c.cp_a2a_size)
+    arg("--hierarchical-context-parallel-sizes", fmt::format("{} {}", c.cp_a2a_size, c.cp / c.cp_a2a_size));
+  if (!c.pipeline_layout.empty()) arg("--pipeline-model-parallel-layout", c.pipeline_layout);
+  if (c.account_for_embedding) arg("--account-for-embedding-in-pipeline-split");
+  if (c.account_for_loss) arg("--account-for-loss-in-pipeline-split");
+  // An even split says layers per virtual stage, the spelling every Megatron-LM reads; an
+  // uneven one or a layout string, the chunk count, which Megatron-Core reads beside them.
+  const bool even = c.pipeline_layout.empty() && !c.first_stage_layers && !c.last_stage_layers &&
+                    !c.account_for_embedding && !c.account_for_loss;
+  if (c.virtual_stages > 1 && c.pipeline_layout.empty()) {
+    if (even)
+      arg("--num-layers-per-virtual-pipeline-stage", std::to_string(m.num_layers / (c.pp * c.virtual_stages)));
+    else
+      arg("--num-virtual-stages-per-pipeline-rank", std::to_string(c.virtual_stages));
+  }
   if (c.first_stage_layers) arg("--decoder-first-pipeline-num-layers", std::to_string(c.first_stage_layers));
   if (c.last_stage_layers) arg("--decoder-last-pipeline-num-layers", std::to_string(c.last_stage_layers));
   if (c.sequence_parallel) arg("--sequence-parallel");

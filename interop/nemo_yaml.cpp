@@ -79,9 +79,10 @@ Precision nemo_precision(const NemoKeys& y) {
 }
 
 void refuse_unmodelled(const NemoKeys& y) {
-  for (const char* key : {"model.context_parallel_size", "model.expert_model_parallel_size"})
+  for (const char* key : {"model.expert_model_parallel_size"})
     if (const auto v = y.integer(key); v && *v != 1)
-      fail_at(key, "{}: {} {} is not modelled: clustercast simulates TP x PP x DP only; give 1", y.where(), key, *v);
+      fail_at(key, "{}: {} {} is not modelled: clustercast simulates TP x CP x PP x DP only; give 1", y.where(), key,
+              *v);
   if (const auto v = y.integer("model.num_moe_experts"); v && *v > 1)
     fail("{}: model.num_moe_experts {}: mixture of experts is not modelled; clustercast simulates dense models",
          y.where(), *v);
@@ -149,9 +150,24 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   ParallelConfig& c = out.config;
   c.tp = y.integer("model.tensor_model_parallel_size").value_or(1);
   c.pp = y.integer("model.pipeline_model_parallel_size").value_or(1);
+  c.cp = y.integer("model.context_parallel_size").value_or(1);
   for (const auto& [key, v] : {std::pair{"model.tensor_model_parallel_size", c.tp},
-                               std::pair{"model.pipeline_model_parallel_size", c.pp}})
+                               std::pair{"model.pipeline_model_parallel_size", c.pp},
+                               std::pair{"model.context_parallel_size", c.cp}})
     if (v < 1) fail_at(key, "{}: {} is {}; it must be >= 1", where, key, v);
+  // NeMo hands model keys named as Megatron-Core's TransformerConfig fields to it; p2p is its default.
+  c.cp_comm_type = cp_comm_type_from(y.choice("model.cp_comm_type", "p2p", {"p2p", "a2a", "allgather", "a2a+p2p"}), where);
+  if (y.has("model.hierarchical_context_parallel_sizes.0")) {  // a list: its first entry
+    const auto a2a = y.integer("model.hierarchical_context_parallel_sizes.0");
+    const auto ring = y.integer("model.hierarchical_context_parallel_sizes.1");
+    if (!a2a || !ring || *a2a < 1 || *ring < 1 || y.has("model.hierarchical_context_parallel_sizes.2") ||
+        std::int64_t{*a2a} * *ring != c.cp)
+      fail_at("model.hierarchical_context_parallel_sizes",
+              "{}: model.hierarchical_context_parallel_sizes must be two sizes >= 1, the all-to-all group then the "
+              "ring, whose product is model.context_parallel_size {}",
+              where, c.cp);
+    c.cp_a2a_size = *a2a;
+  }
   c.virtual_stages = y.integer("model.virtual_pipeline_model_parallel_size").value_or(1);
   c.sequence_parallel = y.boolean("model.sequence_parallel", false);
   c.micro_batch = y.integer("model.micro_batch_size").value_or(1);
@@ -230,6 +246,9 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   std::string extra = fmt::format(" --vocab-size {}", m.vocab_size);
   if (c.first_stage_layers) extra += fmt::format(" --decoder-first-pipeline-num-layers {}", c.first_stage_layers);
   if (c.last_stage_layers) extra += fmt::format(" --decoder-last-pipeline-num-layers {}", c.last_stage_layers);
+  if (!c.pipeline_layout.empty()) extra += fmt::format(" --pipeline-model-parallel-layout {}", c.pipeline_layout);
+  if (c.account_for_embedding) extra += " --account-for-embedding-in-pipeline-split";
+  if (c.account_for_loss) extra += " --account-for-loss-in-pipeline-split";
   if (c.overlap_grad_reduce && !c.distributed_optimizer) extra += " --overlap-grad-reduce";
 
   YAML::Emitter e;
@@ -253,6 +272,14 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   key("global_batch_size") << c.global_batch;
   key("tensor_model_parallel_size") << c.tp;
   key("pipeline_model_parallel_size") << c.pp;
+  // Not keys of NeMo's base GPT config, but of its Llama 3 training configs, or fields of the
+  // Megatron-Core config NeMo fills from model keys of the same name: written where CP is used.
+  if (c.cp > 1) {
+    key("context_parallel_size") << c.cp;
+    key("cp_comm_type") << to_string(c.cp_comm_type);
+    if (c.cp_a2a_size)
+      key("hierarchical_context_parallel_sizes") << YAML::Flow << std::vector<int>{c.cp_a2a_size, c.cp / c.cp_a2a_size};
+  }
   if (c.virtual_stages > 1) key("virtual_pipeline_model_parallel_size") << c.virtual_stages;
   else key("virtual_pipeline_model_parallel_size") << YAML::Null;
   key("sequence_parallel") << c.sequence_parallel;

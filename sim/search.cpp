@@ -18,6 +18,7 @@
 #include "sim/error.h"
 #include "sim/iteration_costs.h"
 #include "sim/layout_rules.h"
+#include "sim/layout_validation.h"
 #include "sim/step_plan.h"
 #include "sim/units.h"
 
@@ -109,13 +110,38 @@ void parallel_for(std::size_t n, int threads, const SearchProgress& progress, co
   if (progress) progress(n, n, phase);
 }
 
+// What a layer's price depends on: the per-rank shape and the CP exchange.
 struct ShapeKey {
-  int tp, micro_batch;
+  int tp, cp, micro_batch;
   bool sp;
+  CpCommType cp_comm_type;
+  explicit ShapeKey(const ParallelConfig& c)
+      : tp(c.tp), cp(c.cp), micro_batch(c.micro_batch), sp(c.sequence_parallel), cp_comm_type(c.cp_comm_type) {}
   bool operator<(const ShapeKey& o) const {
-    return std::tie(tp, micro_batch, sp) < std::tie(o.tp, o.micro_batch, o.sp);
+    return std::tie(tp, cp, micro_batch, sp, cp_comm_type) < std::tie(o.tp, o.cp, o.micro_batch, o.sp, o.cp_comm_type);
   }
 };
+
+// The exclusion a layout the layout rules refuse is counted under, by the flag the refusal
+// names (SpecError::field): validate_layout() is the one statement of the rules.
+const char* exclusion_for(const std::string& field) {
+  static const std::pair<const char*, const char*> kReasons[] = {
+      {"--context-parallel-size", "sequence not divisible by 2 x CP (x TP with SP)"},
+      {"--cp-comm-type", "all-to-all CP does not divide a TP rank's heads"},
+      {"--attention-backend", "context parallelism needs flash attention"},
+      {"--global-batch-size", "microbatch count the schedule refuses"},
+      {"--num-layers-per-virtual-pipeline-stage", "layers do not split over PP x virtual stages"},
+      {"--num-virtual-stages-per-pipeline-rank", "layers do not split over PP x virtual stages"},
+      {"--decoder-first-pipeline-num-layers", "layers do not split over PP x virtual stages"},
+      {"--decoder-last-pipeline-num-layers", "layers do not split over PP x virtual stages"},
+      {"--pipeline-model-parallel-size", "layers do not split over PP x virtual stages"},
+      {"--sequence-parallel", "sequence not divisible by TP (sequence parallelism)"},
+      {"--recompute-num-layers", "recompute layer count does not fit the chunk"},
+  };
+  for (const auto& [flag, reason] : kReasons)
+    if (field == flag) return reason;
+  return "refused by the layout rules";
+}
 
 class Enumerator {
  public:
@@ -126,86 +152,90 @@ class Enumerator {
     const int g = r_.gpus;
     const auto tps = space_.tp.empty() ? divisors(g) : space_.tp;
     const auto pps = space_.pp.empty() ? divisors(g) : space_.pp;
-    std::vector<int> mbs = space_.micro_batch;
-    if (mbs.empty()) mbs = {1, 2, 3, 4, 5, 6, 7, 8};
+    std::vector<int> cps = space_.cp;
+    if (cps.empty())
+      for (int cp : divisors(g))
+        if (cp == 1 || m_.seq_length / cp >= kMinTokensPerCpRank) cps.push_back(cp);
     for (int tp : tps)
-      for (int pp : pps) {
-        // Products of pinned or divisor values are taken in 64 bits (data_parallel_size too): TP x
-        // PP of 65,536 x 65,536 wraps an int to 0 (a SIGFPE in a modulo), and micro batch x DP can
-        // wrap likewise.
-        const std::optional<int> dp_or_none = data_parallel_size(g, tp, 1, pp);
-        if (!dp_or_none) {
-          reject(out, "GPUs not divisible by TP x PP");
-          continue;
-        }
-        if (m_.num_attention_heads % tp || m_.num_query_groups % tp || m_.ffn_hidden_size % tp) {
-          reject(out, "TP does not divide heads, query groups or FFN size");
-          continue;
-        }
-        if (tp > r_.cluster.gpus_per_node && !space_.allow_cross_node_tp) {
-          reject(out, "TP spans nodes (allow with --allow-cross-node-tp)");
-          continue;
-        }
-        const int dp = *dp_or_none;
-        auto vs = space_.virtual_stages;
-        // Default virtual stages: every chunk count that splits each stage's layers evenly.
-        if (vs.empty()) vs = pp > 1 && m_.num_layers % pp == 0 ? divisors(m_.num_layers / pp) : std::vector<int>{1};
-        for (int v : vs) {
-          int first = 0, last = 0;  // uneven split (Megatron-core), only without interleaving
-          if (v == 1 && pp >= 3 && m_.num_layers % pp != 0) {
-            // Lighter first and last stages, as Llama 3 405B ran 126 layers on 16 stages: 7 + 14x8 + 7.
-            const int middle = (m_.num_layers + pp - 1) / pp;
-            const int ends = m_.num_layers - (pp - 2) * middle;
-            if (ends >= 2 && ends % 2 == 0) first = last = ends / 2;
-          }
-          if (v < 1 || (first == 0 && m_.num_layers % (std::int64_t{pp} * v) != 0)) {
-            reject(out, "layers not divisible by PP x virtual stages");
-            continue;
-          }
-          if (v > 1 && pp == 1) {
-            reject(out, "interleaving needs PP > 1");
-            continue;
-          }
-          for (int mb : mbs) {
-            if (mb < 1 || r_.global_batch % (std::int64_t{mb} * dp) != 0) {
-              reject(out, "global batch not divisible by micro batch x DP");
-              continue;
-            }
-            const int microbatches = static_cast<int>(r_.global_batch / (std::int64_t{mb} * dp));
-            if (v > 1 && microbatches % pp != 0) {
-              reject(out, "interleaving needs microbatches divisible by PP");
-              continue;
-            }
-            for (bool sp : space_.sequence_parallel) {
-              if (sp && (tp == 1 || m_.seq_length % tp != 0)) continue;  // not a distinct layout
-              for (bool distopt : space_.distributed_optimizer) {
-                if (distopt && dp == 1) continue;  // identical to the plain optimizer
-                ParallelConfig c;
-                c.tp = tp;
-                c.pp = pp;
-                c.dp = dp;
-                c.virtual_stages = v;
-                c.first_stage_layers = first;
-                c.last_stage_layers = last;
-                c.micro_batch = mb;
-                c.global_batch = r_.global_batch;
-                c.sequence_parallel = sp;
-                c.distributed_optimizer = distopt;
-                c.overlap_grad_reduce = space_.overlap_grad_reduce;
-                c.tp_comm_overlap = space_.tp_comm_overlap && sp;
-                c.precision = space_.precision;
-                c.attention = space_.attention;
-                c.framework = space_.framework;
-                add_recompute_choices(c, out, valid);
-              }
-            }
-          }
-        }
-      }
+      for (int cp : cps)
+        for (int pp : pps)
+          for (CpCommType type : cp > 1 ? space_.cp_comm_type : std::vector<CpCommType>{CpCommType::P2P})
+            add_pipeline_choices(tp, cp, type, pp, out, valid);
     return valid;
   }
 
  private:
+  // Every layout of (TP, CP, PP) over the other dimensions; the layout rules
+  // (validate_layout) decide which are valid.
+  void add_pipeline_choices(int tp, int cp, CpCommType cp_comm_type, int pp, SearchOutcome& out,
+                            std::vector<ParallelConfig>& valid) {
+    // Products of pinned or divisor values are taken in 64 bits (data_parallel_size too): TP x
+    // PP of 65,536 x 65,536 wraps an int to 0 (a SIGFPE in a modulo), and micro batch x DP can
+    // wrap likewise.
+    const std::optional<int> dp_or_none = data_parallel_size(r_.gpus, tp, cp, pp);
+    if (!dp_or_none) return reject(out, "GPUs not divisible by TP x CP x PP");
+    if (m_.num_attention_heads % tp || m_.num_query_groups % tp || m_.ffn_hidden_size % tp)
+      return reject(out, "TP does not divide heads, query groups or FFN size");
+    if (tp > r_.cluster.gpus_per_node && !space_.allow_cross_node_tp)
+      return reject(out, "TP spans nodes (allow with --allow-cross-node-tp)");
+    const int dp = *dp_or_none;
+    int first = 0, last = 0;  // uneven split (Megatron-Core)
+    if (pp >= 3 && m_.num_layers % pp != 0) {
+      // Lighter first and last stages, as Llama 3 405B ran 126 layers on 16 stages: 7 + 14x8 + 7.
+      const int middle = (m_.num_layers + pp - 1) / pp;
+      const int ends = m_.num_layers - (pp - 2) * middle;
+      if (ends >= 2 && ends % 2 == 0) first = last = ends / 2;
+    }
+    auto vs = space_.virtual_stages;
+    // Default virtual stages: every chunk count that splits a (middle) stage's layers evenly.
+    if (vs.empty()) vs = pp > 1 ? divisors(first ? (m_.num_layers + pp - 1) / pp : m_.num_layers / pp) : std::vector<int>{1};
+    std::vector<int> mbs = space_.micro_batch;
+    if (mbs.empty()) mbs = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int v : vs) {
+      if (v > 1 && pp == 1) {
+        reject(out, "interleaving needs PP > 1");
+        continue;
+      }
+      for (int mb : mbs) {
+        if (mb < 1 || r_.global_batch % (std::int64_t{mb} * dp) != 0) {
+          reject(out, "global batch not divisible by micro batch x DP");
+          continue;
+        }
+        for (bool sp : space_.sequence_parallel) {
+          if (sp && (tp == 1 || m_.seq_length % tp != 0)) continue;  // not a distinct layout
+          for (bool distopt : space_.distributed_optimizer) {
+            if (distopt && dp * cp == 1) continue;  // identical to the plain optimizer
+            ParallelConfig c;
+            c.tp = tp;
+            c.cp = cp;
+            c.cp_comm_type = cp_comm_type;
+            c.pp = pp;
+            c.dp = dp;
+            c.virtual_stages = v;
+            c.first_stage_layers = first;
+            c.last_stage_layers = last;
+            c.micro_batch = mb;
+            c.global_batch = r_.global_batch;
+            c.sequence_parallel = sp;
+            c.distributed_optimizer = distopt;
+            c.overlap_grad_reduce = space_.overlap_grad_reduce;
+            c.tp_comm_overlap = space_.tp_comm_overlap && sp;
+            c.precision = space_.precision;
+            c.attention = space_.attention;
+            c.framework = space_.framework;
+            try {
+              validate_layout(c, m_, r_.gpus);  // the rules every other path applies
+            } catch (const SpecError& e) {
+              reject(out, exclusion_for(e.field()));
+              continue;
+            }
+            add_recompute_choices(c, out, valid);
+          }
+        }
+      }
+    }
+  }
+
   void reject(SearchOutcome& out, const char* reason) {
     ++out.excluded[reason];
     ++out.enumerated;
@@ -287,6 +317,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
       if (!values.empty()) pinned += fmt::format(", {} in {{{}}}", name, fmt::join(values, ","));
     };
     pin("TP", r.space.tp);
+    pin("CP", r.space.cp);
     pin("PP", r.space.pp);
     pin("micro batch", r.space.micro_batch);
     pin("virtual stages", r.space.virtual_stages);
@@ -298,14 +329,17 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   const AnalyticCosts analytic(r.cluster, r.space.precision, r.space.framework);
   const CostSource& costs = r.costs ? *r.costs : analytic;
   std::map<ShapeKey, LayerCosts> shapes;
-  for (const auto& c : valid) shapes.try_emplace({c.tp, c.micro_batch, c.sequence_parallel});
+  for (const auto& c : valid) shapes.try_emplace(ShapeKey(c));
   std::vector<std::map<ShapeKey, LayerCosts>::iterator> shape_slots;
   for (auto it = shapes.begin(); it != shapes.end(); ++it) shape_slots.push_back(it);
   parallel_for(shape_slots.size(), threads, {}, "pricing", r.cancel, [&](std::size_t i) {
     ParallelConfig c;
-    c.tp = shape_slots[i]->first.tp;
-    c.micro_batch = shape_slots[i]->first.micro_batch;
-    c.sequence_parallel = shape_slots[i]->first.sp;
+    const ShapeKey& key = shape_slots[i]->first;
+    c.tp = key.tp;
+    c.cp = key.cp;
+    c.cp_comm_type = key.cp_comm_type;
+    c.micro_batch = key.micro_batch;
+    c.sequence_parallel = key.sp;
     c.tp_comm_overlap = r.space.tp_comm_overlap && c.sequence_parallel;
     c.precision = r.space.precision;
     c.attention = r.space.attention;
@@ -320,7 +354,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     const ParallelConfig& c = valid[i];
     peak[i] = memory_model(r.model, c, r.reserve).peak().total() / kGiB;
     if (peak[i] > usable && (r.unfit <= 0 || peak[i] > usable * r.unfit_within)) return;  // estimated only when shown
-    const LayerCosts& layers = shapes.at({c.tp, c.micro_batch, c.sequence_parallel});
+    const LayerCosts& layers = shapes.at(ShapeKey(c));
     estimate[i] = estimate_from(price_iteration(r.model, r.cluster, c, costs, layers), c);
   });
   std::vector<std::size_t> fitting, unfit;

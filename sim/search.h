@@ -30,7 +30,10 @@ struct RecomputeChoice {
 
 struct SearchSpace {
   // Empty = every value that can work. Values that do not divide are counted as excluded.
-  std::vector<int> tp, pp, micro_batch, virtual_stages;
+  // CP's default: 1 and each CP that leaves every rank at least kMinTokensPerCpRank tokens of
+  // a sequence (shorter chunks only add exchange steps); a pinned list is searched as given.
+  std::vector<int> tp, cp, pp, micro_batch, virtual_stages;
+  std::vector<CpCommType> cp_comm_type = {CpCommType::P2P};  // tried for every CP > 1
   std::vector<bool> sequence_parallel = {false, true};
   std::vector<bool> distributed_optimizer = {false, true};
   std::vector<RecomputeGranularity> recompute = {RecomputeGranularity::None, RecomputeGranularity::Selective,
@@ -45,6 +48,8 @@ struct SearchSpace {
   AttentionKernel attention = AttentionKernel::Unfused;
   std::string framework = kDefaultFramework;
 };
+
+inline constexpr int kMinTokensPerCpRank = 1024;
 
 struct SearchRequest {
   ModelSpec model;

@@ -108,6 +108,29 @@ TEST(LayoutInterop, NemosOwnConfigsSimulate) {
   EXPECT_EQ(base.exit_code, 0) << base.err;
 }
 
+// Every Llama 3 training config of NeMo-Framework-Launcher runs CP 2: each is read with its
+// layout as written (values read off the files) and simulates.
+TEST(LayoutInterop, NemoLaunchersLlama3ConfigsSimulateWithContextParallelism) {
+  struct Expected {
+    const char* file;
+    int gpus, tp, cp, pp, virtual_stages, global_batch;
+  };
+  for (const Expected& e : {Expected{"llama3_8b", 16 * 8, 1, 2, 1, 1, 2048}, Expected{"llama3_1_8b", 16 * 8, 1, 2, 1, 1, 2048},
+                            Expected{"llama3_70b", 128 * 8, 4, 2, 4, 5, 2048},
+                            Expected{"llama3_1_70b", 128 * 8, 4, 2, 4, 10, 2048},
+                            Expected{"llama3_1_405b", 576 * 8, 8, 2, 9, 7, 2016}}) {
+    const auto r = simulate_json({"simulate", "--config", kReference + "nemo/llama/" + e.file + ".yaml", "--json"});
+    const auto& c = r.at("config");
+    EXPECT_EQ(c.at("context_parallel_size"), e.cp) << e.file;
+    EXPECT_EQ(c.at("tensor_model_parallel_size"), e.tp) << e.file;
+    EXPECT_EQ(c.at("pipeline_model_parallel_size"), e.pp) << e.file;
+    EXPECT_EQ(c.at("virtual_pipeline_stages"), e.virtual_stages) << e.file;
+    EXPECT_EQ(c.at("global_batch_size"), e.global_batch) << e.file;
+    EXPECT_EQ(c.at("data_parallel_size"), e.gpus / (e.tp * e.cp * e.pp)) << e.file;  // DP = GPUs / (TP x CP x PP)
+    EXPECT_GT(r.at("iteration_time_s").get<double>(), 0) << e.file;
+  }
+}
+
 TEST(LayoutInterop, UnmodelledParallelismOnTheCommandLineIsRefusedByName) {
   for (const auto& [flag, value] : {std::pair{"--num-experts", "8"}, std::pair{"--expert-model-parallel-size", "2"}}) {
     const RunResult r = run_clustercast({"simulate", "--model", "gpt3-175b", "--gpus", "64", "--tp", "8", flag, value});

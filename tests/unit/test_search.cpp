@@ -293,7 +293,7 @@ TEST(Search, HandlesOverAHundredThousandGpus) {
     EXPECT_EQ(x.result.config.gpus(), 131072);
     EXPECT_TRUE(x.result.fits);
   }
-  EXPECT_GT(out.excluded.at("GPUs not divisible by TP x PP"), 0u);  // e.g. TP 2^17 x PP 2
+  EXPECT_GT(out.excluded.at("GPUs not divisible by TP x CP x PP"), 0u);  // e.g. TP 2^17 x PP 2
 }
 
 }  // namespace
