@@ -10,6 +10,7 @@
 #include "sim/iteration_costs.h"
 #include "sim/layer_program.h"
 #include "sim/memory_model.h"
+#include "sim/memory_timeline.h"
 #include "sim/presets.h"
 #include "sim/simulator.h"
 #include "sim/step_plan.h"
@@ -218,6 +219,25 @@ TEST(ContextParallelSimulation, ExposedCpTimeIsInTheBreakdownAndEveryPassHasACpL
   }
   EXPECT_EQ(cp_events, passes);
   EXPECT_STREQ(to_string(StreamLane::Cp), "cp");
+}
+
+TEST(ContextParallelMemory, TheMemoryCurvePeaksAtTheModelsTotalWithTheCpBuffers) {
+  ModelSpec m = load_model("llama3-8b");
+  m.num_layers = 4;
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  for (auto recompute : {RecomputeGranularity::None, RecomputeGranularity::Full}) {
+    ParallelConfig c = cp_config(2, 2);
+    c.pp = 2;
+    c.global_batch = 8;
+    c.recompute = recompute;
+    SimOptions o;
+    o.keep_timeline = true;
+    const SimResult r = simulate(m, cluster, c, AnalyticCosts(cluster, c.precision), o);
+    for (const StageMemoryCurve& curve : memory_timeline(r)) {
+      const double total = r.memory.stages[static_cast<std::size_t>(curve.stage)].bytes.total();
+      EXPECT_NEAR(curve.peak_bytes, total, 1e-9 * total) << "stage " << curve.stage;
+    }
+  }
 }
 
 TEST(ContextParallelTraffic, RingStepsCrossNodesOncePerNodeBoundary) {
