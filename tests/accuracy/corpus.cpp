@@ -24,10 +24,10 @@ namespace cc::accuracy {
 namespace {
 
 // The corpus schema, in file order (tests/reference/measured/README.md).
-constexpr std::array<const char*, 37> kColumns = {
+constexpr std::array<const char*, 40> kColumns = {
     "id", "source", "model", "num_layers", "hidden_size", "num_attention_heads", "num_query_groups",
     "ffn_hidden_size", "swiglu", "normalization", "seq_length", "vocab_size", "cluster", "gpus", "framework",
-    "attention", "precision", "tp", "pp", "dp", "virtual_stages", "first_stage_layers", "last_stage_layers",
+    "attention", "precision", "tp", "cp", "cp_comm_type", "pp", "dp", "virtual_stages", "pipeline_layout", "first_stage_layers", "last_stage_layers",
     "sequence_parallel", "recompute_granularity", "recompute_method", "recompute_num_layers", "micro_batch",
     "global_batch", "distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "iteration_time_s", "peak_memory_gib", "assumed", "note"};
@@ -135,9 +135,12 @@ CorpusRow row_from(const RowFields& f) {
   c.attention = attention_from(f.text("attention"), f.where());
   c.precision = precision_from(f.text("precision"), f.where());
   c.tp = f.integer("tp", 1);
+  c.cp = f.integer_or("cp", 1, 1);
+  if (!f.text("cp_comm_type").empty()) c.cp_comm_type = cp_comm_type_from(f.text("cp_comm_type"), f.where());
   c.pp = f.integer("pp", 1);
   c.dp = f.integer("dp", 1);
   c.virtual_stages = f.integer_or("virtual_stages", 1, 1);
+  c.pipeline_layout = f.text("pipeline_layout");
   c.first_stage_layers = f.integer_or("first_stage_layers", 1, 0);
   c.last_stage_layers = f.integer_or("last_stage_layers", 1, 0);
   // Megatron-LM turns sequence parallelism off when TP is 1 (arguments.py: "Disabling
@@ -207,7 +210,7 @@ std::vector<CorpusRow> load_corpus(const std::string& folder, std::vector<Refuse
           const std::string what = e.what();
           if (what.rfind(where, 0) == 0) throw;  // the row itself is malformed
           // A well-formed run the simulator does not model (yet): kept out, and listed.
-          if (refused) refused->push_back({values[0], values[1], what});
+          if (refused) refused->push_back({values[0], values[1], what, RowFields(values, where).integer_or("cp", 1, 1)});
           else fail("{} (id {}): {}", where, values[0], what);
         }
       }

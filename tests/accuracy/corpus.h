@@ -32,6 +32,7 @@ struct CorpusRow {
 // A well-formed measured run that the simulator refuses (a layout it does not model).
 struct RefusedRow {
   std::string id, source, reason;
+  int cp = 1;  // its context-parallel size, for reports that single out CP runs
 };
 
 // Every *.csv under `folder`, in file-name then row order. A malformed row is a SpecError

@@ -47,7 +47,7 @@ std::string ranking_table(const std::vector<CorpusRow>& rows, const CrossValidat
 }  // namespace
 
 std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vector<RefusedRow>& refused,
-                            const CrossValidation& cv, const std::string& command) {
+                            const CrossValidation& cv, const HeldOutRows& held_out, const std::string& command) {
   const ErrorSummary in_rows = summarize(rows, cv.in_sample), out_rows = summarize(rows, cv.held_out);
   const ErrorSummary in_src = source_weighted(rows, cv.in_sample), out_src = source_weighted(rows, cv.held_out);
   const std::vector<ErrorBand> bands = error_bands(rows, cv.held_out, "");
@@ -155,6 +155,7 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
                       refused.size());
     for (const auto& r : refused) md += fmt::format("| {} | {} | {} |\n", r.id, r.source, r.reason);
   }
+  md += held_out_report(held_out, cv.all);
   md += "\n## Every row\n\n| id | layout | GPUs | measured s | in-sample s | error | held-out s | error |\n"
         "|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {

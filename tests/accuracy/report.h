@@ -7,11 +7,12 @@
 
 #include "accuracy/corpus.h"
 #include "accuracy/fit.h"
+#include "accuracy/held_out.h"
 
 namespace cc::accuracy {
 
 std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vector<RefusedRow>& refused,
-                            const CrossValidation& cv, const std::string& command);
+                            const CrossValidation& cv, const HeldOutRows& held_out, const std::string& command);
 
 }  // namespace cc::accuracy
 

@@ -2,7 +2,7 @@
 // them leave-one-source-out, and writes the calibration file the simulator embeds and the
 // accuracy report:
 //   ./build/tests/fit-costs                # refit: traces/presets/calibration/analytic-params.json, docs/accuracy.md
-//   ./build/tests/fit-costs --evaluate     # only predict the corpus with the embedded constants
+//   ./build/tests/fit-costs --evaluate     # only predict the corpus (and the held-out rows) with the embedded constants
 // Rebuild clustercast afterwards so the binary embeds the new constants.
 #include <malloc.h>
 
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
         std::cerr << "fitted constants: " << constants.dump() << "\n";
       }
       const Calibration& c = hold_out.empty() ? embedded_calibration() : fitted;
+      if (evaluate) std::cout << held_out_report(load_held_out(corpus), c) << "\n";
       const auto pred = predict(rows, c, options.threads);
       if (!rows_out.empty()) write_file_atomically(rows_out, prediction_table(rows, c));
       for (const auto& [source, s] : summarize_by(rows, pred, [](const CorpusRow& r) { return r.source; }))
@@ -85,7 +86,8 @@ int main(int argc, char** argv) {
     out.provenance["sources"] = sources_of(rows);
     // Render both before writing either, so a failure leaves neither half-updated.
     const std::string params_text = calibration_to_json(out).dump(2) + "\n";
-    const std::string report_text = accuracy_report(rows, refused, cv, "./build/tests/fit-costs");
+    const std::string report_text =
+        accuracy_report(rows, refused, cv, load_held_out(corpus), "./build/tests/fit-costs");
     write_file_atomically(params_out, params_text);
     write_file_atomically(report_out, report_text);
     std::cerr << fmt::format("wrote {} and {} ({:.0f} s)\n", params_out, report_out,

@@ -1,25 +1,28 @@
 """Llama 3 paper (Grattafiori et al. 2024, "The Llama 3 Herd of Models", arXiv 2407.21783),
 Table 4 (405B pre-training configurations and BF16 throughput on H100) -> llama3_2024_table4.csv
 
-Only the two rows with context parallel 1 (8,192 and 16,384 GPUs, seq 8,192) are kept; the
-CP = 16 long-context row is skipped.  Table values: GPUs, TP, CP, PP, DP, seq length, batch
-size per DP rank, tokens per batch, TFLOP/s per GPU.
+All three rows: context parallel 1 (8,192 and 16,384 GPUs, seq 8,192) and the CP = 16
+long-context row (16,384 GPUs, seq 131,072).  Table values: GPUs, TP, CP, PP, DP, seq length,
+batch size per DP rank, tokens per batch, TFLOP/s per GPU.
 Iteration time = tokens_per_batch * F_token / (GPUs * TFLOPs), where F_token is the model
 FLOPs per token in the Megatron convention (3 x forward; forward = 2 x matmul parameters incl.
 the output layer + 4*l*s*h for attention scores and context, full s x s as in Narayanan et al.
-2021 eq. 3).  Meta does not state its FLOP-counting formula, so iteration_time_s is assumed
-(a causal-halved attention term would give times 3.9 % shorter).
+2021 eq. 3, the convention of the simulator's tflops_per_gpu).  Meta does not state its
+FLOP-counting formula, so iteration_time_s is assumed: a causal-halved attention term would give
+times 3.9 % shorter at seq 8,192 and 28.6 % shorter at seq 131,072, where attention is 57 %
+of the Megatron-convention FLOPs.
 """
 import os, sys
 sys.path.insert(0, os.path.dirname(__file__))
 import schema
 
-L, H, A, G, FFN, V, S = 126, 16384, 128, 8, 53248, 128256, 8192
+L, H, A, G, FFN, V = 126, 16384, 128, 8, 53248, 128256
 # gpus, tp, cp, pp, dp, seq, batch size per DP, TFLOP/s per GPU (Table 4)
-TABLE4 = [(8192, 8, 1, 16, 64, 8192, 32, 430), (16384, 8, 1, 16, 128, 8192, 16, 400)]
+TABLE4 = [(8192, 8, 1, 16, 64, 8192, 32, 430), (16384, 8, 1, 16, 128, 8192, 16, 400),
+          (16384, 8, 16, 16, 8, 131072, 16, 380)]
 
 
-def flops_per_token():
+def flops_per_token(S):
     kv = G * (H // A)
     per_layer = H * (H + 2 * kv) + H * H + 3 * H * FFN
     matmul_params = L * per_layer + H * V
@@ -29,24 +32,26 @@ def flops_per_token():
 
 def main(out):
     rows = []
-    ft = flops_per_token()
     for n, tp, cp, pp, dp, s, bpd, X in TABLE4:
-        assert cp == 1 and tp * pp * dp == n
+        assert tp * cp * pp * dp == n
         gb = bpd * dp
+        assert abs(gb * s - 16e6) / 16e6 < 0.05  # Table 4: 16M tokens per batch in every row
+        ft = flops_per_token(s)
         T = gb * s * ft / (n * X * 1e12)
         rows.append(dict(
-            id=f"llama3-2024-t4-405b-{n}g", source="llama3-2024-table4", model="llama3.1-405b",
+            id=f"llama3-2024-t4-405b-{n}g" + (f"-cp{cp}-s{s}" if cp > 1 else ""), source="llama3-2024-table4", model="llama3.1-405b",
             num_layers=L, hidden_size=H, num_attention_heads=A, num_query_groups=G,
             ffn_hidden_size=FFN, swiglu=1, normalization="rmsnorm", seq_length=s,
             vocab_size=V, cluster="dgx-h100", gpus=n, framework="megatron-core",
-            attention="flash", precision="bf16", tp=tp, pp=pp, dp=dp, virtual_stages=1,
+            attention="flash", precision="bf16", tp=tp, cp=cp, cp_comm_type="allgather" if cp > 1 else "p2p", pp=pp, dp=dp,
+            virtual_stages=1,
             first_stage_layers=7, last_stage_layers=7, sequence_parallel=1,
             recompute_granularity="none", recompute_method="", recompute_num_layers="",
             micro_batch=1, global_batch=gb, distributed_optimizer=1,
             iteration_time_s=f"{T:.3f}", peak_memory_gib="",
             assumed="cluster;framework;attention;virtual_stages;first_stage_layers;"
                     "last_stage_layers;sequence_parallel;recompute_granularity;micro_batch;"
-                    "distributed_optimizer;iteration_time_s",
+                    "distributed_optimizer;iteration_time_s",  # cp_comm_type: stated in Sec. 3.3.2
             note=(f"Table 4: {X} TFLOP/s/GPU BF16; {gb}x{s} = {gb*s} tokens/batch; "
                   f"time = tokens*{ft/1e12:.4f} TFLOP/token/(GPUs*X); Meta's own 4D-parallel "
                   "stack (not Megatron) on Grand Teton H100 + 400G RoCE")))

@@ -5,6 +5,7 @@ Reads NVIDIA-NeMo/Megatron-Bridge at commit 067f987df03b8355b03192d88d70f1709fed
 Keeps pre-training rows on DGX-H100 (and DGX-A100 if any) of dense models with CP = 1 and no
 FSDP; converts Tokens/sec/GPU to seconds per iteration: T = GBS * seq / (tokens_s_gpu * GPUs).
 Skips MoE models, SFT/LoRA tables, Blackwell systems (no preset), CP > 1 and FSDP > 0 rows.
+The CP > 1 rows (same selection otherwise) go, held out, to excluded/megatron_bridge_perf_cp.csv.
 Usage: python3 megatron_bridge.py [/path/to/Megatron-Bridge.git]
 """
 import os, re, subprocess, sys
@@ -26,7 +27,8 @@ SYSTEMS = {"DGX-H100": "dgx-h100", "DGX-A100": "dgx-a100-80gb"}
 PREC = {"FP8": "fp8", "FP8-CS": "fp8", "BF16": "bf16"}
 
 
-def main(repo, out):
+def main(repo, out, context_parallel=False):
+    """The CP 1 rows, or with context_parallel the CP > 1 ones."""
     rows, seen = [], set()
     for path in FILES:
         text = subprocess.run(["git", "-C", repo, "show", f"{COMMIT}:{path}"], check=True,
@@ -63,7 +65,10 @@ def main(repo, out):
             mname = r.get("Model", model)
             if kind != "Pre-Training Performance" or sysname not in SYSTEMS or mname not in DENSE:
                 continue
-            if r.get("CP", "1") != "1" or r.get("FSDP", "0") != "0" or r.get("EP", "n/a") not in ("n/a", "1"):
+            cp = 1 if r.get("CP", "1") in ("1", "n/a") else int(r["CP"])
+            if (cp > 1) != context_parallel:
+                continue
+            if r.get("FSDP", "0") != "0" or r.get("EP", "n/a") not in ("n/a", "1"):
                 continue
             gpus, gbs, mbs = int(r["#-GPUs"]), int(r["GBS"]), int(r["MBS"])
             seq = int(r["Sequence Length"])
@@ -86,11 +91,11 @@ def main(repo, out):
             seen.add(key)
             T = gbs * seq / (tok * gpus)
             rows.append(dict(
-                id=f"mbridge-{release}-{mname.lower()}-{sysname.lower()}-{gpus}g-gbs{gbs}",
+                id=f"mbridge-{release}-{mname.lower()}-{sysname.lower()}-{gpus}g-gbs{gbs}" + (f"-cp{cp}" if cp > 1 else ""),
                 source="megatron-bridge-perf", model=mname.lower(), **DENSE[mname],
                 swiglu=1, normalization="rmsnorm", seq_length=seq, cluster=SYSTEMS[sysname],
-                gpus=gpus, framework="nemo", attention="flash", precision=prec, tp=tp, pp=pp,
-                dp=gpus // (tp * pp), virtual_stages=vp, first_stage_layers="",
+                gpus=gpus, framework="nemo", attention="flash", precision=prec, tp=tp, cp=cp, pp=pp,
+                dp=gpus // (tp * cp * pp), virtual_stages=vp, first_stage_layers="",
                 last_stage_layers="", sequence_parallel=1 if tp > 1 else 0,
                 recompute_granularity="none", recompute_method="", recompute_num_layers="",
                 micro_batch=mbs, global_batch=gbs, distributed_optimizer=1,
@@ -105,3 +110,4 @@ if __name__ == "__main__":
     repo = sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
     here = os.path.dirname(os.path.abspath(__file__))
     main(repo, os.path.join(here, "..", "megatron_bridge_perf.csv"))
+    main(repo, os.path.join(here, "..", "excluded", "megatron_bridge_perf_cp.csv"), context_parallel=True)

@@ -10,6 +10,9 @@ GPU type is encoded in the golden-values file name: ..._dgx_a100.json and
 resumed run of a checkpoint-resume test) skipped.
 iteration_time_s = median of the golden 'iteration-time' values at steps > SKIP.
 peak_memory_gib = max of 'mem-max-allocated-bytes' / 2^30 (logged by rank world_size-1 only).
+Tests with --context-parallel-size > 1 go, held out, to excluded/megatron_functional_tests_cp.csv
+(main(..., context_parallel=True)); the hierarchical a2a+p2p ones are skipped (the schema has no
+column for --hierarchical-context-parallel-sizes).
 Usage: python3 megatron_functional.py [/path/to/Megatron-LM.git]
 """
 import json, os, re, statistics, subprocess, sys
@@ -64,7 +67,8 @@ def truthy(args, k):
     return str(args.get(k, "false")).lower() == "true"
 
 
-def main(repo, out):
+def main(repo, out, context_parallel=False):
+    """The CP 1 tests, or with context_parallel the CP > 1 ones."""
     files = [f for f in git(repo, "ls-tree", "-r", "--name-only", COMMIT, BASE).splitlines()]
     tests = sorted({f.split("/")[4] for f in files})
     rows, skipped = [], {}
@@ -81,8 +85,11 @@ def main(repo, out):
         if "--num-experts" in a:
             skipped[t] = "MoE"; continue
         cp = int(a.get("--context-parallel-size", 1))
-        if cp > 1:
-            skipped[t] = "context parallel > 1"; continue
+        if (cp > 1) != context_parallel:
+            skipped[t] = "context parallel > 1" if cp > 1 else "context parallel 1"; continue
+        cp_comm = a.get("--cp-comm-type", "p2p")
+        if "--hierarchical-context-parallel-sizes" in a:
+            skipped[t] = "hierarchical CP sizes (no column)"; continue
         if "--experimental-attention-variant" in a or truthy(a, "--multi-latent-attention"):
             skipped[t] = "non-standard attention"; continue
         if truthy(a, "--use-torch-fsdp2") or truthy(a, "--use-megatron-fsdp"):
@@ -144,7 +151,8 @@ def main(repo, out):
                                  "--account-for-loss-in-pipeline-split", "--deterministic-mode",
                                  "--calculate-per-token-loss", "--defer-embedding-wgrad-compute",
                                  "--cross-entropy-loss-fusion", "--qk-layernorm", "--manual-gc",
-                                 "--no-gradient-accumulation-fusion", "--fp8-param-gather")
+                                 "--no-gradient-accumulation-fusion", "--fp8-param-gather",
+                                 "--use-tp-pp-dp-mapping")
                  if truthy(a, k)]
         pos = a.get("--position-embedding-type", "learned_absolute")
         for f in sorted(gfiles):
@@ -170,7 +178,7 @@ def main(repo, out):
                 num_query_groups=groups, ffn_hidden_size=ffn, swiglu=int(swiglu),
                 normalization=norm, seq_length=a["--seq-length"], vocab_size=vocab,
                 cluster=cluster, gpus=GPUS, framework="megatron-core-ci", attention=attn,
-                precision=prec, tp=tp, pp=pp, dp=dp, virtual_stages=vs,
+                precision=prec, tp=tp, cp=cp, cp_comm_type=cp_comm, pp=pp, dp=dp, virtual_stages=vs,
                 first_stage_layers=first, last_stage_layers=last,
                 sequence_parallel=int(truthy(a, "--sequence-parallel")),
                 recompute_granularity=gran, recompute_method=meth, recompute_num_layers=nrl,
@@ -191,9 +199,11 @@ def main(repo, out):
 if __name__ == "__main__":
     repo = sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror/NVIDIA+Megatron-LM/repo"
     here = os.path.dirname(os.path.abspath(__file__))
-    sk = main(repo, os.path.join(here, "..", "megatron_functional_tests.csv"))
-    reasons = {}
-    for k, r in sk.items():
-        reasons.setdefault(r, []).append(k)
-    for r, ks in sorted(reasons.items()):
-        print(f"skipped ({r}): {len(ks)}")
+    for cp, name in ((False, "megatron_functional_tests.csv"), (True, "excluded/megatron_functional_tests_cp.csv")):
+        sk = main(repo, os.path.join(here, "..", name), context_parallel=cp)
+        reasons = {}
+        for k, r in sk.items():
+            reasons.setdefault(r, []).append(k)
+        for r, ks in sorted(reasons.items()):
+            if r != "context parallel 1":
+                print(f"skipped ({r}): {len(ks)}")

@@ -226,67 +226,86 @@ L8 = dict(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_gro
 GPU_OK = ("H100", "H200", "A100")
 
 
-def llama8b(root):
-    rows = []
-    for rnd, commit in ROUNDS8B.items():
+def grouped_runs(root, rounds, benchmark, accelerators):
+    """Every <submitter>/results/<system>/<benchmark>/result_*.txt of `rounds` whose
+    <submitter>/systems/<system>.json names an accelerator containing one of `accelerators`,
+    grouped by (round, submitter, system, accelerator): each run's median step time after the
+    first SKIP steps, the logs' global batches and node counts, the steps read. A log
+    byte-identical to one read before is counted once. Also returns the other systems, as
+    (round, submitter, system, accelerator or '')."""
+    seen, groups, others = set(), {}, set()
+    for rnd, commit in rounds.items():
         repo = f"{root}/mlcommons+training_results_{rnd}/repo"
         files = set(git(repo, commit, "ls-tree", "-r", "--name-only", commit).splitlines())
-        groups = {}
         for f in sorted(files):
-            m = re.match(r"^([^/]+)/results/([^/]+)/llama31_8b/result_\d+\.txt$", f)
+            m = re.match(rf"^([^/]+)/results/([^/]+)/{benchmark}/result_\d+\.txt$", f)
             if not m:
                 continue
             sub, system = m.groups()
             sj = f"{sub}/systems/{system}.json"
-            if sj not in files:
+            acc = json.loads(git(repo, commit, "show", f"{commit}:{sj}")).get("accelerator_model_name", "") \
+                if sj in files else ""
+            if not any(a in acc for a in accelerators):
+                others.add((rnd, sub, system, acc))
                 continue
-            acc = json.loads(git(repo, commit, "show", f"{commit}:{sj}")).get("accelerator_model_name", "")
-            if not any(g in acc for g in GPU_OK):
+            text = git(repo, commit, "show", f"{commit}:{f}")
+            digest = hashlib.sha256(text.encode()).hexdigest()
+            if digest in seen:
                 continue
-            nodes, gbs, ga, times = log_stats(git(repo, commit, "show", f"{commit}:{f}"))
+            seen.add(digest)
+            nodes, gbs, _, times = log_stats(text)
             times = times[SKIP:]
             if times:
-                g = groups.setdefault((sub, system, acc), {"runs": [], "gbs": set(), "nodes": set(), "n": 0})
+                g = groups.setdefault((rnd, sub, system, acc), {"runs": [], "gbs": set(), "nodes": set(), "n": 0,
+                                                                "repo": repo, "commit": commit, "files": files})
                 g["runs"].append(statistics.median(times))
                 g["gbs"].add(gbs); g["nodes"].add(nodes); g["n"] += len(times)
-        for (sub, system, acc), g in sorted(groups.items()):
-            (gbs,), (nodes,) = g["gbs"], g["nodes"]
-            cands = []
-            for c in files:
-                cm = re.match(rf"^{re.escape(sub)}/benchmarks/llama3(?:1)?_8b/.*/config_\w+?_(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)[^/]*\.sh$", c)
-                if cm and int(cm.group(1)) == nodes:
-                    cands.append((c, *(int(x) for x in cm.groups())))
-            if len(cands) != 1:
-                print("llama31_8b config not unique:", sub, system, [c[0] for c in cands])
-                continue
-            cfg, n, gpn, mini, tp, pp, cp = cands[0]
-            env = config_env(repo, commit, cfg, files)
-            if cp != 1:
-                continue
-            gpus = n * gpn
-            dp = gpus // (tp * pp * cp)
-            mbs = int(env["MICRO_BATCH_SIZE"])
-            assert dp * mini == gbs, (cfg, dp, mini, gbs)
-            vp = int(env.get("INTERLEAVED_PIPELINE", "1") or 1)
-            it = statistics.median(g["runs"])
-            rows.append(dict(
-                id=f"mlperf-{rnd}-{sub.lower()}-{system.lower()}-llama31-8b",
-                source="mlperf-training", model="llama3.1-8b", **L8, seq_length=8192,
-                cluster="dgx-h100" if "H100" in acc else ("h200" if "H200" in acc else "dgx-a100-80gb"),
-                gpus=gpus, framework="nemo", attention="flash",
-                precision="fp8" if truth(env.get("FP8", "False")) else "bf16",
-                tp=tp, pp=pp, dp=dp, virtual_stages=vp, first_stage_layers="", last_stage_layers="",
-                sequence_parallel=int(tp > 1), recompute_granularity="none", recompute_method="",
-                recompute_num_layers="", micro_batch=mbs, global_batch=gbs,
-                distributed_optimizer=int(truth(env.get("USE_DIST_OPTIMIZER", "True"))),
-                overlap_grad_reduce=1, overlap_param_gather=1,
-                tp_comm_overlap=int(truth(env.get("TP_COMM_OVERLAP", "False")) and tp > 1),
-                iteration_time_s=f"{it:.4f}", peak_memory_gib="",
-                assumed="cluster;attention;sequence_parallel;recompute_granularity",
-                note=(f"training_results_{rnd} {sub}/results/{system} ({acc}); {os.path.basename(cfg)}; "
-                      f"{len(g['runs'])} runs / {g['n']} steps (first {SKIP} per run dropped); run medians "
-                      f"{min(g['runs']):.3f}-{max(g['runs']):.3f} s; FP8 params; TP comm overlap "
-                      f"{env.get('TP_COMM_OVERLAP')}; overlap grad-reduce/param-gather")))
+    return groups, others
+
+
+def llama8b(root, context_parallel=False):
+    """The CP 1 configurations, or with context_parallel the CP > 1 ones (held out)."""
+    rows = []
+    for (rnd, sub, system, acc), g in sorted(grouped_runs(root, ROUNDS8B, "llama31_8b", GPU_OK)[0].items()):
+        repo, commit, files = g["repo"], g["commit"], g["files"]
+        (gbs,), (nodes,) = g["gbs"], g["nodes"]
+        cands = []
+        for c in files:
+            cm = re.match(rf"^{re.escape(sub)}/benchmarks/llama3(?:1)?_8b/.*/config_\w+?_(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)[^/]*\.sh$", c)
+            if cm and int(cm.group(1)) == nodes:
+                cands.append((c, *(int(x) for x in cm.groups())))
+        if len(cands) != 1:
+            print("llama31_8b config not unique:", sub, system, [c[0] for c in cands])
+            continue
+        cfg, n, gpn, mini, tp, pp, cp = cands[0]
+        env = config_env(repo, commit, cfg, files)
+        if (cp > 1) != context_parallel:
+            continue
+        gpus = n * gpn
+        dp = gpus // (tp * pp * cp)
+        mbs = int(env["MICRO_BATCH_SIZE"])
+        assert dp * mini == gbs, (cfg, dp, mini, gbs)
+        vp_raw = env.get("INTERLEAVED_PIPELINE", "1")
+        vp = 1 if vp_raw in ("null", "None", "0", "") else int(vp_raw)
+        it = statistics.median(g["runs"])
+        rows.append(dict(
+            id=f"mlperf-{rnd}-{sub.lower()}-{system.lower()}-llama31-8b",
+            source="mlperf-training", model="llama3.1-8b", **L8, seq_length=8192,
+            cluster="dgx-h100" if "H100" in acc else ("h200" if "H200" in acc else "dgx-a100-80gb"),
+            gpus=gpus, framework="nemo", attention="flash",
+            precision="fp8" if truth(env.get("FP8", "False")) else "bf16",
+            tp=tp, cp=cp, pp=pp, dp=dp, virtual_stages=vp, first_stage_layers="", last_stage_layers="",
+            sequence_parallel=int(tp > 1), recompute_granularity="none", recompute_method="",
+            recompute_num_layers="", micro_batch=mbs, global_batch=gbs,
+            distributed_optimizer=int(truth(env.get("USE_DIST_OPTIMIZER", "True"))),
+            overlap_grad_reduce=1, overlap_param_gather=1,
+            tp_comm_overlap=int(truth(env.get("TP_COMM_OVERLAP", "False")) and tp > 1),
+            iteration_time_s=f"{it:.4f}", peak_memory_gib="",
+            assumed="cluster;attention;sequence_parallel;recompute_granularity",
+            note=(f"training_results_{rnd} {sub}/results/{system} ({acc}); {os.path.basename(cfg)}; "
+                  f"{len(g['runs'])} runs / {g['n']} steps (first {SKIP} per run dropped); run medians "
+                  f"{min(g['runs']):.3f}-{max(g['runs']):.3f} s; FP8 params; TP comm overlap "
+                  f"{env.get('TP_COMM_OVERLAP')}; overlap grad-reduce/param-gather")))
     return rows
 
 

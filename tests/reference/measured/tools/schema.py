@@ -3,13 +3,17 @@ import csv
 
 COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query_groups,"
            "ffn_hidden_size,swiglu,normalization,seq_length,vocab_size,cluster,gpus,framework,"
-           "attention,precision,tp,pp,dp,virtual_stages,first_stage_layers,last_stage_layers,"
+           "attention,precision,tp,cp,cp_comm_type,pp,dp,virtual_stages,pipeline_layout,first_stage_layers,last_stage_layers,"
            "sequence_parallel,recompute_granularity,recompute_method,recompute_num_layers,"
            "micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
            "tp_comm_overlap,iteration_time_s,peak_memory_gib,assumed,note").split(",")
 # Speed flags a run states (1/0) or leaves to its stack's default (empty): Megatron-LM's
 # --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap.
 OVERLAP_COLUMNS = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap")
+
+# Context parallelism: CP ranks each hold 1/CP of every sequence; how they exchange keys and
+# values is Megatron-LM's --cp-comm-type (its default p2p; the type of a CP 1 run is moot).
+CP_COMM_TYPES = ("p2p", "a2a", "allgather", "a2a+p2p")
 
 CLUSTERS = {"dgx-a100-40gb", "dgx-a100-80gb", "azure-nd-a100-v4", "dgx-h100", "h200"}
 FRAMEWORKS = {"megatron-2021", "megatron-2022", "megatron-core", "megatron-core-ci", "nemo", "megatron-deepspeed"}
@@ -19,6 +23,10 @@ def check(row):
     for c in OVERLAP_COLUMNS:
         row.setdefault(c, "")
         assert str(row[c]) in ("", "0", "1"), (row["id"], c, row[c])
+    row.setdefault("pipeline_layout", "")
+    row.setdefault("cp", 1)
+    row.setdefault("cp_comm_type", "p2p")
+    assert row["cp_comm_type"] in CP_COMM_TYPES, (row["id"], row["cp_comm_type"])
     missing = [c for c in COLUMNS if c not in row]
     assert not missing, missing
     assert row["cluster"] in CLUSTERS, row["cluster"]
@@ -28,8 +36,8 @@ def check(row):
     assert row["normalization"] in ("layernorm", "rmsnorm")
     assert row["recompute_granularity"] in ("none", "selective", "full")
     assert row["recompute_method"] in ("", "uniform", "block")
-    tp, pp, dp = int(row["tp"]), int(row["pp"]), int(row["dp"])
-    assert tp * pp * dp == int(row["gpus"]), (row["id"], tp, pp, dp, row["gpus"])
+    tp, cp, pp, dp = int(row["tp"]), int(row["cp"]), int(row["pp"]), int(row["dp"])
+    assert tp * cp * pp * dp == int(row["gpus"]), (row["id"], tp, cp, pp, dp, row["gpus"])
     mb, gb = int(row["micro_batch"]), int(row["global_batch"])
     assert gb % (mb * dp) == 0, (row["id"], mb, gb, dp)
     assert float(row["iteration_time_s"]) > 0

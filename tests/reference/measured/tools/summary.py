@@ -1,4 +1,5 @@
-"""Print the totals table of the corpus (rows per source, GPU generations, GPU range, DP>1)."""
+"""Print the totals table of the corpus (rows per source, GPU generations, GPU range, DP>1), then
+the same table for the held-out rows in excluded/."""
 import csv, glob, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -9,11 +10,11 @@ GEN = {"dgx-a100-40gb": "A100", "dgx-a100-80gb": "A100", "azure-nd-a100-v4": "A1
        "dgx-h100": "H100", "h200": "H200"}
 
 
-def main():
+def main(folder):
     allrows = []
     print("| file | source | rows | GPUs | GPU range | frameworks | DP>1 | fully stated |")
     print("|---|---|---|---|---|---|---|---|")
-    for f in sorted(glob.glob(os.path.join(HERE, "..", "*.csv"))):
+    for f in sorted(glob.glob(os.path.join(folder, "*.csv"))):
         with open(f) as fh:
             header = fh.readline().strip().split(",")
         assert header == schema.COLUMNS, f"{f}: header differs from the schema"
@@ -40,4 +41,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(os.path.join(HERE, ".."))
+    print()
+    main(os.path.join(HERE, "..", "excluded"))
