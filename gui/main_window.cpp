@@ -260,7 +260,7 @@ void MainWindow::export_search_csv(const QString& path) {
 void MainWindow::load_layout(const ParallelConfig& config) {
   Project p = setup_->project();
   p.config = config;
-  p.auto_dp = config.dp * config.tp * config.pp == p.gpus;
+  p.auto_dp = config.gpus() == p.gpus;
   setup_->set_project(p);
   runner_.run_now(setup_->project());
 }

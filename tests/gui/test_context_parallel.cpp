@@ -1,0 +1,208 @@
+// Context parallelism in the GUI: the layout fields and the project file, DP following CP, the
+// library's CP refusals beside their field. Expected values are hand counts in the comments, or the
+// library called directly with the same inputs.
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "gui/main_window.h"
+#include "gui/project.h"
+#include "gui/setup_panel.h"
+#include "sim/error.h"
+#include "sim/layout_validation.h"
+#include "tests/gui/gui_test_support.h"
+
+using namespace cc;
+using namespace cc::gui;
+
+namespace {
+
+// Llama 3 70B at 32K tokens on 64 H100s (8 nodes of 8): TP 8 x CP 2 leaves DP 64 / 16 = 4.
+Project cp_project() {
+  Project p = project_from_presets("llama3-70b", "dgx-h100", 64);
+  p.model.seq_length = 32768;
+  p.config.tp = 8;
+  p.config.cp = 2;
+  p.config.global_batch = 32;
+  p.config.sequence_parallel = true;
+  p.config.recompute = RecomputeGranularity::Full;
+  p.config.distributed_optimizer = true;
+  return p;
+}
+
+template <typename W>
+W* field(MainWindow& w, const char* name) {
+  auto* widget = qobject_cast<W*>(w.setup()->field(name));
+  if (!widget) qFatal("setup field %s is missing or of another type", name);
+  return widget;
+}
+
+// Whether the row of `widget` in its form is shown.
+bool row_visible(QWidget* widget) {
+  auto* form = qobject_cast<QFormLayout*>(widget->parentWidget()->layout());
+  return form && form->isRowVisible(widget);
+}
+
+// The library's refusal of `p`, as validate() words it.
+QString refusal(const Project& p) {
+  try {
+    validate(p.resolved_config(), p.model, p.cluster, p.gpus);
+  } catch (const SpecError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+}  // namespace
+
+class TestContextParallel : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { isolate_settings(); }
+
+  // CP, its communication type and the a2a+p2p group survive the file and the panel.
+  void fieldsRoundTripThroughTheProjectFile() {
+    QTemporaryDir dir;
+    for (const CpCommType type : {CpCommType::P2P, CpCommType::AllToAll, CpCommType::AllGather, CpCommType::AllToAllP2P}) {
+      Project p = cp_project();
+      p.config.cp = 4;
+      p.config.cp_comm_type = type;
+      p.config.cp_a2a_size = type == CpCommType::AllToAllP2P ? 2 : 0;
+      const std::string path = dir.filePath(QString("cp-%1.ccproj").arg(to_string(type))).toStdString();
+      save_project(path, p);
+      const Project back = load_project(path);
+      QVERIFY(back == p);
+      QCOMPARE(back.config.cp, 4);
+      QVERIFY(back.config.cp_comm_type == type);
+      QCOMPARE(back.config.cp_a2a_size, p.config.cp_a2a_size);
+
+      MainWindow w;
+      w.setup()->set_project(p);
+      QCOMPARE(field<QSpinBox>(w, "cp")->value(), 4);
+      QCOMPARE(field<QComboBox>(w, "cp_comm_type")->currentText(), QString(to_string(type)));
+      QVERIFY(w.setup()->project() == p);
+      QCOMPARE(row_visible(w.setup()->field("cp_a2a_size")), type == CpCommType::AllToAllP2P);
+    }
+    // A type chosen at CP 1 is the user's too: the file keeps it (layout files name it only
+    // where CP > 1).
+    Project p = project_from_presets("llama3-8b", "dgx-h100", 8);
+    p.config.cp_comm_type = CpCommType::AllGather;
+    QCOMPARE(project_to_json(p).at("version").get<int>(), 3);
+    QVERIFY(project_from_json(project_to_json(p), "test") == p);
+  }
+
+  // A version 2 project has no CP fields: it opens as CP 1 with p2p, DP from TP x PP alone.
+  void versionTwoProjectsReadAsCpOne() {
+    Project p = project_from_presets("gpt3-1.3b", "dgx-a100-80gb", 16);
+    p.config.tp = 2;
+    p.config.pp = 4;
+    p.config.global_batch = 32;
+    nlohmann::json doc = project_to_json(p);
+    doc["version"] = 2;
+    for (const char* key : {"context_parallel_size", "cp_comm_type", "hierarchical_context_parallel_sizes"})
+      doc["config"].erase(key);
+    const Project back = project_from_json(doc, "v2");
+    QCOMPARE(back.config.cp, 1);
+    QVERIFY(back.config.cp_comm_type == CpCommType::P2P);
+    QCOMPARE(back.config.cp_a2a_size, 0);
+    QCOMPARE(back.resolved_config().dp, 2);  // 16 / (2 x 1 x 4)
+  }
+
+  // The panel takes CP as typed and shows DP = GPUs / (TP x CP x PP); the run gets that DP.
+  void dpFollowsCp() {
+    MainWindow w;
+    Project p = cp_project();
+    p.config.cp = 1;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    auto* dp = field<QSpinBox>(w, "dp");
+    QCOMPARE(dp->value(), 0);  // auto
+    QCOMPARE(dp->specialValueText(), QString("auto: 64 / (8 × 1 × 1) = 8"));
+    QCOMPARE(w.result()->config.dp, 8);
+
+    field<QSpinBox>(w, "cp")->setValue(2);
+    QCOMPARE(dp->specialValueText(), QString("auto: 64 / (8 × 2 × 1) = 4"));
+    QVERIFY(wait_for_result(w));
+    QVERIFY(w.result());
+    QCOMPARE(w.result()->config.cp, 2);
+    QCOMPARE(w.result()->config.dp, 4);
+    QCOMPARE(w.result()->config.num_microbatches(), 8);  // 32 / (1 x 4)
+
+    // CP 3: 64 is not a multiple of 8 x 3 = 24; the panel says so, and the resolver refuses it.
+    field<QSpinBox>(w, "cp")->setValue(3);
+    QCOMPARE(dp->specialValueText(), QString("auto: 64 / (8 × 3 × 1) is not whole"));
+    QVERIFY(wait_for_result(w));
+    QCOMPARE(field<QSpinBox>(w, "cp")->value(), 3);  // kept as typed
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("gpus"));
+  }
+
+  // A CP the sequence does not allow is refused in the library's words, beside the CP field;
+  // the field keeps the value.
+  void sequenceRefusalShowsBesideTheCpField() {
+    MainWindow w;
+    w.show();
+    Project p = cp_project();
+    p.model.seq_length = 32760;  // 2 x CP 2 x TP 8 (sequence parallel) = 32 does not divide it
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    QVERIFY(!w.result());
+    const QString expected = refusal(p);
+    QVERIFY(expected.contains("--seq-length 32760"));
+    QCOMPARE(w.setup()->error_text(), expected);
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("cp"));
+    QCOMPARE(w.setup()->project().config.cp, 2);
+    auto* label = w.setup()->findChild<QLabel*>("inline_error");
+    auto* form = qobject_cast<QFormLayout*>(w.setup()->field("cp")->parentWidget()->layout());
+    QVERIFY(label && form);
+    int field_row = -1, label_row = -1;
+    QFormLayout::ItemRole role;
+    form->getWidgetPosition(w.setup()->field("cp"), &field_row, &role);
+    form->getWidgetPosition(label, &label_row, &role);
+    QCOMPARE(label_row, field_row + 1);
+  }
+
+  // Each CP refusal lands on the field that edits what it names.
+  void communicationRefusalsLandOnTheirFields() {
+    MainWindow w;
+    w.show();
+    // Llama 3 70B: 64 query heads, 8 KV heads; TP 8 leaves one KV head per rank, which an
+    // all-to-all over 2 ranks cannot split.
+    Project p = cp_project();
+    p.config.cp_comm_type = CpCommType::AllToAll;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    QCOMPARE(w.setup()->error_text(), refusal(p));
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("cp_comm_type"));
+    // a2a+p2p with no group size: the row shows, empty, and the refusal sits beside it.
+    field<QComboBox>(w, "cp_comm_type")->setCurrentText("a2a+p2p");
+    QVERIFY(row_visible(w.setup()->field("cp_a2a_size")));
+    QCOMPARE(field<QSpinBox>(w, "cp_a2a_size")->value(), 0);
+    QVERIFY(wait_for_result(w));
+    p.config.cp_comm_type = CpCommType::AllToAllP2P;
+    QCOMPARE(w.setup()->error_text(), refusal(p));
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("cp_a2a_size"));
+    // Back to p2p with the size still set: the GUI does not clear it; the library refuses it.
+    field<QSpinBox>(w, "cp_a2a_size")->setValue(1);
+    QVERIFY(wait_for_result(w));
+    QVERIFY(w.result());  // a2a inside groups of 1 and a ring of 2 over them
+    field<QComboBox>(w, "cp_comm_type")->setCurrentText("p2p");
+    QVERIFY(wait_for_result(w));
+    QCOMPARE(w.setup()->project().config.cp_a2a_size, 1);
+    QVERIFY(row_visible(w.setup()->field("cp_a2a_size")));
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("cp_a2a_size"));
+    // Unfused attention has no CP: beside the attention box.
+    Project unfused = cp_project();
+    unfused.config.attention = AttentionKernel::Unfused;
+    w.set_project(unfused);
+    QVERIFY(wait_for_result(w));
+    QCOMPARE(w.setup()->error_text(), refusal(unfused));
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("attention"));
+  }
+
+};
+
+QTEST_MAIN(TestContextParallel)
+#include "test_context_parallel.moc"
