@@ -1,5 +1,5 @@
 // Context parallelism in the GUI: the layout fields and the project file, DP following CP, the
-// library's CP refusals beside their field. Expected values are hand counts in the comments, or the
+// library's CP refusals beside their field, the timeline's lanes as the library sends them. Expected values are hand counts in the comments, or the
 // library called directly with the same inputs.
 #include <QComboBox>
 #include <QFormLayout>
@@ -11,6 +11,7 @@
 #include "gui/main_window.h"
 #include "gui/project.h"
 #include "gui/setup_panel.h"
+#include "gui/timeline_model.h"
 #include "sim/error.h"
 #include "sim/layout_validation.h"
 #include "tests/gui/gui_test_support.h"
@@ -54,6 +55,25 @@ QString refusal(const Project& p) {
     return QString::fromStdString(e.what());
   }
   return {};
+}
+
+// A timeline of hand-made tasks: the model must lay out whatever streams they name.
+std::shared_ptr<SimResult> hand_timeline(const std::vector<TimelineEvent>& events) {
+  auto r = std::make_shared<SimResult>();
+  r->timeline = events;
+  return r;
+}
+
+TimelineEvent task(int stage, StreamLane lane, TaskKind kind, SimTime start, SimTime duration) {
+  TimelineEvent e;
+  e.process = stage;
+  e.stage = stage;
+  e.lane = lane;
+  e.kind = kind;
+  e.start = start;
+  e.duration = duration;
+  e.name = "t";
+  return e;
 }
 
 }  // namespace
@@ -200,6 +220,25 @@ class TestContextParallel : public QObject {
     QVERIFY(wait_for_result(w));
     QCOMPARE(w.setup()->error_text(), refusal(unfused));
     QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("attention"));
+  }
+
+  // Lanes are the (rank, stream) pairs the timeline carries, in StreamLane's order, named by
+  // the library's stream names; the legend lists the kinds it carries.
+  void lanesFollowTheTimeline() {
+    TimelineModel m;
+    // Stage 1 has a compute and a DP stream only; stage 0 compute and P2P.
+    m.set_result(hand_timeline({task(1, StreamLane::Dp, TaskKind::GradReduce, 50, 10),
+                                task(0, StreamLane::P2p, TaskKind::Send, 10, 5),
+                                task(0, StreamLane::Compute, TaskKind::Forward, 0, 10),
+                                task(1, StreamLane::Compute, TaskKind::Forward, 15, 10)}));
+    QCOMPARE(m.lanes().size(), std::size_t{4});
+    QCOMPARE(m.lanes()[0].label, QString("stage 0 compute"));
+    QCOMPARE(m.lanes()[1].label, QString("stage 0 P2P"));
+    QCOMPARE(m.lanes()[2].label, QString("stage 1 compute"));
+    QCOMPARE(m.lanes()[3].label, QString("stage 1 DP"));
+    QVERIFY(m.lanes()[0].compute && !m.lanes()[1].compute);
+    QCOMPARE(m.kinds(), (std::vector<TaskKind>{TaskKind::Forward, TaskKind::Send, TaskKind::GradReduce}));
+    QCOMPARE(m.end_time(), SimTime{60});
   }
 
 };
