@@ -1,13 +1,16 @@
 // Context parallelism in the GUI: the layout fields and the project file, DP following CP, the
-// library's CP refusals beside their field, the timeline's lanes as the library sends them. Expected values are hand counts in the comments, or the
+// library's CP refusals beside their field, the timeline's lanes as the library sends them,
+// and CP groups on the cluster map. Expected values are hand counts in the comments, or the
 // library called directly with the same inputs.
 #include <QComboBox>
 #include <QFormLayout>
+#include <QImage>
 #include <QLabel>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "gui/cluster_map.h"
 #include "gui/main_window.h"
 #include "gui/project.h"
 #include "gui/setup_panel.h"
@@ -241,6 +244,38 @@ class TestContextParallel : public QObject {
     QCOMPARE(m.end_time(), SimTime{60});
   }
 
+  // TP 8 fills a node, so the CP peers of rank r are r and r + 8 (rank = (dp x CP + cp) x TP +
+  // tp): every CP group joins two nodes. At TP 2 they are r and r + 2, inside one node.
+  void clusterMapPlacesCpGroups() {
+    ClusterMapPage page;
+    Project p = cp_project();
+    MainWindow w;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    QVERIFY(w.result());
+    page.set_result(*w.result());
+    QVERIFY2(page.summary()->text().contains("CP groups of 2 span 2 nodes"), qPrintable(page.summary()->text()));
+
+    // The highlighted replica's CP hop from node 0 to node 1 is drawn in teal.
+    ClusterMapView& view = *page.view();
+    view.resize(1200, 700);
+    view.set_replica(0);
+    QImage image(view.size(), QImage::Format_RGB32);
+    view.render(&image);
+    const QRect node0 = view.cell_rect(0).united(view.cell_rect(7)), node1 = view.cell_rect(8).united(view.cell_rect(15));
+    const QPointF on_line = QPointF(node0.center()) + (QPointF(node1.center()) - QPointF(node0.center())) * 0.3;
+    const QColor c = image.pixelColor(on_line.toPoint());
+    QVERIFY2(c.green() > c.red() + 60 && c.blue() > c.red() + 60, qPrintable(c.name()));
+
+    Project inside = cp_project();
+    inside.config.tp = 2;
+    inside.model.seq_length = 32768;
+    w.set_project(inside);
+    QVERIFY(wait_for_result(w));
+    QVERIFY2(w.result(), qPrintable(w.setup()->error_text()));
+    page.set_result(*w.result());
+    QVERIFY2(page.summary()->text().contains("CP groups of 2 stay inside nodes"), qPrintable(page.summary()->text()));
+  }
 };
 
 QTEST_MAIN(TestContextParallel)
