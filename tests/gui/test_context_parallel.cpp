@@ -6,6 +6,8 @@
 #include <QFormLayout>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -13,6 +15,8 @@
 #include "gui/cluster_map.h"
 #include "gui/main_window.h"
 #include "gui/project.h"
+#include "gui/search_page.h"
+#include "gui/search_table.h"
 #include "gui/setup_panel.h"
 #include "gui/timeline_model.h"
 #include "sim/error.h"
@@ -223,6 +227,26 @@ class TestContextParallel : public QObject {
     QVERIFY(wait_for_result(w));
     QCOMPARE(w.setup()->error_text(), refusal(unfused));
     QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("attention"));
+  }
+
+  // The library's search enumerates CP 1 layouts only: a setup with CP 2 is told so.
+  void searchSaysItRunsCpOne() {
+    MainWindow w;
+    Project p = cp_project();
+    p.model.num_layers = 8;  // a short search: 8 layers leave few pipeline splits
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    w.search_page()->tp_list()->setText("8");
+    w.search_page()->pp_list()->setText("1,2");
+    QSignalSpy spy(w.search_page(), &SearchPage::finished);
+    w.search_page()->start(w.setup()->project());
+    QVERIFY(spy.wait(300000));
+    const QString status = w.search_page()->status()->text();
+    QVERIFY2(status.contains("layouts ranked") && status.contains("every layout here runs CP 1, not the setup's CP 2"),
+             qPrintable(status));
+    QVERIFY(w.search_page()->table()->rowCount() > 0);
+    for (int i = 0; i < w.search_page()->table()->rowCount(); ++i)
+      QCOMPARE(w.search_page()->table()->layout(i).result.config.cp, 1);
   }
 
   // Lanes are the (rank, stream) pairs the timeline carries, in StreamLane's order, named by
