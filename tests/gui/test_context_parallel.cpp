@@ -3,6 +3,7 @@
 // and CP groups on the cluster map. Expected values are hand counts in the comments, or the
 // library called directly with the same inputs.
 #include <QComboBox>
+#include <QFile>
 #include <QFormLayout>
 #include <QImage>
 #include <QLabel>
@@ -19,6 +20,7 @@
 #include "gui/search_table.h"
 #include "gui/setup_panel.h"
 #include "gui/timeline_model.h"
+#include "interop/layout_files.h"
 #include "sim/error.h"
 #include "sim/layout_validation.h"
 #include "tests/gui/gui_test_support.h"
@@ -227,6 +229,35 @@ class TestContextParallel : public QObject {
     QVERIFY(wait_for_result(w));
     QCOMPARE(w.setup()->error_text(), refusal(unfused));
     QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("attention"));
+  }
+
+  // An exported CP layout reads back as CP (the command line's reader); NeMo YAML, which this
+  // build cannot read CP from, is refused by name rather than written without it.
+  void exportsKeepCpOrRefuse() {
+    MainWindow w;
+    Project p = cp_project();
+    p.config.cp_comm_type = CpCommType::AllToAllP2P;
+    p.config.cp_a2a_size = 1;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    QVERIFY2(w.result(), qPrintable(w.setup()->error_text()));
+    QTemporaryDir dir;
+    for (const char* format : {"json", "megatron"}) {
+      const QString path = dir.filePath(QString("layout.%1").arg(format));
+      w.export_layout(path, format);
+      const LayoutFile back = read_layout_file(path.toStdString());
+      QCOMPARE(back.config.tp, 8);
+      QCOMPARE(back.config.cp, 2);
+      QVERIFY(back.config.cp_comm_type == CpCommType::AllToAllP2P);
+      QCOMPARE(back.config.cp_a2a_size, 1);
+    }
+    try {
+      w.export_layout(dir.filePath("layout.yaml"), "nemo");
+      QFAIL("a CP layout was written as NeMo YAML");
+    } catch (const SpecError& e) {
+      QVERIFY2(QString(e.what()).contains("context parallelism (CP 2)"), e.what());
+    }
+    QVERIFY(!QFile::exists(dir.filePath("layout.yaml")));
   }
 
   // The library's search enumerates CP 1 layouts only: a setup with CP 2 is told so.
