@@ -276,12 +276,12 @@ void SetupPanel::changed() {
   // The GPU count follows nodes x GPUs per node once the user edits either; until then it is
   // the project's own, which need not fill whole nodes (`simulate --gpus 2` on 8-GPU nodes).
   if (sender() == nodes_ || sender() == gpus_per_node_) gpu_total_ = nodes_->value() * gpus_per_node_->value();
-  update_gpu_count();
+  update_counts();
   update_context_parallel_rows();
   emit edited();
 }
 
-void SetupPanel::update_gpu_count() {
+void SetupPanel::update_counts() {
   gpu_count_->setText(QString::number(gpu_total_));
   // Auto DP shows the value the resolver will take, from the same rule (sim/layout_rules.h).
   const std::optional<int> dp = data_parallel_size(gpu_total_, tp_->value(), cp_->value(), pp_->value());
@@ -483,7 +483,7 @@ void SetupPanel::set_project(const Project& p) {
   comm_gib_->setValue(p.reserve.comm_buffers_gib);
   fragmentation_->setValue(p.reserve.fragmentation_fraction);
   headroom_->setValue(p.reserve.headroom_fraction);
-  update_gpu_count();
+  update_counts();
   update_context_parallel_rows();
   loading_ = false;
 }

@@ -47,7 +47,7 @@ class SetupPanel : public QWidget {
   QCheckBox* check(QFormLayout* form, const QString& label, const std::string& field = {});
   void load_model_preset(const QString& name);
   void load_cluster_preset(const QString& name);
-  void update_gpu_count();
+  void update_counts();  // the GPU count, and auto DP's value beside it
   void update_context_parallel_rows();
   void changed();
 
