@@ -71,6 +71,7 @@ std::string format_report(const SimResult& r) {
   row("compute", b.compute);
   row("recompute", b.recompute);
   row("tensor-parallel comm (exposed)", b.tp_comm);
+  if (c.cp > 1) row("context-parallel comm (exposed)", b.cp_comm);
   row("pipeline comm (exposed)", b.pp_comm);
   row("data-parallel comm (exposed)", b.dp_comm);
   row("optimizer step", b.optimizer);

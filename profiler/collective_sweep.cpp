@@ -165,6 +165,9 @@ void MpiTransport::run(CollectiveKind kind, std::int64_t count64, int iterations
         MPI_Sendrecv(send_.data(), count, MPI_FLOAT, (rank + 1) % size, 0, receive_.data(), count, MPI_FLOAT,
                      (rank - 1 + size) % size, 0, group_, MPI_STATUS_IGNORE);
         break;
+      case CollectiveKind::AllToAll:  // nccl-tests' size is each rank's buffer, 1/size to every rank
+        MPI_Alltoall(send_.data(), count / size, MPI_FLOAT, receive_.data(), count / size, MPI_FLOAT, group_);
+        break;
     }
   }
 }

@@ -100,10 +100,29 @@ OpCost AnalyticCosts::collective(const CollectiveOp& op) const {
   const double alpha_inter = cluster_.inter_node.latency_us * 1e-6;
   const double hop_latency = g.nodes > 1 ? alpha_inter : alpha_intra;
   const double bus = bus_bandwidth(g);
+  const double nvlink = cluster_.intra_node.bandwidth_gbs * kGB * params_.nvlink_fraction;
+  auto network = [&](int gpus_sending) {
+    return cluster_.node_injection_gbs(gpus_sending) * kGB * params_.network_fraction;
+  };
   const double moved = op.bytes * bus_bandwidth_factor(op.kind, g.size);
 
   const double launch = params_.collective_launch_s * params_.host_time_factor;  // host side: issuing the call
-  if (op.kind == CollectiveKind::SendRecv) return {hop_latency + op.bytes / bus, false, launch};
+  if (op.kind == CollectiveKind::SendRecv) {
+    // Every member sends to its successor at once; the slowest hop paces the step. A hop
+    // between nodes leaves through the sending GPU's own NIC (NCCL picks the NIC nearest the
+    // GPU), whatever else the group does inside the node.
+    if (g.nodes <= 1) return {hop_latency + op.bytes / bus, false, launch};
+    return {hop_latency + op.bytes / (g.per_node > 1 ? std::min(nvlink, network(1)) : network(1)), false, launch};
+  }
+  if (op.kind == CollectiveKind::AllToAll) {
+    // Every member sends 1/n of its buffer to each other member, all at once: the shares for
+    // peers on the same node cross NVLink, the rest leave through the NICs beside the node's
+    // members, and the slower of the two paces the exchange.
+    const double share = op.bytes / g.size;
+    const double inside = (g.per_node - 1) * share / nvlink;
+    const double leaving = g.nodes > 1 ? g.per_node * (g.size - g.per_node) * share / network(g.per_node) : 0.0;
+    return {hop_latency + std::max(inside, leaving), false, launch};
+  }
 
   // Ring: n-1 steps per phase (two phases for all-reduce), each paced by the slowest hop.
   const int phases = op.kind == CollectiveKind::AllReduce ? 2 : 1;

@@ -28,33 +28,65 @@ class RecordingCosts final : public CostSource {
   AnalyticCosts inner_;
 };
 
-// Bytes one member of each TP collective of `program` sends to its ring neighbour
-// (nccl-tests' bus factor times the buffer). Point-to-point sends are pipeline traffic.
-double tp_ring_bytes(const OpProgram& program) {
-  double bytes = 0;
-  for (const ProgramStep& step : program)
-    if (step.is_collective && step.comm.kind != CollectiveKind::SendRecv)
-      bytes += step.comm.bytes * bus_bandwidth_factor(step.comm.kind, step.comm.group.size);
+// What one member of each collective of `program` on group `runs_on` sends: to its ring
+// neighbour for ring collectives (nccl-tests' bus factor times the buffer; a send/recv step
+// its whole buffer), to each other member for an all-to-all (1/n of its buffer apiece).
+struct MemberBytes {
+  double ring = 0;
+  double all_to_all = 0;  // the buffer; each peer gets 1/n of it
+};
+MemberBytes member_bytes(const OpProgram& program, CommGroup runs_on) {
+  MemberBytes bytes;
+  for (const ProgramStep& step : program) {
+    if (!step.is_collective || step.comm.runs_on != runs_on) continue;
+    if (step.comm.kind == CollectiveKind::AllToAll) bytes.all_to_all += step.comm.bytes;
+    else bytes.ring += step.comm.bytes * bus_bandwidth_factor(step.comm.kind, step.comm.group.size);
+  }
   return bytes;
 }
 
-// Bytes each rank of stage s's TP groups sends to its ring neighbour in one iteration: per
-// microbatch, every chunk's forward and backward (with what its recomputed layers rerun),
-// and the re-gather after each pipeline transfer the chunk receives.
-std::vector<double> tp_bytes_per_member(const StepPlan& plan) {
+// What each member of stage s's groups of `runs_on` sends in one iteration: per microbatch,
+// every chunk's forward and backward (with what its recomputed layers rerun), and the TP
+// re-gather after each pipeline transfer the chunk receives.
+std::vector<MemberBytes> bytes_per_member(const StepPlan& plan, CommGroup runs_on) {
   const LayerOps& ops = plan.ops;
-  const double layer_forward = tp_ring_bytes(ops.forward), layer_backward = tp_ring_bytes(ops.backward);
-  const double recompute = tp_ring_bytes(ops.recompute), receive = tp_ring_bytes(ops.pipeline_receive);
-  std::vector<double> out;
+  auto of = [&](const OpProgram& p) { return member_bytes(p, runs_on); };
+  std::vector<MemberBytes> out;
   for (const auto& stage : plan.chunks) {
-    double per_microbatch = 0;
+    MemberBytes per_microbatch;
+    auto add = [&](const MemberBytes& b, double times) {
+      per_microbatch.ring += times * b.ring;
+      per_microbatch.all_to_all += times * b.all_to_all;
+    };
     for (const ChunkPlan& chunk : stage) {
-      per_microbatch += chunk.layers.count * (layer_forward + layer_backward) + chunk.recomputed_layers() * recompute;
-      if (chunk.has_embedding) per_microbatch += tp_ring_bytes(ops.embedding_forward) + tp_ring_bytes(ops.embedding_backward);
-      if (chunk.has_output) per_microbatch += tp_ring_bytes(ops.output_forward) + tp_ring_bytes(ops.output_backward);
-      per_microbatch += ((chunk.previous_stage >= 0) + (chunk.next_stage >= 0)) * receive;
+      add(of(ops.forward), chunk.layers.count);
+      add(of(ops.backward), chunk.layers.count);
+      add(of(ops.recompute), chunk.recomputed_layers());
+      if (chunk.has_embedding) add(of(ops.embedding_forward), 1), add(of(ops.embedding_backward), 1);
+      if (chunk.has_output) add(of(ops.output_forward), 1), add(of(ops.output_backward), 1);
+      add(of(ops.pipeline_receive), (chunk.previous_stage >= 0) + (chunk.next_stage >= 0));
     }
-    out.push_back(per_microbatch * plan.microbatches);
+    per_microbatch.ring *= plan.microbatches;
+    per_microbatch.all_to_all *= plan.microbatches;
+    out.push_back(per_microbatch);
+  }
+  return out;
+}
+
+// The members of `group` (a CP group in CP order) that run the collectives of `runs_on`
+// together: the whole group, a2a+p2p's all-to-all groups of `a2a` consecutive CP ranks, or
+// its rings of every `a2a`-th one.
+std::vector<std::vector<int>> context_parallel_subgroups(const std::vector<int>& group, CommGroup runs_on, int a2a) {
+  if (runs_on == CommGroup::Context) return {group};
+  const auto n = static_cast<int>(group.size());
+  std::vector<std::vector<int>> out;
+  if (runs_on == CommGroup::ContextAllToAll) {
+    for (int first = 0; first < n; first += a2a) out.emplace_back(group.begin() + first, group.begin() + first + a2a);
+  } else {
+    for (int offset = 0; offset < a2a; ++offset) {
+      out.emplace_back();
+      for (int i = offset; i < n; i += a2a) out.back().push_back(group[static_cast<std::size_t>(i)]);
+    }
   }
   return out;
 }
@@ -74,6 +106,7 @@ const char* to_string(TrafficKind k) {
     case TrafficKind::DataParallel: return "data parallel";
     case TrafficKind::TensorParallel: return "tensor parallel";
     case TrafficKind::Embedding: return "embedding sync";
+    case TrafficKind::ContextParallel: return "context parallel";
   }
   return "?";
 }
@@ -81,19 +114,26 @@ const char* to_string(TrafficKind k) {
 CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c) {
   RecordingCosts recorder(cluster, c.precision);
   price_iteration(m, cluster, c, recorder);
-  const ParallelLayout layout(c.tp, c.dp, c.pp);
+  const ParallelGrid grid = c.grid();
   const int g = cluster.gpus_per_node;
-  auto node = [&](RankCoords rc) { return layout.rank(rc) / g; };
+  auto node = [&](int rank) { return rank / g; };
+  // kDenseGridOrder: coordinates tp, cp, dp, pp.
+  auto rank_at = [&](int t, int cp, int d, int s) { return grid.rank({t, cp, d, s}); };
 
   std::map<std::tuple<int, int, TrafficKind>, double> pairs;
   auto add = [&](int a, int b, TrafficKind kind, double bytes) {
     if (a == b || bytes <= 0) return;
     pairs[{std::min(a, b), std::max(a, b), kind}] += bytes;
   };
+  // A ring over `members` in their order: each sends `bytes` to the next.
+  auto ring = [&](const std::vector<int>& members, TrafficKind kind, double bytes) {
+    for (std::size_t i = 0; i < members.size(); ++i)
+      add(node(members[i]), node(members[(i + 1) % members.size()]), kind, bytes);
+  };
 
   // Pipeline: each microbatch crosses every stage boundary once per chunk forward (its
   // activation) and once backward (its gradient); with interleaving, chunk k's last stage
-  // also feeds chunk k+1's first stage. Each TP rank sends its 1/t share.
+  // also feeds chunk k+1's first stage. Each TP (and CP) rank sends its share.
   const StepPlan plan = step_plan(m, c);
   const std::vector<double> p2p = bytes_named(recorder.recorded, "p2p");
   if (c.pp > 1 && !p2p.empty()) {
@@ -104,37 +144,54 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
       for (const ChunkPlan& chunk : plan.chunks[static_cast<std::size_t>(s)])
         if (chunk.next_stage >= 0) ++transfers[static_cast<std::size_t>(s)][chunk.next_stage];
     for (int d = 0; d < c.dp; ++d)
-      for (int t = 0; t < c.tp; ++t)
-        for (int s = 0; s < c.pp; ++s)
-          for (const auto& [next, count] : transfers[static_cast<std::size_t>(s)])
-            add(node({t, d, s}), node({t, d, next}), TrafficKind::Pipeline, per_pass * count);
+      for (int cp = 0; cp < c.cp; ++cp)
+        for (int t = 0; t < c.tp; ++t)
+          for (int s = 0; s < c.pp; ++s)
+            for (const auto& [next, count] : transfers[static_cast<std::size_t>(s)])
+              add(node(rank_at(t, cp, d, s)), node(rank_at(t, cp, d, next)), TrafficKind::Pipeline, per_pass * count);
   }
 
-  // Data parallel: a ring in DP order per (TP rank, stage); each member sends its share of
-  // the buffer to the next: 2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter and for the
-  // distributed optimizer's parameter all-gather.
+  // Data parallel: a ring over DP x CP (in rank order) per (TP rank, stage); each member sends
+  // its share of the buffer to the next: 2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter
+  // and for the distributed optimizer's parameter all-gather.
   const std::vector<double> grads = bytes_named(recorder.recorded, "dp.grad_reduce");
   const std::vector<double> params = bytes_named(recorder.recorded, "dp.param_gather");
-  if (c.dp > 1) {
-    const double n = c.dp;
+  if (c.dp * c.cp > 1) {
+    const double n = c.dp * c.cp;
     for (int s = 0; s < c.pp; ++s) {
       const auto i = static_cast<std::size_t>(s);
       double per_member = i < grads.size() ? grads[i] * (c.distributed_optimizer ? (n - 1) / n : 2 * (n - 1) / n) : 0;
       if (c.distributed_optimizer && i < params.size()) per_member += params[i] * (n - 1) / n;
-      for (int t = 0; t < c.tp; ++t)
-        for (int d = 0; d < c.dp; ++d) add(node({t, d, s}), node({t, (d + 1) % c.dp, s}), TrafficKind::DataParallel, per_member);
+      for (int t = 0; t < c.tp; ++t) ring(grid.group(rank_at(t, 0, 0, s), "cp-dp"), TrafficKind::DataParallel, per_member);
     }
   }
 
-  // Tensor parallel: a ring in TP order per (replica, stage); only the hops between nodes
-  // show, so a group inside one node adds nothing.
-  if (c.tp > 1 && place_group(layout.tp_group(0), g).nodes > 1) {
-    const std::vector<double> tp_bytes = tp_bytes_per_member(plan);
-    for (int s = 0; s < c.pp; ++s)
-      for (int d = 0; d < c.dp; ++d)
-        for (int t = 0; t < c.tp; ++t)
-          add(node({t, d, s}), node({(t + 1) % c.tp, d, s}), TrafficKind::TensorParallel,
-              tp_bytes[static_cast<std::size_t>(s)]);
+  // Tensor parallel: a ring in TP order per (CP rank, replica, stage); only the hops between
+  // nodes show, so a group inside one node adds nothing.
+  const bool tp_spans_nodes = place_group(grid.group(0, "tp"), g).nodes > 1;
+  if (c.tp > 1 && tp_spans_nodes) {
+    const std::vector<MemberBytes> tp_bytes = bytes_per_member(plan, CommGroup::Tensor);
+    for (const std::vector<int>& group : grid.groups("tp"))
+      ring(group, TrafficKind::TensorParallel, tp_bytes[static_cast<std::size_t>(grid.coord(group.front(), "pp"))].ring);
+  }
+
+  // Context parallel: in every CP group (per TP rank, replica and stage), the K,V ring steps,
+  // all-gathers and reduce-scatters as rings in CP order, the all-to-alls peer to peer.
+  if (c.cp > 1) {
+    const int a2a = c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size : 1;
+    for (CommGroup runs_on : {CommGroup::Context, CommGroup::ContextAllToAll, CommGroup::ContextRing}) {
+      const std::vector<MemberBytes> cp_bytes = bytes_per_member(plan, runs_on);
+      for (const std::vector<int>& group : grid.groups("cp")) {
+        const MemberBytes& bytes = cp_bytes[static_cast<std::size_t>(grid.coord(group.front(), "pp"))];
+        for (const std::vector<int>& members : context_parallel_subgroups(group, runs_on, a2a)) {
+          ring(members, TrafficKind::ContextParallel, bytes.ring);
+          const double share = bytes.all_to_all / static_cast<double>(members.size());
+          for (int from : members)
+            for (int to : members)
+              if (from != to) add(node(from), node(to), TrafficKind::ContextParallel, share);
+        }
+      }
+    }
   }
 
   // Tied embeddings: the first and last stage's TP rank t all-reduce the embedding gradient
@@ -142,8 +199,10 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   const std::vector<double> embedding = bytes_named(recorder.recorded, "embedding_grad_sync");
   if (!embedding.empty())
     for (int d = 0; d < c.dp; ++d)
-      for (int t = 0; t < c.tp; ++t)
-        add(node({t, d, 0}), node({t, d, c.pp - 1}), TrafficKind::Embedding, 2 * embedding.front());
+      for (int cp = 0; cp < c.cp; ++cp)
+        for (int t = 0; t < c.tp; ++t)
+          add(node(rank_at(t, cp, d, 0)), node(rank_at(t, cp, d, c.pp - 1)), TrafficKind::Embedding,
+              2 * embedding.front());
 
   CrossNodeTraffic out;
   std::map<int, double> per_node;
@@ -162,7 +221,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // Both directions share the node's NICs; each NIC moves bandwidth_gbs per direction.
   const double node_gbs = 2.0 * cluster.nics_per_node * cluster.inter_node.bandwidth_gbs;
   out.busiest_node_seconds = node_gbs > 0 ? out.busiest_node_bytes / (node_gbs * 1e9) : 0;
-  out.tp_spans_nodes = place_group(layout.tp_group(0), g).nodes > 1;
+  out.tp_spans_nodes = tp_spans_nodes;
   return out;
 }
 

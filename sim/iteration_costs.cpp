@@ -17,16 +17,23 @@ double grad_bytes(Precision p) { return p == Precision::FP16 ? 2.0 : 4.0; }
 // both idle: its flow-shop span. Without one the host has run ahead through the previous
 // passes, and the pass costs the slower of the two machines.
 PassCost as_pass(const ProgramCost& whole, bool standing_start, const ProgramCost& recompute = {}) {
-  return {whole.compute_s - recompute.compute_s, recompute.device(), whole.comm_exposed_s - recompute.comm_exposed_s,
-          whole.measured_s, whole.host_s, standing_start ? whole.span_s : std::max(whole.device(), whole.host_s)};
+  PassCost p;
+  p.compute_s = whole.compute_s - recompute.compute_s;
+  p.recompute_s = recompute.device();
+  p.tp_comm_s = whole.comm_exposed_s - recompute.comm_exposed_s;
+  p.cp_comm_s = whole.cp_comm_exposed_s - recompute.cp_comm_exposed_s;
+  p.cp_transfer_s = whole.cp_comm_s;
+  p.measured_s = whole.measured_s;
+  p.host_s = whole.host_s;
+  p.span_s = standing_start ? whole.span_s : std::max(whole.device(), whole.host_s);
+  return p;
 }
 
 }  // namespace
 
 LayerCosts price_layers(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c,
                         const CostSource& costs) {
-  const ParallelLayout layout(c.tp, c.dp, c.pp);
-  const LayerShape shape = make_layer_shape(m, c, place_group(layout.tp_group(0), cluster.gpus_per_node));
+  const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, cluster.gpus_per_node));
   // The plan's op list, with both reruns priced: a search reuses these prices across
   // recompute choices.
   const LayerOps ops = layer_ops(shape, RecomputeScope::WholeLayer);
@@ -51,11 +58,14 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
 IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c,
                                const CostSource& costs, const LayerCosts& l) {
   IterationCosts out;
-  const ParallelLayout layout(c.tp, c.dp, c.pp);
+  const ParallelGrid grid = c.grid();
   const int g = cluster.gpus_per_node;
-  const GroupPlacement tp_group = place_group(layout.tp_group(0), g);
-  const GroupPlacement dp_group = place_group(layout.dp_group(0), g);
-  const LayerShape shape = make_layer_shape(m, c, tp_group);
+  // Megatron-Core reduces gradients over the data-parallel ranks with context parallelism
+  // (every CP rank saw other tokens of the same sequences), and the distributed optimizer
+  // shards over that group.
+  const GroupPlacement dp_group = place_group(grid.group(0, "cp-dp"), g);
+  const int dp_ranks = c.dp * c.cp;
+  const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, g));
   auto track_op = [&](const OpCost& oc) {
     out.measured_s += oc.measured ? oc.seconds : 0;
     out.modelled_s += oc.seconds;
@@ -106,7 +116,7 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   // Pipeline transfer: Megatron sends 1/t of the activation per TP rank (scatter-gather
   // optimisation, or the SP shard) and re-gathers it over NVLink when SP is off.
   if (c.pp > 1) {
-    const int next_stage_rank = layout.rank({0, 0, 1});
+    const int next_stage_rank = grid.rank({0, 0, 0, 1});  // kDenseGridOrder: tp, cp, dp, pp
     const GroupPlacement pair = place_group({0, next_stage_rank}, g);
     const double activation = shape.elem * static_cast<double>(shape.tokens * shape.h);
     out.p2p_s = track_op(costs.collective({"p2p", CollectiveKind::SendRecv, Phase::Forward, activation / c.tp, pair}));
@@ -117,10 +127,11 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   }
 
   // Data parallel: fp32 main gradients all-reduced (or reduce-scattered with the distributed
-  // optimizer) in buckets of max(40M, 1M·dp) parameters, Megatron-LM DDP's default.
-  out.bucket_params = std::max(40e6, 1e6 * c.dp);
+  // optimizer) over DP x CP in buckets of max(40M, 1M·(DP x CP)) parameters, Megatron-LM
+  // DDP's default over its data-parallel group with context parallelism.
+  out.bucket_params = std::max(40e6, 1e6 * dp_ranks);
   const CollectiveKind reduce_kind = c.distributed_optimizer ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
-  const double shard = c.distributed_optimizer ? c.dp : 1.0;
+  const double shard = c.distributed_optimizer ? dp_ranks : 1.0;
   for (int s = 0; s < c.pp; ++s) {
     const std::int64_t params = stage_parameters(m, c, s);
     out.stage_params.push_back(params);
@@ -145,16 +156,13 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
             : 0.0);
   }
   if (c.pp > 1 && m.tied_embeddings) {
-    const GroupPlacement ends = place_group({0, layout.rank({0, 0, c.pp - 1})}, g);
+    const GroupPlacement ends = place_group({0, grid.rank({0, 0, 0, c.pp - 1})}, g);
     const double bytes = static_cast<double>(shape.vocab * shape.h) * grad_bytes(c.precision);
     out.embedding_sync_s =
         track_op(costs.collective({"embedding_grad_sync", CollectiveKind::AllReduce, Phase::Backward, bytes, ends}));
   }
-  std::vector<int> model_parallel;
-  for (int s = 0; s < c.pp; ++s)
-    for (int t = 0; t < c.tp; ++t) model_parallel.push_back(layout.rank({t, 0, s}));
   out.grad_norm_sync_s = track_op(costs.collective(
-      {"grad_norm", CollectiveKind::AllReduce, Phase::Backward, 8.0, place_group(model_parallel, g)}));
+      {"grad_norm", CollectiveKind::AllReduce, Phase::Backward, 8.0, place_group(grid.group(0, "tp-pp"), g)}));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // iteration_costs.h — prices everything one iteration runs, per pipeline stage and chunk,
-// through a CostSource: forward and backward passes (with recompute and exposed TP
-// communication), pipeline transfers, data-parallel gradient reduction, optimizer step.
+// through a CostSource: forward and backward passes (with recompute and exposed TP and CP
+// communication), pipeline transfers, gradient reduction over DP x CP, optimizer step.
 // The task graph (simulator.cpp) only arranges these durations in time.
 #pragma once
 
@@ -19,10 +19,12 @@ struct PassCost {
   double compute_s = 0;
   double recompute_s = 0;
   double tp_comm_s = 0;  // exposed tensor-parallel communication
+  double cp_comm_s = 0;  // exposed context-parallel communication
+  double cp_transfer_s = 0;  // context-parallel communication in full, hidden or not (the timeline's cp lane)
   double measured_s = 0;
   double host_s = 0;     // host time to issue the pass (ProgramCost::host_s, per-pass overhead)
   double span_s = 0;     // the pass from a standing start, host and device together (ProgramCost)
-  double device() const { return compute_s + recompute_s + tp_comm_s; }
+  double device() const { return compute_s + recompute_s + tp_comm_s + cp_comm_s; }
   double total() const { return span_s; }
   // The stretch the device sits idle waiting for the host to issue work.
   double host_wait() const { return span_s - device(); }
@@ -37,7 +39,7 @@ struct IterationCosts {
   std::vector<std::vector<ChunkCosts>> chunks;  // [stage][chunk]
   double p2p_s = 0;                  // one activation (or gradient) transfer between stages
   std::vector<std::int64_t> stage_params;  // per GPU
-  std::vector<double> grad_reduce_s;       // whole-stage DP reduction in one call
+  std::vector<double> grad_reduce_s;       // whole-stage reduction over DP x CP in one call
   double bucket_params = 0;                // DP bucket size (Megatron-LM DDP default)
   std::vector<double> bucket_reduce_s;     // one full bucket's reduction, per stage
   std::vector<double> optimizer_s;
@@ -48,7 +50,7 @@ struct IterationCosts {
 };
 
 // The priced programs of one layer, the embedding and the output layer. They depend only
-// on the per-rank shape (TP, SP, micro batch, precision, attention kernel), so a search
+// on the per-rank shape (TP, CP, SP, micro batch, precision, attention kernel), so a search
 // prices them once per shape and reuses them across PP, DP and recompute choices.
 struct LayerCosts {
   ProgramCost forward, backward;

@@ -4,12 +4,23 @@
 
 namespace cc {
 
-LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, GroupPlacement tp_group) {
+LayerGroups place_layer_groups(const ParallelConfig& c, int gpus_per_node) {
+  const ParallelGrid grid = c.grid();
+  const std::vector<int> cp = grid.groups("cp").front();
+  // a2a+p2p: all-to-all over consecutive CP ranks, the ring across those groups.
+  const int a2a = c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size : 1;
+  std::vector<int> all_to_all(cp.begin(), cp.begin() + a2a), ring;
+  for (std::size_t i = 0; i < cp.size(); i += static_cast<std::size_t>(a2a)) ring.push_back(cp[i]);
+  return {place_group(grid.groups("tp").front(), gpus_per_node), place_group(cp, gpus_per_node),
+          place_group(all_to_all, gpus_per_node), place_group(ring, gpus_per_node)};
+}
+
+LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const LayerGroups& groups) {
   LayerShape x;
   x.b = c.micro_batch;
   x.s = m.seq_length;
   x.h = m.hidden_size;
-  x.tokens = x.b * x.s;
+  x.tokens = x.b * x.s / c.cp;
   x.region_tokens = c.sequence_parallel ? x.tokens / c.tp : x.tokens;
   x.heads = m.num_attention_heads / c.tp;
   x.head_dim = m.head_dim();
@@ -25,8 +36,35 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, GroupPl
   x.rope = m.position_embedding == PositionEmbedding::Rope;
   x.flash = c.attention == AttentionKernel::Flash;
   x.tp = c.tp;
-  x.tp_group = tp_group;
+  x.tp_group = groups.tp;
+  x.cp = c.cp;
+  x.cp_comm = c.cp_comm_type;
+  x.cp_all_to_all = c.cp_comm_type == CpCommType::AllToAll      ? c.cp
+                    : c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size
+                                                                : 1;
+  x.cp_group = groups.cp;
+  x.cp_all_to_all_group = c.cp_comm_type == CpCommType::AllToAll ? groups.cp : groups.cp_all_to_all;
+  x.cp_ring_group = c.cp_comm_type == CpCommType::AllToAllP2P ? groups.cp_ring : groups.cp;
   return x;
+}
+
+LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, GroupPlacement tp_group) {
+  LayerGroups groups = place_layer_groups(c, c.tp * c.cp);  // TP x CP ranks fill one node
+  groups.tp = tp_group;
+  return make_layer_shape(m, c, groups);
+}
+
+double context_parallel_buffer_bytes(const LayerShape& x) {
+  if (x.cp <= 1) return 0;
+  const double kv = x.kv_bytes();
+  const double q = x.elem * static_cast<double>(x.tokens * x.heads * x.head_dim);
+  if (x.cp_comm == CpCommType::AllGather) return 2.0 * x.cp * kv;  // backward: gathered K,V and dK,dV
+  // The all-to-all's received Q,K,V and output beside the ones it sent.
+  const double all_to_all = x.cp_all_to_all > 1 ? x.elem * static_cast<double>(x.tokens * x.qkv_out) + q : 0.0;
+  const int ring = x.cp_ring();
+  if (ring <= 1) return all_to_all;
+  // Forward: the ring-1 received chunks; backward: two (K,V, dK,dV) buffers and dQ.
+  return all_to_all + std::max((ring - 1) * kv, 4.0 * kv + q);
 }
 
 namespace {
@@ -52,15 +90,24 @@ class Builder {
                  bytes_per_element * static_cast<double>(elements)};
     return push(op);
   }
-  int flash(const char* name, double flops, double bytes) {
-    ComputeOp op{name, OpKind::FlashAttention, phase_, x_.s, x_.s, x_.head_dim, x_.b * x_.heads, flops, bytes};
+  // Flash attention of `queries` rows against `keys` rows per (sequence, head), `heads` heads.
+  int flash(const char* name, double flops, double bytes, std::int64_t queries, std::int64_t keys,
+            std::int64_t heads) {
+    ComputeOp op{name, OpKind::FlashAttention, phase_, queries, keys, x_.head_dim, x_.b * heads, flops, bytes};
     return push(op);
   }
   void collective(const char* name, CollectiveKind kind, double bytes, int hides_behind = -1) {
-    if (x_.tp <= 1) return;
+    if (x_.tp > 1) communicate({name, kind, phase_, bytes, x_.tp_group, CommGroup::Tensor}, hides_behind);
+  }
+  // A collective of the context-parallel group `runs_on` (placed at `group`).
+  void cp_collective(const char* name, CollectiveKind kind, double bytes, CommGroup runs_on,
+                     const GroupPlacement& group, int hides_behind = -1) {
+    if (group.size > 1) communicate({name, kind, phase_, bytes, group, runs_on}, hides_behind);
+  }
+  void communicate(const CollectiveOp& op, int hides_behind) {
     ProgramStep step;
     step.is_collective = true;
-    step.comm = {name, kind, phase_, bytes, x_.tp_group};
+    step.comm = op;
     step.hides_behind = hides_behind;
     program_.push_back(step);
   }
@@ -100,14 +147,88 @@ class Builder {
 
 double dropout_bytes(const LayerShape& x) { return x.dropout ? 2 * x.elem + 1 : 0; }
 
-void attention_core(Builder& b, const LayerShape& x) {
-  const std::int64_t batch = x.b * x.heads;
-  if (x.flash) {
-    // Causal flash attention computes only the lower triangle: half of QK^T and of PV.
-    const double flops = 2.0 * batch * x.s * x.s * x.head_dim;
-    b.flash("flash_attention", flops, x.elem * 4.0 * x.tokens * x.heads * x.head_dim);
+// Context-parallel attention, as Transformer Engine runs it (context_parallel.py). With an
+// all-to-all group of A ranks (a2a, a2a+p2p), Q, K and V are exchanged so that each rank holds
+// A times the tokens for 1/A of the heads, and the output goes back after attention. The
+// remaining CP/A ranks pass K,V chunks round a ring: each of its R steps attends the local
+// queries to the chunk at hand while the next chunk travels (AttnFuncWithCPAndKVP2P). Under
+// causal load balancing every step costs the same: the causal attention of the step's chunk
+// length, so the R steps make 1/CP of the whole sequence's causal work. Forward sends R-1
+// K,V chunks, each beside one step; backward sends K,V first, then K,V with the dK,dV
+// gathered so far, and last the dK,dV alone, again each beside one step.
+void context_parallel_attention(Builder& b, const LayerShape& x, bool backward) {
+  const int a2a = x.cp_all_to_all, ring = x.cp_ring();
+  const std::int64_t chunk = x.local_seq() * a2a, heads = x.heads / a2a;
+  const double out_bytes = x.elem * static_cast<double>(x.tokens * x.heads * x.head_dim);
+  const double qkv_bytes = x.elem * static_cast<double>(x.tokens * x.qkv_out);
+  const double step_forward = 2.0 * x.b * heads * static_cast<double>(chunk) * chunk * x.head_dim;
+  const double step_io = x.elem * 4.0 * x.b * static_cast<double>(chunk) * heads * x.head_dim;
+  if (a2a > 1)
+    b.cp_collective(backward ? "cp.output_grad_all_to_all" : "cp.qkv_all_to_all", CollectiveKind::AllToAll,
+                    backward ? out_bytes : qkv_bytes, CommGroup::ContextAllToAll, x.cp_all_to_all_group);
+  for (int step = 0; step < ring; ++step) {
+    const int attention = backward ? b.flash("flash_attention.backward", 2.5 * step_forward, 2.0 * step_io, chunk,
+                                             chunk, heads)
+                                   : b.flash("flash_attention", step_forward, step_io, chunk, chunk, heads);
+    if (ring > 1) {
+      // Each step's partial output (backward: its dQ) merges into an fp32 accumulator.
+      b.elementwise(backward ? "cp.grad_accumulate" : "cp.output_correction", x.tokens * x.heads * x.head_dim,
+                    x.elem + 8, 4);
+    }
+    const double kv = x.kv_bytes();
+    if (!backward && step < ring - 1)
+      b.cp_collective("cp.kv_send_recv", CollectiveKind::SendRecv, kv, CommGroup::ContextRing, x.cp_ring_group,
+                      attention);
+    if (backward && ring > 1)
+      b.cp_collective("cp.kv_send_recv", CollectiveKind::SendRecv, step == 0 || step == ring - 1 ? kv : 2 * kv,
+                      CommGroup::ContextRing, x.cp_ring_group, attention);
+  }
+  if (a2a > 1)
+    b.cp_collective(backward ? "cp.qkv_grad_all_to_all" : "cp.output_all_to_all", CollectiveKind::AllToAll,
+                    backward ? qkv_bytes : out_bytes, CommGroup::ContextAllToAll, x.cp_all_to_all_group);
+}
+
+// allgather (AttnFuncWithCPAndKVAllGather): K and V of the whole sequence are gathered before
+// attention (again in backward, which keeps only the local ones), the local queries attend to
+// them, and backward reduce-scatters dK,dV to their owners. Nothing hides the collectives.
+void context_parallel_attention_all_gather(Builder& b, const LayerShape& x, bool backward) {
+  const double gathered = x.cp * x.kv_bytes();
+  const double forward_flops = 2.0 * x.b * x.heads * static_cast<double>(x.local_seq()) * x.s * x.head_dim;
+  const double io = x.elem * 2.0 * x.b * static_cast<double>(x.local_seq() + x.s) * x.heads * x.head_dim;
+  b.cp_collective("cp.kv_all_gather", CollectiveKind::AllGather, gathered, CommGroup::Context, x.cp_group);
+  if (backward) {
+    b.flash("flash_attention.backward", 2.5 * forward_flops, 2.0 * io, x.local_seq(), x.s, x.heads);
+    b.cp_collective("cp.kv_grad_reduce_scatter", CollectiveKind::ReduceScatter, gathered, CommGroup::Context,
+                    x.cp_group);
+  } else {
+    b.flash("flash_attention", forward_flops, io, x.local_seq(), x.s, x.heads);
+  }
+}
+
+void flash_attention(Builder& b, const LayerShape& x, bool backward) {
+  if (x.cp > 1) {
+    if (x.cp_comm == CpCommType::AllGather) context_parallel_attention_all_gather(b, x, backward);
+    else context_parallel_attention(b, x, backward);
     return;
   }
+  const std::int64_t batch = x.b * x.heads;
+  if (backward) {
+    // FlashAttention-2 backward: five matmuls against two forward, with its own recompute.
+    const double flops = 2.5 * 2.0 * batch * x.s * x.s * x.head_dim;
+    b.flash("flash_attention.backward", flops, x.elem * 8.0 * x.tokens * x.heads * x.head_dim, x.s, x.s, x.heads);
+  } else {
+    // Causal flash attention computes only the lower triangle: half of QK^T and of PV.
+    const double flops = 2.0 * batch * x.s * x.s * x.head_dim;
+    b.flash("flash_attention", flops, x.elem * 4.0 * x.tokens * x.heads * x.head_dim, x.s, x.s, x.heads);
+  }
+}
+
+void attention_core(Builder& b, const LayerShape& x) {
+  if (x.flash) {
+    flash_attention(b, x, false);
+    return;
+  }
+  const std::int64_t batch = x.b * x.heads;
   const std::int64_t scores = batch * x.s * x.s;
   b.batched("attention_scores", batch, x.s, x.s, x.head_dim);
   b.elementwise("softmax", scores, 2 * x.elem, 4);  // fused scale, causal mask, softmax
@@ -161,9 +282,7 @@ OpProgram layer_backward(const LayerShape& x) {
   b.gemm("attention_proj.wgrad", attn_width, x.h, x.tokens);
   const std::int64_t batch = x.b * x.heads;
   if (x.flash) {
-    // FlashAttention-2 backward: five matmuls against two forward, with its own recompute.
-    const double flops = 2.5 * 2.0 * batch * x.s * x.s * x.head_dim;
-    b.flash("flash_attention.backward", flops, x.elem * 8.0 * x.tokens * attn_width);
+    flash_attention(b, x, true);
   } else {
     const std::int64_t scores = batch * x.s * x.s;
     b.batched("attention_context.dgrad_probs", batch, x.s, x.s, x.head_dim);
@@ -236,6 +355,8 @@ ProgramCost& ProgramCost::operator+=(const ProgramCost& o) {
   span_s = std::max(span_s + o.device(), host_s + o.span_s);
   compute_s += o.compute_s;
   comm_exposed_s += o.comm_exposed_s;
+  cp_comm_exposed_s += o.cp_comm_exposed_s;
+  cp_comm_s += o.cp_comm_s;
   measured_s += o.measured_s;
   flops += o.flops;
   host_s += o.host_s;
@@ -245,8 +366,12 @@ ProgramCost& ProgramCost::operator+=(const ProgramCost& o) {
 ProgramCost ProgramCost::repeated(int n) const {
   if (n <= 0) return {};
   const double f = n;
-  return {compute_s * f, comm_exposed_s * f, measured_s * f, flops * f, host_s * f,
-          span_s + (f - 1) * std::max(device(), host_s)};
+  ProgramCost p = *this;
+  for (double* x : {&p.compute_s, &p.comm_exposed_s, &p.cp_comm_exposed_s, &p.cp_comm_s, &p.measured_s, &p.flops,
+                    &p.host_s})
+    *x *= f;
+  p.span_s = span_s + (f - 1) * std::max(device(), host_s);
+  return p;
 }
 
 ProgramCost ProgramCost::host_only(double seconds) {
@@ -273,10 +398,16 @@ ProgramCost cost_of(const OpProgram& program, const CostSource& costs) {
     } else {
       const OpCost c = costs.collective(step.comm);
       const double hidden = step.hides_behind >= 0 ? kernels[static_cast<std::size_t>(step.hides_behind)].seconds : 0.0;
-      op.comm_exposed_s =
+      const double exposed =
           std::max(0.0, c.seconds - hidden) + costs.overlap_interference() * std::min(c.seconds, hidden);
+      if (is_context_parallel(step.comm.runs_on)) {
+        op.cp_comm_exposed_s = exposed;
+        op.cp_comm_s = c.seconds;
+      } else {
+        op.comm_exposed_s = exposed;
+      }
       op.host_s = c.host_s;
-      if (c.measured) op.measured_s = op.comm_exposed_s;
+      if (c.measured) op.measured_s = exposed;
     }
     op.span_s = op.host_s + op.device();
     total += op;

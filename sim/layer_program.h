@@ -15,11 +15,22 @@
 
 namespace cc {
 
-// Per-rank shape of one microbatch through a layer.
+// Where the process groups a layer talks over sit on the nodes: its TP group and, under
+// context parallelism, its CP group with a2a+p2p's all-to-all groups and the ring across them.
+struct LayerGroups {
+  GroupPlacement tp, cp, cp_all_to_all, cp_ring;
+};
+// The first group of each kind of `config`'s grid placed on nodes of `gpus_per_node` GPUs
+// (the groups are regular, so the first stands for all).
+LayerGroups place_layer_groups(const ParallelConfig& config, int gpus_per_node);
+
+// Per-rank shape of one microbatch through a layer. Under context parallelism (CP) each rank
+// holds s/CP tokens of every sequence — chunks i and 2·CP-1-i of 2·CP, so that causal
+// attention costs every rank alike — and every op but attention runs on those tokens only.
 struct LayerShape {
-  std::int64_t b = 1, s = 1, h = 1;
-  std::int64_t tokens = 1;           // b·s: rows of every GEMM
-  std::int64_t region_tokens = 1;    // tokens in norm/dropout regions: b·s/t with SP, else b·s
+  std::int64_t b = 1, s = 1, h = 1;  // s: the whole sequence, which each query may attend to
+  std::int64_t tokens = 1;           // b·s/CP: rows of every GEMM
+  std::int64_t region_tokens = 1;    // tokens in norm/dropout regions: b·s/(CP·t) with SP, else b·s/CP
   std::int64_t heads = 1;            // attention heads on this rank
   std::int64_t head_dim = 1;
   std::int64_t qkv_out = 1;          // (q + 2·kv)/t, q = heads·head_dim (= h unless head_dim is explicit)
@@ -31,9 +42,30 @@ struct LayerShape {
   bool tp_overlap = false;  // --tp-comm-overlap: SP collectives pipelined with their GEMMs
   int tp = 1;
   GroupPlacement tp_group;
+  // Context parallelism: the all-to-all splits heads over `cp_all_to_all` ranks (CP for a2a,
+  // the first hierarchical size for a2a+p2p, 1 for p2p and allgather); the K,V ring runs over
+  // the other CP / cp_all_to_all ranks.
+  int cp = 1;
+  CpCommType cp_comm = CpCommType::P2P;
+  int cp_all_to_all = 1;
+  GroupPlacement cp_group, cp_all_to_all_group, cp_ring_group;
+  std::int64_t local_seq() const { return s / cp; }
+  int cp_ring() const { return cp / cp_all_to_all; }
+  // Bytes of this rank's K and V (its s/CP tokens, its TP share of the key/value heads).
+  double kv_bytes() const { return elem * 2.0 * static_cast<double>(tokens * kv_width); }
 };
 
+LayerShape make_layer_shape(const ModelSpec& model, const ParallelConfig& config, const LayerGroups& groups);
+// The same with the CP groups placed as if on one node (the step plan knows no cluster).
 LayerShape make_layer_shape(const ModelSpec& model, const ParallelConfig& config, GroupPlacement tp_group);
+
+// Bytes a CP rank holds beyond its kept activations while one layer's attention runs, the
+// larger of forward and backward (Transformer Engine's context_parallel.py): p2p keeps every
+// K,V chunk it received until the forward returns, and in backward two send/receive buffers
+// of K,V with dK,dV beside a dQ accumulator; allgather gathers the whole sequence's K,V
+// (backward also its dK,dV before the reduce-scatter); the all-to-all holds the exchanged
+// Q,K,V and output beside the originals. 0 without CP.
+double context_parallel_buffer_bytes(const LayerShape& shape);
 
 struct ProgramStep {
   bool is_collective = false;
@@ -63,12 +95,14 @@ OpProgram pipeline_receive(const LayerShape& shape);
 // lead over big GEMMs hides its cost of the small kernels after them.
 struct ProgramCost {
   double compute_s = 0;     // kernels, on the device
-  double comm_exposed_s = 0;
+  double comm_exposed_s = 0;     // tensor-parallel (and other) collectives beyond what hides them
+  double cp_comm_exposed_s = 0;  // context-parallel collectives beyond what hides them
+  double cp_comm_s = 0;          // context-parallel collectives in full, hidden or not (the timeline's lane)
   double measured_s = 0;    // part of the device time that came from measurements
   double flops = 0;
   double host_s = 0;        // host time to issue every kernel and collective (OpCost::host_s)
   double span_s = 0;        // flow-shop makespan from a standing start (>= device and host)
-  double device() const { return compute_s + comm_exposed_s; }
+  double device() const { return compute_s + comm_exposed_s + cp_comm_exposed_s; }
   double total() const { return span_s; }
   // `o` runs after this: span = max(span + o's device time, host time + o's span).
   ProgramCost& operator+=(const ProgramCost& o);

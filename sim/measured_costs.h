@@ -5,7 +5,8 @@
 // collectives on a measured group size inside a node use the sweep itself, interpolated
 // between measured sizes (a single latency/bandwidth line misses shared-memory transports
 // by up to 3x: bandwidth peaks while messages fit in cache and falls beyond), at the level
-// the same collective had inside the profiled steps (in_step_factor).
+// the same collective had inside the profiled steps (in_step_factor). Context-parallel
+// collectives are never measured (no sweep runs on a CP group): the analytic model prices them.
 // Only what the database has no measurement of at all is priced by the analytic model, and
 // coverage() names it: the share of measured time is always reported, never hidden.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/layer_program.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_plan.h"
 #include "sim/units.h"
@@ -38,10 +39,17 @@ Widths layer_widths(const ModelSpec& m, Precision p) {
   return {region, tp_split, per_score};
 }
 
+// Tokens of one microbatch a rank holds: s·b, or s·b/CP under context parallelism (every
+// Korthikanti term is per token, so each shrinks by CP; the score term's other s is the key
+// length, which CP does not cut, but CP runs only with flash attention, which keeps no scores).
+double local_tokens(const ModelSpec& m, const ParallelConfig& c) {
+  return static_cast<double>(m.seq_length) * c.micro_batch / c.cp;
+}
+
 double layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranularity recompute) {
   const double t = c.tp;
   const double e = activation_element_bytes(c.precision);
-  const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
+  const double sb = local_tokens(m, c);
   const double region_split = c.sequence_parallel ? t : 1.0;
   if (recompute == RecomputeGranularity::Full) return e * sb * m.hidden_size / region_split;
   const Widths w = layer_widths(m, c.precision);
@@ -101,7 +109,7 @@ std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int s
 
 StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, int s) {
   const double t = c.tp;
-  const double sb = static_cast<double>(m.seq_length) * c.micro_batch;
+  const double sb = local_tokens(m, c);
   const double h = m.hidden_size;
   const double region_split = c.sequence_parallel ? t : 1.0;
   const double e = activation_element_bytes(c.precision);
@@ -126,6 +134,7 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
     for (const LayerRange& g : chunk.recompute_groups) largest = std::max(largest, g.count);
     a.working = recomputed == chunk_layers ? largest * full : 0.0;
   }
+  a.context_parallel_buffers = context_parallel_buffer_bytes(make_layer_shape(m, c, GroupPlacement{c.tp, 1, c.tp}));
   // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
   // in flight; the final norm, output-layer input and fp32 logits on the last stage.
   if (s == 0 && m.dropout) a.per_in_flight += sb * h / region_split / c.virtual_stages;
@@ -138,7 +147,8 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
 
 MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve) {
   MemoryReport report;
-  const double shard = c.distributed_optimizer ? c.dp : 1.0;
+  // The distributed optimizer shards over the data-parallel ranks with context parallelism.
+  const double shard = c.distributed_optimizer ? static_cast<double>(c.dp) * c.cp : 1.0;
 
   for (int s = 0; s < c.pp; ++s) {
     StageMemory stage;
@@ -150,8 +160,10 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages);
     const StageActivations a = stage_activations(m, c, s);
-    stage.loss_peak_extra = std::max(0.0, a.loss_workspace - a.working);
-    const double activations = stage.in_flight * a.per_in_flight + a.working + stage.loss_peak_extra + a.fixed;
+    const double attention_transient = a.working + a.context_parallel_buffers;
+    stage.loss_peak_extra = std::max(0.0, a.loss_workspace - attention_transient);
+    const double activations =
+        stage.in_flight * a.per_in_flight + attention_transient + stage.loss_peak_extra + a.fixed;
     stage.bytes.activations = activations;
     stage.bytes.other = (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB +
                         reserve.fragmentation_fraction * activations;

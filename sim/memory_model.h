@@ -38,7 +38,8 @@ struct MemoryReserve {
 
 // Activation bytes kept for backward by one transformer layer for one microbatch.
 // Korthikanti Table 2 for GPT-style layers: sbh(34 + 5as/h) without parallelism, and its
-// TP / SP / selective forms; full recomputation keeps only the layer input.
+// TP / SP / selective forms; full recomputation keeps only the layer input. Under context
+// parallelism every term is of the rank's s/CP tokens.
 double layer_activation_bytes(const ModelSpec& model, const ParallelConfig& config);
 // The same layer with nothing recomputed: the working set while a recomputed layer runs.
 double layer_activation_bytes_without_recompute(const ModelSpec& model, const ParallelConfig& config);
@@ -58,6 +59,9 @@ struct StageActivations {
   // casts the fp32 gradient back down beside it): e·s·b·v/t beyond the kept fp32 logits.
   // Not at the same moment as a recomputed layer's working set.
   double loss_workspace = 0;
+  // Context parallelism: what one layer's attention holds beyond the kept activations while
+  // it runs (context_parallel_buffer_bytes()), on top of a recomputed layer's working set.
+  double context_parallel_buffers = 0;
 };
 StageActivations stage_activations(const ModelSpec& model, const ParallelConfig& config, int stage);
 
@@ -65,8 +69,8 @@ struct StageMemory {
   MemoryBreakdown bytes;
   std::int64_t parameters = 0;  // parameters held by one GPU of this stage
   int in_flight = 0;            // (microbatch, chunk) activations held at the peak
-  // How far the loss's workspace lifts the activation peak above the kept activations and
-  // the recompute working set (included in bytes.activations): what an engine that counts
+  // How far the loss's workspace lifts the activation peak above the kept activations, the
+  // recompute working set and the CP buffers (included in bytes.activations): what an engine that counts
   // the tensors it keeps for backward does not count.
   double loss_peak_extra = 0;
 };

@@ -70,19 +70,23 @@ std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryRe
                         (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB + scale * a.fixed;
 
     // (time, change in bytes): a forward's activations are held from its start until its
-    // backward ends; full recomputation's working set only while that backward runs; the
-    // loss's workspace while the chunk holding the output layer runs (it never meets the
-    // working set: the loss is done before any layer reruns).
+    // backward ends; full recomputation's working set only while that backward runs, and the
+    // CP buffers of a layer's attention while any pass runs; the loss's workspace while the
+    // chunk holding the output layer runs (it never meets those: the loss is done before any
+    // layer reruns or attends).
     std::vector<std::pair<SimTime, double>> steps;
     std::vector<bool> holds_output;  // by chunk: the step plan's chunk with the final norm, logits and loss
     for (int k = 0; k < c.virtual_stages; ++k) holds_output.push_back(chunk_plan(r.model, c, s, k).has_output);
     for (const Pass& p : timed_passes(compute, schedule[static_cast<std::size_t>(s)], s)) {
       const bool loss = a.loss_workspace > 0 && holds_output[static_cast<std::size_t>(p.pass.chunk)];
+      const double attention = a.context_parallel_buffers;
       if (p.pass.kind == PassKind::Forward) {
-        steps.emplace_back(p.start, scale * (a.per_in_flight + (loss ? a.loss_workspace : 0.0)));
-        if (loss) steps.emplace_back(p.end, -scale * a.loss_workspace);
+        const double transient = loss ? std::max(attention, a.loss_workspace) : attention;
+        steps.emplace_back(p.start, scale * (a.per_in_flight + transient));
+        if (transient > 0) steps.emplace_back(p.end, -scale * transient);
       } else {
-        const double transient = loss ? std::max(a.working, a.loss_workspace) : a.working;
+        const double transient =
+            loss ? std::max(a.working + attention, a.loss_workspace) : a.working + attention;
         steps.emplace_back(p.start, scale * transient);
         steps.emplace_back(p.end, -scale * (transient + a.per_in_flight));
       }

@@ -28,8 +28,13 @@ const char* to_string(CollectiveKind k) {
     case CollectiveKind::AllGather: return "all_gather";
     case CollectiveKind::ReduceScatter: return "reduce_scatter";
     case CollectiveKind::SendRecv: return "send_recv";
+    case CollectiveKind::AllToAll: return "all_to_all";
   }
   return "?";
+}
+
+bool is_context_parallel(CommGroup g) {
+  return g == CommGroup::Context || g == CommGroup::ContextAllToAll || g == CommGroup::ContextRing;
 }
 
 double bus_bandwidth_factor(CollectiveKind kind, int n) {
@@ -38,7 +43,8 @@ double bus_bandwidth_factor(CollectiveKind kind, int n) {
   switch (kind) {
     case CollectiveKind::AllReduce: return 2.0 * frac;
     case CollectiveKind::AllGather:
-    case CollectiveKind::ReduceScatter: return frac;
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllToAll: return frac;
     case CollectiveKind::SendRecv: return 1.0;
   }
   return 1.0;

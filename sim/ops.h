@@ -12,7 +12,17 @@ namespace cc {
 
 enum class Phase { Forward, Backward, Recompute };
 enum class OpKind { Gemm, BatchedGemm, Elementwise, FlashAttention, Optimizer };
-enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, SendRecv };
+// SendRecv: every member of the group sends `bytes` to its ring successor and receives as
+// much from its predecessor, all at once (a pipeline transfer is the two-member case).
+// AllToAll: every member sends 1/n of its `bytes` to each other member.
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, SendRecv, AllToAll };
+
+// The process group a collective runs on, so that pricing, the traffic map and the timeline
+// tell context-parallel traffic from the rest without reading names. A context-parallel
+// group is the grid's "cp" group; a2a+p2p splits it into all-to-all groups of consecutive CP
+// ranks (--hierarchical-context-parallel-sizes' first size) and rings across them.
+enum class CommGroup { Other, Tensor, Context, ContextAllToAll, ContextRing };
+bool is_context_parallel(CommGroup g);
 
 struct ComputeOp {
   const char* name = "";  // e.g. "qkv", "softmax", "fc2.wgrad"
@@ -30,6 +40,7 @@ struct CollectiveOp {
   Phase phase = Phase::Forward;
   double bytes = 0;  // nccl-tests "size": the full buffer (all-gather output, reduce-scatter input)
   GroupPlacement group;
+  CommGroup runs_on = CommGroup::Other;
 };
 
 const char* to_string(Phase p);
@@ -38,7 +49,8 @@ const char* to_string(CollectiveKind k);
 
 // nccl-tests' vocabulary: algorithm bandwidth is size / time; bus bandwidth scales it by
 // the data each rank must move (2(n-1)/n for all-reduce, (n-1)/n for all-gather and
-// reduce-scatter, 1 for send/recv), so it is comparable with link speed across group sizes.
+// reduce-scatter and all-to-all, 1 for send/recv), so it is comparable with link speed
+// across group sizes.
 double bus_bandwidth_factor(CollectiveKind kind, int group_size);
 
 }  // namespace cc

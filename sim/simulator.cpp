@@ -10,7 +10,6 @@
 #include "sim/event_engine.h"
 #include "sim/flops.h"
 #include "sim/iteration_costs.h"
-#include "sim/parallel_layout.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_plan.h"
 
@@ -50,12 +49,13 @@ class IterationGraph {
         replicas_(o.every_rank ? c.dp : 1),
         blocking_p2p_(pipeline_sends_block(c)) {
     slowdown_.assign(static_cast<std::size_t>(c.pp * replicas_), 1.0);
-    const ParallelLayout layout(c.tp, c.dp, c.pp);
+    // TP and CP peers meet at every layer's collectives, so a straggler slows its whole gang.
+    const ParallelGrid grid = c.grid();
     for (const auto& s : o.stragglers) {
       if (s.rank < 0 || s.rank >= c.gpus())
         fail("straggler rank {} is outside 0..{}", s.rank, c.gpus() - 1);
-      const RankCoords rc = layout.coords(s.rank);
-      double& f = slowdown_[static_cast<std::size_t>(gang(rc.pp, o.every_rank ? rc.dp : 0))];
+      double& f = slowdown_[static_cast<std::size_t>(
+          gang(grid.coord(s.rank, "pp"), o.every_rank ? grid.coord(s.rank, "dp") : 0))];
       f = std::max(f, s.slowdown);
     }
   }
@@ -125,8 +125,8 @@ class IterationGraph {
           TaskId first = -1;
           for (int piece = 0; piece < pieces; ++piece) {
             PassCost share = cost;
-            for (double* x : {&share.compute_s, &share.recompute_s, &share.tp_comm_s, &share.measured_s, &share.host_s,
-                       &share.span_s})
+            for (double* x : {&share.compute_s, &share.recompute_s, &share.tp_comm_s, &share.cp_comm_s,
+                              &share.cp_transfer_s, &share.measured_s, &share.host_s, &share.span_s})
               *x /= pieces;
             const TaskId t = add(share.total() * slowdown(gg), {compute_[static_cast<std::size_t>(gg)]},
                                  {forward ? TaskKind::Forward : TaskKind::Backward, gg, pass.microbatch, pass.chunk, share});
@@ -307,6 +307,7 @@ TimeBreakdown breakdown_of(const EventEngine& engine, const std::vector<TaskInfo
       b.compute += i.cost.compute_s * scale;
       b.recompute += i.cost.recompute_s * scale;
       b.tp_comm += i.cost.tp_comm_s * scale;
+      b.cp_comm += i.cost.cp_comm_s * scale;
       b.host += i.cost.host_wait() * scale;
     }
     cursor = engine.end(t);
@@ -327,6 +328,7 @@ const char* to_string(StreamLane lane) {
     case StreamLane::Compute: return "compute";
     case StreamLane::P2p: return "p2p";
     case StreamLane::Dp: return "dp";
+    case StreamLane::Cp: return "cp";
   }
   return "?";
 }
@@ -428,6 +430,12 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
         const TaskInfo& i = info[static_cast<std::size_t>(t)];
         r.timeline.push_back({gang, gang / replicas, gang % replicas, lane, i.microbatch, i.chunk, pass_name(i), i.kind,
                               engine.start(t), engine.duration(t)});
+        // The pass's context-parallel exchanges, scaled as the pass was (stragglers, rounding).
+        const double modelled = i.cost.total();
+        if (i.cost.cp_transfer_s > 0 && modelled > 0)
+          r.timeline.push_back({gang, gang / replicas, gang % replicas, StreamLane::Cp, i.microbatch, i.chunk,
+                                "cp " + pass_name(i), i.kind, engine.start(t),
+                                to_sim_time(i.cost.cp_transfer_s * to_seconds(engine.duration(t)) / modelled)});
       }
     }
   }

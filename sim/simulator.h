@@ -37,19 +37,24 @@ struct TimeBreakdown {  // seconds on the reported stage; they sum to the iterat
   double compute = 0;
   double recompute = 0;
   double tp_comm = 0;  // exposed
+  double cp_comm = 0;  // exposed
   double pp_comm = 0;  // exposed
   double dp_comm = 0;  // exposed
   double optimizer = 0;
   double host = 0;     // idle, waiting for the host to issue kernels (a host-bound pass)
   double bubble = 0;   // idle, waiting on other stages
-  double total() const { return compute + recompute + tp_comm + pp_comm + dp_comm + optimizer + host + bubble; }
+  double total() const {
+    return compute + recompute + tp_comm + cp_comm + pp_comm + dp_comm + optimizer + host + bubble;
+  }
 };
 
 enum class TaskKind { Forward, Backward, Send, GradReduce, EmbeddingSync, GradNorm, Optimizer, ParamGather };
 
-// The stream an event ran on: every (stage, replica) has one of each.
-enum class StreamLane { Compute, P2p, Dp };
-const char* to_string(StreamLane lane);  // "compute", "p2p", "dp"
+// The stream an event ran on: every (stage, replica) has one of each. Cp holds, under context
+// parallelism, each pass's K,V exchanges (hidden or not) as one event from the pass's start:
+// they run beside its attention, layer after layer, which the lane shows summed.
+enum class StreamLane { Compute, P2p, Dp, Cp };
+const char* to_string(StreamLane lane);  // "compute", "p2p", "dp", "cp"
 
 // One task of the simulated iteration, typed so that a viewer needs no parsing of `name`.
 struct TimelineEvent {
@@ -59,7 +64,7 @@ struct TimelineEvent {
   StreamLane lane = StreamLane::Compute;
   int microbatch = -1;  // the pass's microbatch; -1 for work outside passes (DP reduction, optimizer)
   int chunk = 0;        // the pass's model chunk (virtual stage) on its rank
-  std::string name;     // for display: "F3 c1", "send mb3 c1", "GradReduce", ...
+  std::string name;     // for display: "F3 c1", "send mb3 c1", "cp F3 c1", "GradReduce", ...
   TaskKind kind = TaskKind::Forward;
   SimTime start = 0;
   SimTime duration = 0;

@@ -47,6 +47,17 @@ void NcclTransport::run(CollectiveKind kind, std::int64_t count, int iterations)
         CC_NCCL(ncclRecv(receive_.data(), c, ncclFloat32, (rank - 1 + n) % n, comm_->get(), s));
         CC_NCCL(ncclGroupEnd());
         break;
+      case CollectiveKind::AllToAll: {  // as nccl-tests' alltoall: 1/n of the buffer to every rank
+        const std::size_t share = c / static_cast<std::size_t>(n);
+        CC_NCCL(ncclGroupStart());
+        for (int peer = 0; peer < n; ++peer) {
+          const std::size_t offset = static_cast<std::size_t>(peer) * share;
+          CC_NCCL(ncclSend(send_.data() + offset, share, ncclFloat32, peer, comm_->get(), s));
+          CC_NCCL(ncclRecv(receive_.data() + offset, share, ncclFloat32, peer, comm_->get(), s));
+        }
+        CC_NCCL(ncclGroupEnd());
+        break;
+      }
     }
   }
   stream_->synchronize();
