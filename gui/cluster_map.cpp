@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -28,10 +28,6 @@ QColor stage_color(int stage, int stages) {
   return QColor::fromHsvF(0.66 * (1 - f), 0.55, 0.92);
 }
 
-// The traffic kind of CP's exchange in the library's count: none yet, so CP hops between
-// nodes are drawn without bytes.
-constexpr std::optional<TrafficKind> kCpTraffic = std::nullopt;
-
 QString gigabytes(double bytes) { return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', bytes >= 1e10 ? 0 : 1); }
 
 }  // namespace
@@ -43,9 +39,12 @@ QString ClusterMapPage::context_parallel_text(const SimResult& r) const {
   for (const std::vector<int>& group : r.config.grid().groups("cp"))
     nodes = std::max(nodes, place_group(group, r.cluster.gpus_per_node).nodes);
   if (nodes == 1) return tr(" CP groups of %1 stay inside nodes (NVLink).").arg(r.config.cp);
-  return tr(" CP groups of %1 span %2 nodes: their key/value exchange crosses the inter-node fabric.")
+  const auto cp = traffic_->total.find(TrafficKind::ContextParallel);
+  return tr(" CP groups of %1 span %2 nodes: their key/value exchange crosses the inter-node fabric, context parallel "
+            "%3 between nodes.")
       .arg(r.config.cp)
-      .arg(nodes);
+      .arg(nodes)
+      .arg(gigabytes(cp == traffic_->total.end() ? 0.0 : cp->second));
 }
 
 ClusterMapView::ClusterMapView(QWidget* parent) : QWidget(parent) {
@@ -153,23 +152,31 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
     }
   }
   // The highlighted replica's hops between nodes (TP and CP rank 0), with the bytes their node
-  // pair carries per iteration: pipeline to the next stage (black), its DP ring step to the
-  // next replica (red), where a TP group spans nodes its ring's hops between them (purple), and
-  // every CP group's ring (teal: between nodes with their bytes, inside a node cell to cell).
+  // pair carries per iteration: pipeline to the next stage (black), its DP ring step (red),
+  // where a TP group spans nodes its ring's hops between them (purple), and its CP groups'
+  // rings (teal; dashed cell to cell inside a node, where the map lists no bytes). The rings
+  // are the library's (sim/cross_node_traffic.h): DP's runs over DP x CP in rank order, as
+  // Megatron-Core reduces gradients over its data-parallel group with context parallelism.
   if (replica_ >= 0 && traffic_) {
     p.setRenderHint(QPainter::Antialiasing);
     const QFontMetrics fm(font());
-    auto hop = [&](int a, int b, std::optional<TrafficKind> kind, const QColor& color) {
+    const double pen = std::max(2.0, g.cell_w / 5);
+    std::map<std::pair<int, int>, int> lines_between;  // a second kind on one node pair runs beside the first
+    auto hop = [&](int a, int b, TrafficKind kind, const QColor& color) {
       if (a == b) return;
-      const QPointF pa = node_rect(g, a).center(), pb = node_rect(g, b).center();
-      p.setPen(QPen(color, std::max(2.0, g.cell_w / 5)));
-      p.drawLine(pa, pb);
-      if (!kind) return;
       double bytes = 0;
       for (const NodeLink& l : traffic_->links)
-        if (l.kind == *kind && l.node_a == std::min(a, b) && l.node_b == std::max(a, b)) bytes = l.bytes;
+        if (l.kind == kind && l.node_a == std::min(a, b) && l.node_b == std::max(a, b)) bytes = l.bytes;
+      const QPointF ca = node_rect(g, std::min(a, b)).center(), cb = node_rect(g, std::max(a, b)).center();
+      const QPointF along = cb - ca;
+      const double length = std::max(1.0, std::hypot(along.x(), along.y()));
+      const int k = lines_between[{std::min(a, b), std::max(a, b)}]++;
+      const QPointF shift = QPointF(-along.y(), along.x()) / length * (k * 1.6 * pen);
+      const QPointF pa = ca + shift, pb = cb + shift;
+      p.setPen(QPen(color, pen));
+      p.drawLine(pa, pb);
       const QString label = gigabytes(bytes);
-      const QPointF mid = (pa + pb) / 2;
+      const QPointF mid = pa + along * (0.5 - 0.12 * k);  // labels of lines side by side do not cover each other
       const QRectF box(mid.x() - fm.horizontalAdvance(label) / 2.0 - 3, mid.y() - fm.height() / 2.0,
                        fm.horizontalAdvance(label) + 6, fm.height());
       p.fillRect(box, QColor(255, 255, 255, 220));
@@ -178,38 +185,38 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
     };
     const int node_size = gpus_per_node_;
     auto node_of = [&](int rank) { return rank / node_size; };
+    // From `rank`, the next member of its ring over `members` (in group order).
+    auto next_in = [](const std::vector<int>& members, int rank) {
+      const auto it = std::find(members.begin(), members.end(), rank);
+      return members[static_cast<std::size_t>((it - members.begin() + 1) % static_cast<std::ptrdiff_t>(members.size()))];
+    };
+    // A ring over `members` in group order; it leaves each node once: one line per node pair.
+    auto ring = [&](const std::vector<int>& members, TrafficKind kind, const QColor& color) {
+      std::set<std::pair<int, int>> drawn;
+      for (const int r : members) {
+        const int a = node_of(r), b = node_of(next_in(members, r));
+        if (a != b && drawn.insert({std::min(a, b), std::max(a, b)}).second) hop(a, b, kind, color);
+      }
+    };
     // The replica's first rank (TP, CP and PP coordinate 0), and its stages in order from it.
     const int first = ranks.groups("dp").front()[static_cast<std::size_t>(replica_)];
     const std::vector<int> stages = ranks.group(first, "pp");
     for (std::size_t s = 0; s + 1 < stages.size(); ++s)
       hop(node_of(stages[s]), node_of(stages[s + 1]), TrafficKind::Pipeline, QColor(0, 0, 0, 170));
-    if (config_.dp > 1)
-      for (const int stage_rank : stages) {
-        const std::vector<int> replicas = ranks.group(stage_rank, "dp");
-        hop(node_of(stage_rank), node_of(replicas[static_cast<std::size_t>((replica_ + 1) % config_.dp)]),
-            TrafficKind::DataParallel, QColor(200, 0, 0, 170));
-      }
-    // A ring over `members` in group order; it leaves each node once: one line per node pair.
-    auto ring = [&](const std::vector<int>& members, std::optional<TrafficKind> kind, const QColor& color) {
-      std::set<std::pair<int, int>> drawn;
-      for (std::size_t i = 0; i < members.size(); ++i) {
-        const int a = node_of(members[i]), b = node_of(members[(i + 1) % members.size()]);
-        if (a != b && drawn.insert({std::min(a, b), std::max(a, b)}).second) hop(a, b, kind, color);
-      }
-    };
+    for (const int stage_rank : stages)
+      if (const std::vector<int> dp_ring = ranks.group(stage_rank, "cp-dp"); dp_ring.size() > 1)
+        hop(node_of(stage_rank), node_of(next_in(dp_ring, stage_rank)), TrafficKind::DataParallel, QColor(200, 0, 0, 170));
     if (traffic_->tp_spans_nodes)
       for (const int stage_rank : stages) ring(ranks.group(stage_rank, "tp"), TrafficKind::TensorParallel, QColor(130, 0, 200, 170));
     if (config_.cp > 1) {
       const QColor teal(0, 140, 140, 190);
       for (const int stage_rank : stages) {
         const std::vector<int> members = ranks.group(stage_rank, "cp");
-        ring(members, kCpTraffic, teal);
-        // Hops inside a node: cell to cell, dashed (NVLink; no inter-node bytes to label).
+        ring(members, TrafficKind::ContextParallel, teal);
         p.setPen(QPen(teal, std::max(1.5, g.cell_w / 8), Qt::DashLine));
-        for (std::size_t i = 0; i < members.size(); ++i) {
-          const int a = members[i], b = members[(i + 1) % members.size()];
-          if (a != b && node_of(a) == node_of(b)) p.drawLine(QRectF(cell_rect(g, a)).center(), QRectF(cell_rect(g, b)).center());
-        }
+        for (const int r : members)
+          if (const int next = next_in(members, r); r != next && node_of(r) == node_of(next))
+            p.drawLine(QRectF(cell_rect(g, r)).center(), QRectF(cell_rect(g, next)).center());
       }
     }
     p.setRenderHint(QPainter::Antialiasing, false);

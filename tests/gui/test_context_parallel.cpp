@@ -1,7 +1,7 @@
 // Context parallelism in the GUI: the layout fields and the project file, DP following CP, the
-// library's CP refusals beside their field, the timeline's lanes as the library sends them,
-// and CP groups on the cluster map. Expected values are hand counts in the comments, or the
-// library called directly with the same inputs.
+// library's CP refusals beside their field, exports, the timeline's lanes as the library sends
+// them (the CP lane), and CP groups and their traffic on the cluster map. Expected values are
+// hand counts in the comments, or the library called directly with the same inputs.
 #include <QComboBox>
 #include <QFile>
 #include <QFormLayout>
@@ -299,6 +299,35 @@ class TestContextParallel : public QObject {
     QCOMPARE(m.end_time(), SimTime{60});
   }
 
+  // Under CP the simulator's timeline carries a CP stream: it gets its own lane, "CP", holding
+  // exactly the library's CP events. PP 1, 32 sequences over DP 4: 8 microbatches, each a
+  // forward and a backward pass with its K,V exchange, so 16 events.
+  void cpLaneAppears() {
+    MainWindow w;
+    w.set_project(cp_project());
+    QVERIFY(wait_for_result(w));
+    QVERIFY2(w.result(), qPrintable(w.setup()->error_text()));
+    std::size_t library_cp = 0;
+    for (const TimelineEvent& e : w.result()->timeline) library_cp += e.lane == StreamLane::Cp;
+    QCOMPARE(library_cp, std::size_t{16});
+    const TimelineModel& m = *w.timeline_model();
+    const TimelineLane* cp_lane = nullptr;
+    for (const TimelineLane& lane : m.lanes())
+      if (lane.label == "stage 0 CP") cp_lane = &lane;
+    QVERIFY(cp_lane);
+    QVERIFY(!cp_lane->compute);
+    QCOMPARE(cp_lane->events.size(), library_cp);
+    for (int i : cp_lane->events) QVERIFY(m.event(i).lane == StreamLane::Cp);
+    QCOMPARE(m.data(m.index(cp_lane->events.front(), TimelineModel::Lane)).toString(), QString("CP"));
+    // At CP 1 there is none.
+    Project no_cp = cp_project();
+    no_cp.config.cp = 1;
+    w.set_project(no_cp);
+    QVERIFY(wait_for_result(w));
+    QVERIFY(w.result());
+    for (const TimelineLane& lane : m.lanes()) QVERIFY2(!lane.label.endsWith(" CP"), qPrintable(lane.label));
+  }
+
   // TP 8 fills a node, so the CP peers of rank r are r and r + 8 (rank = (dp x CP + cp) x TP +
   // tp): every CP group joins two nodes. At TP 2 they are r and r + 2, inside one node.
   void clusterMapPlacesCpGroups() {
@@ -309,9 +338,22 @@ class TestContextParallel : public QObject {
     QVERIFY(wait_for_result(w));
     QVERIFY(w.result());
     page.set_result(*w.result());
-    QVERIFY2(page.summary()->text().contains("CP groups of 2 span 2 nodes"), qPrintable(page.summary()->text()));
+    // The CP bytes between nodes are the library's (sim/cross_node_traffic.h), shown as it counts them.
+    const CrossNodeTraffic direct = cross_node_traffic(w.result()->model, w.result()->cluster, w.result()->config);
+    const double cp_bytes = direct.total.at(TrafficKind::ContextParallel);
+    QVERIFY(cp_bytes > 0);
+    QCOMPARE(page.traffic()->total.at(TrafficKind::ContextParallel), cp_bytes);
+    QVERIFY2(page.summary()->text().contains(
+                 QString("CP groups of 2 span 2 nodes: their key/value exchange crosses the inter-node fabric, "
+                         "context parallel %1 GB between nodes")
+                     .arg(cp_bytes / 1e9, 0, 'f', cp_bytes >= 1e10 ? 0 : 1)),
+             qPrintable(page.summary()->text()));
+    // Every CP link joins the two nodes of one CP group: nodes 2k and 2k + 1.
+    for (const NodeLink& link : direct.links)
+      if (link.kind == TrafficKind::ContextParallel) QVERIFY(link.node_a % 2 == 0 && link.node_b == link.node_a + 1);
 
-    // The highlighted replica's CP hop from node 0 to node 1 is drawn in teal.
+    // The highlighted replica's CP hop from node 0 to node 1 is drawn in teal, beside its DP
+    // ring step (red) between the same two nodes: DP's ring runs over DP x CP in rank order.
     ClusterMapView& view = *page.view();
     view.resize(1200, 700);
     view.set_replica(0);
@@ -319,8 +361,14 @@ class TestContextParallel : public QObject {
     view.render(&image);
     const QRect node0 = view.cell_rect(0).united(view.cell_rect(7)), node1 = view.cell_rect(8).united(view.cell_rect(15));
     const QPointF on_line = QPointF(node0.center()) + (QPointF(node1.center()) - QPointF(node0.center())) * 0.3;
-    const QColor c = image.pixelColor(on_line.toPoint());
-    QVERIFY2(c.green() > c.red() + 60 && c.blue() > c.red() + 60, qPrintable(c.name()));
+    bool teal = false, red = false;
+    for (int dy = -node0.height() / 2; dy <= node0.height() / 2; ++dy) {
+      const QColor c = image.pixelColor(on_line.toPoint() + QPoint(0, dy));
+      teal = teal || (c.green() > c.red() + 60 && c.blue() > c.red() + 60);
+      red = red || (c.red() > c.green() + 60 && c.red() > c.blue() + 60);
+    }
+    QVERIFY(teal);
+    QVERIFY(red);
 
     Project inside = cp_project();
     inside.config.tp = 2;
@@ -330,6 +378,7 @@ class TestContextParallel : public QObject {
     QVERIFY2(w.result(), qPrintable(w.setup()->error_text()));
     page.set_result(*w.result());
     QVERIFY2(page.summary()->text().contains("CP groups of 2 stay inside nodes"), qPrintable(page.summary()->text()));
+    QCOMPARE(page.traffic()->total.count(TrafficKind::ContextParallel), std::size_t{0});
   }
 };
 
