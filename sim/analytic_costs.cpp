@@ -68,7 +68,13 @@ OpCost AnalyticCosts::compute(const ComputeOp& op) const {
       break;
     }
     case OpKind::FlashAttention: {
-      // Transformer Engine keeps attention in bf16 unless FP8 attention is asked for.
+      // Transformer Engine keeps attention in bf16 unless FP8 attention is asked for. With the
+      // HBM term below this is flash attention's roofline over the sequence: a causal pass does
+      // 2·s²·d FLOPs per head against 4·s·d elements moved, s/(2·e) FLOPs per byte, so short
+      // sequences (and short context-parallel chunks) are bandwidth-bound and from about
+      // s = 2·e·peak/bandwidth (≈1.2K tokens on H100) on compute-bound at the fitted fraction,
+      // flat beyond as FlashAttention-2 measures it (Dao 2023, Fig. 4: 4K-16K alike). Nothing
+      // it keeps grows as s²; the sequence only lengthens the work.
       const double fraction =
           op.phase == Phase::Backward ? params_.flash_backward_fraction : params_.flash_forward_fraction;
       math = op.flops / (half_peak * fraction);

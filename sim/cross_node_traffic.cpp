@@ -4,6 +4,7 @@
 
 #include "sim/analytic_costs.h"
 #include "sim/iteration_costs.h"
+#include "sim/memory_model.h"
 #include "sim/parallel_layout.h"
 #include "sim/step_plan.h"
 
@@ -73,24 +74,6 @@ std::vector<MemberBytes> bytes_per_member(const StepPlan& plan, CommGroup runs_o
   return out;
 }
 
-// The members of `group` (a CP group in CP order) that run the collectives of `runs_on`
-// together: the whole group, a2a+p2p's all-to-all groups of `a2a` consecutive CP ranks, or
-// its rings of every `a2a`-th one.
-std::vector<std::vector<int>> context_parallel_subgroups(const std::vector<int>& group, CommGroup runs_on, int a2a) {
-  if (runs_on == CommGroup::Context) return {group};
-  const auto n = static_cast<int>(group.size());
-  std::vector<std::vector<int>> out;
-  if (runs_on == CommGroup::ContextAllToAll) {
-    for (int first = 0; first < n; first += a2a) out.emplace_back(group.begin() + first, group.begin() + first + a2a);
-  } else {
-    for (int offset = 0; offset < a2a; ++offset) {
-      out.emplace_back();
-      for (int i = offset; i < n; i += a2a) out.back().push_back(group[static_cast<std::size_t>(i)]);
-    }
-  }
-  return out;
-}
-
 std::vector<double> bytes_named(const std::vector<CollectiveOp>& ops, const std::string& name) {
   std::vector<double> out;
   for (const CollectiveOp& op : ops)
@@ -156,13 +139,14 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // and for the distributed optimizer's parameter all-gather.
   const std::vector<double> grads = bytes_named(recorder.recorded, "dp.grad_reduce");
   const std::vector<double> params = bytes_named(recorder.recorded, "dp.param_gather");
-  if (c.dp * c.cp > 1) {
-    const double n = c.dp * c.cp;
+  if (gradient_group_size(c) > 1) {
+    const double n = gradient_group_size(c);
     for (int s = 0; s < c.pp; ++s) {
       const auto i = static_cast<std::size_t>(s);
       double per_member = i < grads.size() ? grads[i] * (c.distributed_optimizer ? (n - 1) / n : 2 * (n - 1) / n) : 0;
       if (c.distributed_optimizer && i < params.size()) per_member += params[i] * (n - 1) / n;
-      for (int t = 0; t < c.tp; ++t) ring(grid.group(rank_at(t, 0, 0, s), "cp-dp"), TrafficKind::DataParallel, per_member);
+      for (int t = 0; t < c.tp; ++t)
+        ring(grid.group(rank_at(t, 0, 0, s), kGradientGroup), TrafficKind::DataParallel, per_member);
     }
   }
 
@@ -178,7 +162,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // Context parallel: in every CP group (per TP rank, replica and stage), the K,V ring steps,
   // all-gathers and reduce-scatters as rings in CP order, the all-to-alls peer to peer.
   if (c.cp > 1) {
-    const int a2a = c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size : 1;
+    const int a2a = cp_all_to_all_size(c);
     for (CommGroup runs_on : {CommGroup::Context, CommGroup::ContextAllToAll, CommGroup::ContextRing}) {
       const std::vector<MemberBytes> cp_bytes = bytes_per_member(plan, runs_on);
       for (const std::vector<int>& group : grid.groups("cp")) {

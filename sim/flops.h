@@ -1,7 +1,11 @@
 // flops.h — FLOPs of one training iteration. Model FLOPs follow Narayanan et al. 2021
 // (72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)) for GPT-style layers), generalised to grouped-query
 // attention and gated MLPs by counting each GEMM; hardware FLOPs add the forward work
-// that recomputation actually re-executes.
+// that recomputation actually re-executes. Both count the attention products over the full
+// s x s square (Narayanan's s/(6h) term), as Megatron-LM reports them, although a causal
+// kernel computes only the lower half: at long sequences, where that term dominates (42.7 at
+// s = 1M, h = 4096), MFU so counted reads up to twice the Tensor Core work done. Context
+// parallelism changes neither: it splits the same work over CP ranks.
 #pragma once
 
 #include "sim/model_spec.h"

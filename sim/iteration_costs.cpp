@@ -60,11 +60,8 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   IterationCosts out;
   const ParallelGrid grid = c.grid();
   const int g = cluster.gpus_per_node;
-  // Megatron-Core reduces gradients over the data-parallel ranks with context parallelism
-  // (every CP rank saw other tokens of the same sequences), and the distributed optimizer
-  // shards over that group.
-  const GroupPlacement dp_group = place_group(grid.group(0, "cp-dp"), g);
-  const int dp_ranks = c.dp * c.cp;
+  const GroupPlacement dp_group = place_group(grid.group(0, kGradientGroup), g);
+  const int dp_ranks = gradient_group_size(c);
   const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, g));
   auto track_op = [&](const OpCost& oc) {
     out.measured_s += oc.measured ? oc.seconds : 0;

@@ -1,18 +1,50 @@
 #include "sim/layer_program.h"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace cc {
 
+int cp_all_to_all_size(const ParallelConfig& c) {
+  switch (c.cp_comm_type) {
+    case CpCommType::AllToAll: return c.cp;
+    case CpCommType::AllToAllP2P: return c.cp > 1 ? c.cp_a2a_size : 1;  // validate() checks that it divides CP
+    case CpCommType::P2P:
+    case CpCommType::AllGather: break;
+  }
+  return 1;
+}
+
+std::vector<std::vector<int>> context_parallel_subgroups(const std::vector<int>& group, CommGroup runs_on,
+                                                         int all_to_all) {
+  if (runs_on != CommGroup::ContextAllToAll && runs_on != CommGroup::ContextRing) return {group};
+  const auto n = static_cast<int>(group.size());
+  if (all_to_all < 1 || n % all_to_all != 0)  // validate_context_parallel() refuses such a layout first
+    throw std::logic_error(fmt::format("an all-to-all of {} ranks does not divide a CP group of {}", all_to_all, n));
+  std::vector<std::vector<int>> out;
+  if (runs_on == CommGroup::ContextAllToAll) {
+    for (int first = 0; first < n; first += all_to_all)
+      out.emplace_back(group.begin() + first, group.begin() + first + all_to_all);
+  } else {
+    for (int offset = 0; offset < all_to_all; ++offset) {
+      out.emplace_back();
+      for (int i = offset; i < n; i += all_to_all) out.back().push_back(group[static_cast<std::size_t>(i)]);
+    }
+  }
+  return out;
+}
+
 LayerGroups place_layer_groups(const ParallelConfig& c, int gpus_per_node) {
   const ParallelGrid grid = c.grid();
-  const std::vector<int> cp = grid.groups("cp").front();
-  // a2a+p2p: all-to-all over consecutive CP ranks, the ring across those groups.
-  const int a2a = c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size : 1;
-  std::vector<int> all_to_all(cp.begin(), cp.begin() + a2a), ring;
-  for (std::size_t i = 0; i < cp.size(); i += static_cast<std::size_t>(a2a)) ring.push_back(cp[i]);
-  return {place_group(grid.groups("tp").front(), gpus_per_node), place_group(cp, gpus_per_node),
-          place_group(all_to_all, gpus_per_node), place_group(ring, gpus_per_node)};
+  const std::vector<int> cp = grid.group(0, "cp");
+  const int a2a = cp_all_to_all_size(c);
+  auto place_first = [&](CommGroup runs_on) {
+    return place_group(context_parallel_subgroups(cp, runs_on, a2a).front(), gpus_per_node);
+  };
+  return {place_group(grid.group(0, "tp"), gpus_per_node), place_group(cp, gpus_per_node),
+          place_first(CommGroup::ContextAllToAll), place_first(CommGroup::ContextRing)};
 }
 
 LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const LayerGroups& groups) {
@@ -39,12 +71,10 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.tp_group = groups.tp;
   x.cp = c.cp;
   x.cp_comm = c.cp_comm_type;
-  x.cp_all_to_all = c.cp_comm_type == CpCommType::AllToAll      ? c.cp
-                    : c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size
-                                                                : 1;
+  x.cp_all_to_all = cp_all_to_all_size(c);
   x.cp_group = groups.cp;
-  x.cp_all_to_all_group = c.cp_comm_type == CpCommType::AllToAll ? groups.cp : groups.cp_all_to_all;
-  x.cp_ring_group = c.cp_comm_type == CpCommType::AllToAllP2P ? groups.cp_ring : groups.cp;
+  x.cp_all_to_all_group = groups.cp_all_to_all;
+  x.cp_ring_group = groups.cp_ring;
   return x;
 }
 

@@ -20,9 +20,18 @@ namespace cc {
 struct LayerGroups {
   GroupPlacement tp, cp, cp_all_to_all, cp_ring;
 };
-// The first group of each kind of `config`'s grid placed on nodes of `gpus_per_node` GPUs
-// (the groups are regular, so the first stands for all).
+// Rank 0's group of each kind in `config`'s grid placed on nodes of `gpus_per_node` GPUs
+// (the groups are regular, so one stands for all).
 LayerGroups place_layer_groups(const ParallelConfig& config, int gpus_per_node);
+
+// How many CP ranks an all-to-all of context-parallel attention spans: CP for a2a, the first
+// of --hierarchical-context-parallel-sizes for a2a+p2p, 1 for p2p and allgather.
+int cp_all_to_all_size(const ParallelConfig& config);
+// The members of a CP group (in CP order) that run the collectives of `runs_on` together:
+// the whole group (Context), all-to-all groups of `all_to_all` consecutive CP ranks, or the
+// rings through every `all_to_all`-th one (Megatron-Core's hierarchical CP groups).
+std::vector<std::vector<int>> context_parallel_subgroups(const std::vector<int>& cp_group, CommGroup runs_on,
+                                                         int all_to_all);
 
 // Per-rank shape of one microbatch through a layer. Under context parallelism (CP) each rank
 // holds s/CP tokens of every sequence — chunks i and 2·CP-1-i of 2·CP, so that causal

@@ -85,6 +85,8 @@ double layer_activation_bytes_without_recompute(const ModelSpec& m, const Parall
   return layer_bytes(m, c, RecomputeGranularity::None);
 }
 
+int gradient_group_size(const ParallelConfig& c) { return c.grid().group(0, kGradientGroup).size(); }
+
 std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
   const std::int64_t h = m.hidden_size, q = m.query_width(), f = m.ffn_hidden_size, kv = m.kv_channels(), t = c.tp;
   const bool gated = m.gated_mlp();
@@ -147,8 +149,7 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
 
 MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve) {
   MemoryReport report;
-  // The distributed optimizer shards over the data-parallel ranks with context parallelism.
-  const double shard = c.distributed_optimizer ? static_cast<double>(c.dp) * c.cp : 1.0;
+  const double shard = c.distributed_optimizer ? gradient_group_size(c) : 1.0;
 
   for (int s = 0; s < c.pp; ++s) {
     StageMemory stage;

@@ -3,6 +3,7 @@
 // the microbatches in flight under the pipeline schedule, plus a stated allowance.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "sim/model_spec.h"
@@ -82,6 +83,12 @@ struct MemoryReport {
 };
 
 MemoryReport memory_model(const ModelSpec& model, const ParallelConfig& config, const MemoryReserve& reserve = {});
+
+// The ranks that hold the same parameters and so reduce their gradients together, and over
+// which the distributed optimizer shards its state: Megatron-Core's data-parallel group with
+// context parallelism (each CP rank saw other tokens of the same sequences), as grid dimensions.
+inline constexpr std::string_view kGradientGroup = "cp-dp";
+int gradient_group_size(const ParallelConfig& config);  // DP x CP
 
 // Parameters one GPU of pipeline stage `stage` holds (TP-split tensors divided, norms and
 // row-parallel biases replicated; the embedding on the first stage, the output layer on

@@ -83,6 +83,18 @@ TEST_F(Measured, FusedOpsCostNothingAndUnknownOpsAreAnalyticAndReported) {
   EXPECT_NE(coverage.find("1 fused"), std::string::npos) << coverage;
 }
 
+TEST_F(Measured, ContextParallelCollectivesArePricedAnalyticallyAndNamed) {
+  // The database swept an all-reduce on 2 ranks; a CP group of 2 running the same kind was
+  // never measured beside attention, so the analytic model prices it.
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  const CollectiveOp op{"cp.kv_all_gather", CollectiveKind::AllReduce, Phase::Forward, 1 << 20, {2, 1, 2},
+                        CommGroup::Context};
+  const OpCost priced = costs.collective(op);
+  EXPECT_FALSE(priced.measured);
+  EXPECT_DOUBLE_EQ(priced.seconds, AnalyticCosts(cluster, Precision::FP32, AnalyticParams{}).collective(op).seconds);
+  EXPECT_NE(costs.coverage().find("cp.kv_all_gather:all_reduce on 2 ranks"), std::string::npos) << costs.coverage();
+}
+
 TEST_F(Measured, CollectivesOnAMeasuredGroupUseTheSweep) {
   const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
   auto all_reduce = [&](double bytes) {
