@@ -14,6 +14,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include "sim/memory_model.h"
 #include "sim/parallel_grid.h"
 #include "sim/parallel_layout.h"
 
@@ -155,8 +156,8 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   // pair carries per iteration: pipeline to the next stage (black), its DP ring step (red),
   // where a TP group spans nodes its ring's hops between them (purple), and its CP groups'
   // rings (teal; dashed cell to cell inside a node, where the map lists no bytes). The rings
-  // are the library's (sim/cross_node_traffic.h): DP's runs over DP x CP in rank order, as
-  // Megatron-Core reduces gradients over its data-parallel group with context parallelism.
+  // are the library's (sim/cross_node_traffic.h): DP's runs over the gradient group
+  // (kGradientGroup, DP x CP) in rank order.
   if (replica_ >= 0 && traffic_) {
     p.setRenderHint(QPainter::Antialiasing);
     const QFontMetrics fm(font());
@@ -204,7 +205,7 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
     for (std::size_t s = 0; s + 1 < stages.size(); ++s)
       hop(node_of(stages[s]), node_of(stages[s + 1]), TrafficKind::Pipeline, QColor(0, 0, 0, 170));
     for (const int stage_rank : stages)
-      if (const std::vector<int> dp_ring = ranks.group(stage_rank, "cp-dp"); dp_ring.size() > 1)
+      if (const std::vector<int> dp_ring = ranks.group(stage_rank, kGradientGroup); dp_ring.size() > 1)
         hop(node_of(stage_rank), node_of(next_in(dp_ring, stage_rank)), TrafficKind::DataParallel, QColor(200, 0, 0, 170));
     if (traffic_->tp_spans_nodes)
       for (const int stage_rank : stages) ring(ranks.group(stage_rank, "tp"), TrafficKind::TensorParallel, QColor(130, 0, 200, 170));
