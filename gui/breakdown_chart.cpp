@@ -14,6 +14,7 @@ const std::vector<BreakdownPart>& breakdown_parts() {
       {"compute", &TimeBreakdown::compute, QColor(0x4e, 0x79, 0xa7)},
       {"recompute", &TimeBreakdown::recompute, QColor(0xa0, 0xcb, 0xe8)},
       {"TP comm", &TimeBreakdown::tp_comm, QColor(0xb0, 0x7a, 0xa1)},
+      {"CP comm", &TimeBreakdown::cp_comm, QColor(0x00, 0x8c, 0x8c)},
       {"PP comm", &TimeBreakdown::pp_comm, QColor(0x59, 0xa1, 0x4f)},
       {"DP comm", &TimeBreakdown::dp_comm, QColor(0xe1, 0x57, 0x59)},
       {"optimizer", &TimeBreakdown::optimizer, QColor(0x76, 0xb7, 0xb2)},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -13,6 +14,8 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include "sim/memory_model.h"
+#include "sim/parallel_grid.h"
 #include "sim/parallel_layout.h"
 
 namespace cc::gui {
@@ -29,6 +32,21 @@ QColor stage_color(int stage, int stages) {
 QString gigabytes(double bytes) { return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', bytes >= 1e10 ? 0 : 1); }
 
 }  // namespace
+
+QString ClusterMapPage::context_parallel_text(const SimResult& r) const {
+  if (r.config.cp == 1) return {};
+  // Where the CP groups sit, as the grid places them: the most nodes any one of them joins.
+  int nodes = 1;
+  for (const std::vector<int>& group : r.config.grid().groups("cp"))
+    nodes = std::max(nodes, place_group(group, r.cluster.gpus_per_node).nodes);
+  if (nodes == 1) return tr(" CP groups of %1 stay inside nodes (NVLink).").arg(r.config.cp);
+  const auto cp = traffic_->total.find(TrafficKind::ContextParallel);
+  return tr(" CP groups of %1 span %2 nodes: their key/value exchange crosses the inter-node fabric, context parallel "
+            "%3 between nodes.")
+      .arg(r.config.cp)
+      .arg(nodes)
+      .arg(gigabytes(cp == traffic_->total.end() ? 0.0 : cp->second));
+}
 
 ClusterMapView::ClusterMapView(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
@@ -106,14 +124,14 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), palette().base());
   if (config_.gpus() == 0) return;
   const Grid g = grid();
-  const ParallelLayout layout(config_.tp, config_.dp, config_.pp);
+  const ParallelGrid ranks = config_.grid();
   const int nodes = (config_.gpus() + gpus_per_node_ - 1) / gpus_per_node_;
   const bool outlines = g.cell_w >= 4;
   for (int n = 0; n < nodes; ++n) p.fillRect(node_rect(g, n).adjusted(-1, -1, 1, 1), QColor(0x55, 0x55, 0x55));
   // Cells: one fill each, dimmed outside the highlighted replica.
   for (int r = 0; r < config_.gpus(); ++r) {
-    QColor c = stage_color(layout.grid().coord(r, "pp"), config_.pp);
-    if (replica_ >= 0 && layout.grid().coord(r, "dp") != replica_) c = QColor::fromHsvF(c.hsvHueF(), 0.12, 0.97);
+    QColor c = stage_color(ranks.coord(r, "pp"), config_.pp);
+    if (replica_ >= 0 && ranks.coord(r, "dp") != replica_) c = QColor::fromHsvF(c.hsvHueF(), 0.12, 0.97);
     p.fillRect(cell_rect(g, r).adjusted(0, 0, outlines ? -1 : 0, outlines ? -1 : 0), c);
   }
   // TP groups, as the grid lists them: outline each run of consecutive ranks on one row of a
@@ -121,7 +139,7 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   if (outlines) {
     p.setPen(QPen(Qt::black, std::max(1.0, g.cell_w / 10)));
     p.setBrush(Qt::NoBrush);
-    for (const std::vector<int>& group : layout.grid().groups("tp")) {
+    for (const std::vector<int>& group : ranks.groups("tp")) {
       for (std::size_t i = 0; i < group.size();) {
         const int first = group[i], node = first / gpus_per_node_;
         std::size_t j = i;
@@ -134,46 +152,74 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
       }
     }
   }
-  // The highlighted replica's hops between nodes (TP rank 0), with the bytes their node pair
-  // carries per iteration: pipeline to the next stage (black), its DP ring step to the next
-  // replica (red), and where a TP group spans nodes its ring's hops between them (purple).
+  // The highlighted replica's hops between nodes (TP and CP rank 0), with the bytes their node
+  // pair carries per iteration: pipeline to the next stage (black), its DP ring step (red),
+  // where a TP group spans nodes its ring's hops between them (purple), and its CP groups'
+  // rings (teal; dashed cell to cell inside a node, where the map lists no bytes). The rings
+  // are the library's (sim/cross_node_traffic.h): DP's runs over the gradient group
+  // (kGradientGroup, DP x CP) in rank order.
   if (replica_ >= 0 && traffic_) {
     p.setRenderHint(QPainter::Antialiasing);
     const QFontMetrics fm(font());
+    const double pen = std::max(2.0, g.cell_w / 5);
+    std::map<std::pair<int, int>, int> lines_between;  // a second kind on one node pair runs beside the first
     auto hop = [&](int a, int b, TrafficKind kind, const QColor& color) {
       if (a == b) return;
       double bytes = 0;
       for (const NodeLink& l : traffic_->links)
         if (l.kind == kind && l.node_a == std::min(a, b) && l.node_b == std::max(a, b)) bytes = l.bytes;
-      const QPointF pa = node_rect(g, a).center(), pb = node_rect(g, b).center();
-      p.setPen(QPen(color, std::max(2.0, g.cell_w / 5)));
+      const QPointF ca = node_rect(g, std::min(a, b)).center(), cb = node_rect(g, std::max(a, b)).center();
+      const QPointF along = cb - ca;
+      const double length = std::max(1.0, std::hypot(along.x(), along.y()));
+      const int k = lines_between[{std::min(a, b), std::max(a, b)}]++;
+      const QPointF shift = QPointF(-along.y(), along.x()) / length * (k * 1.6 * pen);
+      const QPointF pa = ca + shift, pb = cb + shift;
+      p.setPen(QPen(color, pen));
       p.drawLine(pa, pb);
       const QString label = gigabytes(bytes);
-      const QPointF mid = (pa + pb) / 2;
+      const QPointF mid = pa + along * (0.5 - 0.12 * k);  // labels of lines side by side do not cover each other
       const QRectF box(mid.x() - fm.horizontalAdvance(label) / 2.0 - 3, mid.y() - fm.height() / 2.0,
                        fm.horizontalAdvance(label) + 6, fm.height());
       p.fillRect(box, QColor(255, 255, 255, 220));
       p.setPen(color.darker(150));
       p.drawText(box, Qt::AlignCenter, label);
     };
-    auto node_of = [&](int dp, int stage) { return layout.rank({0, dp, stage}) / gpus_per_node_; };
-    for (int s = 0; s + 1 < config_.pp; ++s)
-      hop(node_of(replica_, s), node_of(replica_, s + 1), TrafficKind::Pipeline, QColor(0, 0, 0, 170));
-    if (config_.dp > 1)
-      for (int s = 0; s < config_.pp; ++s)
-        hop(node_of(replica_, s), node_of((replica_ + 1) % config_.dp, s), TrafficKind::DataParallel,
-            QColor(200, 0, 0, 170));
-    if (traffic_->tp_spans_nodes)
-      for (int s = 0; s < config_.pp; ++s) {
-        // The ring in TP order leaves each node once: one line per node pair it joins.
-        std::set<std::pair<int, int>> drawn;
-        for (int t = 0; t < config_.tp; ++t) {
-          const int a = layout.rank({t, replica_, s}) / gpus_per_node_;
-          const int b = layout.rank({(t + 1) % config_.tp, replica_, s}) / gpus_per_node_;
-          if (a != b && drawn.insert({std::min(a, b), std::max(a, b)}).second)
-            hop(a, b, TrafficKind::TensorParallel, QColor(130, 0, 200, 170));
-        }
+    const int node_size = gpus_per_node_;
+    auto node_of = [&](int rank) { return rank / node_size; };
+    // From `rank`, the next member of its ring over `members` (in group order).
+    auto next_in = [](const std::vector<int>& members, int rank) {
+      const auto it = std::find(members.begin(), members.end(), rank);
+      return members[static_cast<std::size_t>((it - members.begin() + 1) % static_cast<std::ptrdiff_t>(members.size()))];
+    };
+    // A ring over `members` in group order; it leaves each node once: one line per node pair.
+    auto ring = [&](const std::vector<int>& members, TrafficKind kind, const QColor& color) {
+      std::set<std::pair<int, int>> drawn;
+      for (const int r : members) {
+        const int a = node_of(r), b = node_of(next_in(members, r));
+        if (a != b && drawn.insert({std::min(a, b), std::max(a, b)}).second) hop(a, b, kind, color);
       }
+    };
+    // The replica's first rank (TP, CP and PP coordinate 0), and its stages in order from it.
+    const int first = ranks.groups("dp").front()[static_cast<std::size_t>(replica_)];
+    const std::vector<int> stages = ranks.group(first, "pp");
+    for (std::size_t s = 0; s + 1 < stages.size(); ++s)
+      hop(node_of(stages[s]), node_of(stages[s + 1]), TrafficKind::Pipeline, QColor(0, 0, 0, 170));
+    for (const int stage_rank : stages)
+      if (const std::vector<int> dp_ring = ranks.group(stage_rank, kGradientGroup); dp_ring.size() > 1)
+        hop(node_of(stage_rank), node_of(next_in(dp_ring, stage_rank)), TrafficKind::DataParallel, QColor(200, 0, 0, 170));
+    if (traffic_->tp_spans_nodes)
+      for (const int stage_rank : stages) ring(ranks.group(stage_rank, "tp"), TrafficKind::TensorParallel, QColor(130, 0, 200, 170));
+    if (config_.cp > 1) {
+      const QColor teal(0, 140, 140, 190);
+      for (const int stage_rank : stages) {
+        const std::vector<int> members = ranks.group(stage_rank, "cp");
+        ring(members, TrafficKind::ContextParallel, teal);
+        p.setPen(QPen(teal, std::max(1.5, g.cell_w / 8), Qt::DashLine));
+        for (const int r : members)
+          if (const int next = next_in(members, r); r != next && node_of(r) == node_of(next))
+            p.drawLine(QRectF(cell_rect(g, r)).center(), QRectF(cell_rect(g, next)).center());
+      }
+    }
     p.setRenderHint(QPainter::Antialiasing, false);
   }
   // Legend: stage colours.
@@ -191,7 +237,8 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   }
   p.drawText(QRect(x, y, width() - x, kLegendHeight), Qt::AlignVCenter,
              tr("outline: a TP group · lines, bytes per iteration: black pipeline hop · red DP ring hop · "
-                "purple cross-node TP ring hop"));
+                "purple cross-node TP ring hop%1")
+                 .arg(config_.cp > 1 ? tr(" · teal CP ring hop (dashed: inside a node)") : QString()));
 }
 
 bool ClusterMapView::event(QEvent* e) {
@@ -202,14 +249,18 @@ bool ClusterMapView::event(QEvent* e) {
       QToolTip::hideText();
       return true;
     }
-    const RankCoords rc = ParallelLayout(config_.tp, config_.dp, config_.pp).coords(r);
-    QToolTip::showText(help->globalPos(), tr("rank %1 — node %2, GPU %3\nTP %4, PP %5, DP %6")
+    const ParallelGrid ranks = config_.grid();
+    QStringList coords;
+    for (int i = 0; i < ranks.dimension_count(); ++i) {
+      const std::string_view name = ranks.dimension(i).name;
+      coords << QStringLiteral("%1 %2").arg(QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())).toUpper())
+                    .arg(ranks.coord(r, name));
+    }
+    QToolTip::showText(help->globalPos(), tr("rank %1 — node %2, GPU %3\n%4")
                                               .arg(r)
                                               .arg(r / gpus_per_node_)
                                               .arg(r % gpus_per_node_)
-                                              .arg(rc.tp)
-                                              .arg(rc.pp)
-                                              .arg(rc.dp),
+                                              .arg(coords.join(QStringLiteral(", "))),
                        this);
     return true;
   }
@@ -257,7 +308,8 @@ void ClusterMapPage::set_result(const SimResult& r) {
           .arg(t.busiest_node_seconds, 0, 'f', 2)
           .arg(t.tp_spans_nodes ? tr("TP groups span nodes: their all-reduces cross the inter-node fabric.")
                                 : tr("TP groups stay inside nodes (NVLink)."))
-          .arg(gigabytes(total(TrafficKind::TensorParallel))));
+          .arg(gigabytes(total(TrafficKind::TensorParallel))) +
+      context_parallel_text(r));
 }
 
 }  // namespace cc::gui

@@ -1,8 +1,10 @@
 // cluster_map.h — the Cluster map tab: every GPU as a cell in its node (nodes x GPUs per
 // node), coloured by pipeline stage, tensor-parallel groups outlined, one data-parallel
-// replica highlighted on request; hover a GPU for its rank and (TP, PP, DP) coordinates.
-// The traffic that crosses nodes each iteration (sim/cross_node_traffic.h) is listed, and the
-// highlighted replica's pipeline and DP-ring hops between nodes are drawn with their bytes.
+// replica highlighted on request; hover a GPU for its rank and its coordinate in each
+// dimension of the layout's grid. The traffic that crosses nodes each iteration
+// (sim/cross_node_traffic.h) is listed, and the highlighted replica's pipeline, DP-ring,
+// cross-node TP and context-parallel hops are drawn, those between nodes with their bytes.
+// Every group comes from the grid (ParallelConfig::grid), by name.
 #pragma once
 
 #include <memory>
@@ -58,6 +60,8 @@ class ClusterMapPage : public QWidget {
   const CrossNodeTraffic* traffic() const { return traffic_.get(); }
 
  private:
+  QString context_parallel_text(const SimResult& r) const;  // "" at CP 1
+
   ClusterMapView* view_;
   QSpinBox* replica_;
   QLabel* summary_;

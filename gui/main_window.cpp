@@ -41,7 +41,7 @@ QString details_text(const TimelineModel& m, int i) {
   QString text = QStringLiteral("%1 — %2 · process %3, %4 stream · start %5 · duration %6")
                      .arg(QString::fromStdString(e.name), kind_label(e.kind))
                      .arg(e.process)
-                     .arg(QString::fromUtf8(to_string(e.lane)), format_time_ns(static_cast<double>(e.start)),
+                     .arg(stream_name(e.lane), format_time_ns(static_cast<double>(e.start)),
                           format_time_ns(static_cast<double>(e.duration)));
   if (const int layers = m.layers_of(e)) text += QObject::tr(" · %1 layers").arg(layers);
   return text;
@@ -260,7 +260,7 @@ void MainWindow::export_search_csv(const QString& path) {
 void MainWindow::load_layout(const ParallelConfig& config) {
   Project p = setup_->project();
   p.config = config;
-  p.auto_dp = config.dp * config.tp * config.pp == p.gpus;
+  p.auto_dp = config.gpus() == p.gpus;
   setup_->set_project(p);
   runner_.run_now(setup_->project());
 }

@@ -45,6 +45,10 @@ Project project_from_presets(const std::string& model, const std::string& cluste
 }
 
 nlohmann::json project_to_json(const Project& p) {
+  nlohmann::json config = config_to_json(p.config);
+  // The layout file format names the CP type only where CP > 1; a project keeps what the user
+  // chose at CP 1 as well, so raising CP later runs the type they picked.
+  config["cp_comm_type"] = to_string(p.config.cp_comm_type);
   return {
       {"format", "clustercast-project"},
       {"version", kProjectVersion},
@@ -56,7 +60,7 @@ nlohmann::json project_to_json(const Project& p) {
       {"auto_dp", p.auto_dp},
       {"costs_file", p.costs_file},
       {"framework", p.framework ? nlohmann::json(*p.framework) : nlohmann::json(nullptr)},
-      {"config", config_to_json(p.config)},
+      {"config", config},
       {"train_tokens", p.train_tokens},
       {"every_rank", p.every_rank},
       {"reserve",

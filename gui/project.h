@@ -17,8 +17,11 @@
 namespace cc::gui {
 
 // Version 2 added "framework": the stack the user named (null: the cost database's stack, else
-// Megatron-Core, as `clustercast simulate` without --framework). Version 1 files still open.
-inline constexpr int kProjectVersion = 2;
+// Megatron-Core, as `clustercast simulate` without --framework). Version 3 added context
+// parallelism to the layout (its size, communication type and a2a+p2p group size); an older
+// build would drop them and simulate another layout, so it refuses the file by its version.
+// Version 1 and 2 files still open, as CP 1 with p2p.
+inline constexpr int kProjectVersion = 3;
 
 struct Project {
   std::string model_preset;    // the preset the shape started from ("" = custom / imported)
@@ -26,7 +29,7 @@ struct Project {
   std::string cluster_preset;  // likewise
   ClusterSpec cluster;
   int gpus = 8;
-  bool auto_dp = true;         // DP = GPUs / (TP x PP)
+  bool auto_dp = true;         // DP = GPUs / (TP x CP x PP)
   std::string costs_file;      // empty: the analytic model of the cluster
   std::optional<std::string> framework;  // the stack named; none: the database's, else Megatron-Core
   ParallelConfig config;       // its framework is the resolver's to set (from `framework`)

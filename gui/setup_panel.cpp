@@ -19,6 +19,7 @@
 #include "interop/hf_config.h"
 #include "sim/cost_database.h"
 #include "sim/error.h"
+#include "sim/layout_rules.h"
 #include "sim/presets.h"
 
 namespace cc::gui {
@@ -33,6 +34,10 @@ QFormLayout* group(QVBoxLayout* parent, const QString& title) {
   parent->addWidget(box);
   return form;
 }
+
+// Megatron-LM's --cp-comm-type choices, in the order its help lists them.
+constexpr CpCommType kCpCommTypes[] = {CpCommType::P2P, CpCommType::AllToAll, CpCommType::AllGather,
+                                       CpCommType::AllToAllP2P};
 
 QString bundled_traces_dir() {
 #ifdef CLUSTERCAST_TRACES_DIR
@@ -165,10 +170,26 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
 
   // Layout, named as Megatron-LM names the options.
   QFormLayout* l = group(layout, tr("Layout"));
+  layout_form_ = l;
   tp_ = spin(l, tr("TP (tensor parallel)"), 1, 1024, "tp");
+  cp_ = spin(l, tr("CP (context parallel)"), 1, 1024, "cp");
+  cp_->setToolTip(tr("--context-parallel-size: each rank holds 1/CP of every sequence"));
+  cp_comm_ = new QComboBox;
+  for (const CpCommType t : kCpCommTypes) cp_comm_->addItem(QString::fromUtf8(to_string(t)), static_cast<int>(t));
+  cp_comm_->setToolTip(tr("--cp-comm-type: how CP ranks exchange keys and values — p2p: a ring overlapped with "
+                          "attention; a2a: all-to-all to a head split (Ulysses); allgather: K and V gathered before "
+                          "attention; a2a+p2p: all-to-all inside groups, a ring between them"));
+  l->addRow(tr("CP communication"), cp_comm_);
+  fields_["cp_comm_type"] = cp_comm_;
+  forms_[cp_comm_] = l;
+  connect(cp_comm_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
+  cp_a2a_ = spin(l, tr("CP all-to-all group"), 0, 65536, "cp_a2a_size");
+  cp_a2a_->setSpecialValueText(tr("none"));
+  cp_a2a_->setToolTip(tr("a2a+p2p: the all-to-all group size, the first of --hierarchical-context-parallel-sizes; "
+                         "the ring runs over CP / this many groups"));
   pp_ = spin(l, tr("PP (pipeline parallel)"), 1, 1024, "pp");
   dp_ = spin(l, tr("DP (data parallel)"), 0, 1 << 20, "dp");
-  dp_->setSpecialValueText(tr("auto: GPUs / (TP × PP)"));
+  dp_->setToolTip(tr("0: DP follows the GPU count, GPUs / (TP × CP × PP)"));
   sp_ = check(l, tr("Sequence parallel"), "sequence_parallel");
   micro_ = spin(l, tr("Micro batch"), 1, 1 << 16, "micro_batch");
   global_ = spin(l, tr("Global batch"), 1, 1 << 24, "global_batch");
@@ -188,7 +209,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   overlap_grad_ = check(l, tr("Overlap grad reduce"));
   overlap_param_ = check(l, tr("Overlap param gather"));
   tp_overlap_ = check(l, tr("TP comm overlap"), "tp_comm_overlap");
-  flash_ = check(l, tr("Flash attention"));
+  flash_ = check(l, tr("Flash attention"), "attention");
   precision_ = new QComboBox;
   precision_->addItems({"bf16", "fp16", "fp8", "fp32"});
   l->addRow(tr("Precision"), precision_);
@@ -255,11 +276,26 @@ void SetupPanel::changed() {
   // The GPU count follows nodes x GPUs per node once the user edits either; until then it is
   // the project's own, which need not fill whole nodes (`simulate --gpus 2` on 8-GPU nodes).
   if (sender() == nodes_ || sender() == gpus_per_node_) gpu_total_ = nodes_->value() * gpus_per_node_->value();
-  update_gpu_count();
+  update_counts();
+  update_context_parallel_rows();
   emit edited();
 }
 
-void SetupPanel::update_gpu_count() { gpu_count_->setText(QString::number(gpu_total_)); }
+void SetupPanel::update_counts() {
+  gpu_count_->setText(QString::number(gpu_total_));
+  // Auto DP shows the value the resolver will take, from the same rule (sim/layout_rules.h).
+  const std::optional<int> dp = data_parallel_size(gpu_total_, tp_->value(), cp_->value(), pp_->value());
+  const QString division =
+      QStringLiteral("%1 / (%2 × %3 × %4)").arg(gpu_total_).arg(tp_->value()).arg(cp_->value()).arg(pp_->value());
+  dp_->setSpecialValueText(dp ? tr("auto: %1 = %2").arg(division).arg(*dp) : tr("auto: %1 is not whole").arg(division));
+}
+
+void SetupPanel::update_context_parallel_rows() {
+  // The all-to-all group size is read with a2a+p2p only; the row shows while that type is
+  // chosen, or while it holds a size (the library then says why it is refused).
+  layout_form_->setRowVisible(cp_a2a_, cp_comm_->currentData().toInt() == static_cast<int>(CpCommType::AllToAllP2P) ||
+                                           cp_a2a_->value() != 0);
+}
 
 void SetupPanel::load_model_preset(const QString& name) {
   Project p = project();
@@ -350,6 +386,9 @@ Project SetupPanel::project() const {
 
   ParallelConfig& c = p.config;
   c.tp = tp_->value();
+  c.cp = cp_->value();
+  c.cp_comm_type = static_cast<CpCommType>(cp_comm_->currentData().toInt());
+  c.cp_a2a_size = cp_a2a_->value();
   c.pp = pp_->value();
   p.auto_dp = dp_->value() == 0;
   c.dp = p.auto_dp ? 1 : dp_->value();
@@ -405,7 +444,6 @@ void SetupPanel::set_project(const Project& p) {
   nvlink_->setValue(p.cluster.intra_node.bandwidth_gbs);
   nic_->setValue(p.cluster.inter_node.bandwidth_gbs);
   nics_->setValue(p.cluster.nics_per_node);
-  update_gpu_count();
 
   const int costs_index = costs_->findData(QString::fromStdString(p.costs_file));
   if (costs_index >= 0) costs_->setCurrentIndex(costs_index);
@@ -419,6 +457,9 @@ void SetupPanel::set_project(const Project& p) {
 
   const ParallelConfig& c = p.config;
   tp_->setValue(c.tp);
+  cp_->setValue(c.cp);
+  cp_comm_->setCurrentIndex(cp_comm_->findData(static_cast<int>(c.cp_comm_type)));
+  cp_a2a_->setValue(c.cp_a2a_size);
   pp_->setValue(c.pp);
   dp_->setValue(p.auto_dp ? 0 : c.dp);
   sp_->setChecked(c.sequence_parallel);
@@ -442,6 +483,8 @@ void SetupPanel::set_project(const Project& p) {
   comm_gib_->setValue(p.reserve.comm_buffers_gib);
   fragmentation_->setValue(p.reserve.fragmentation_fraction);
   headroom_->setValue(p.reserve.headroom_fraction);
+  update_counts();
+  update_context_parallel_rows();
   loading_ = false;
 }
 

@@ -1,6 +1,6 @@
 // setup_panel.h — the Setup dock: model (preset, every shape field, HuggingFace import),
 // cluster (preset, GPU, node figures), cost source (analytic or a cost database), layout
-// (Megatron-LM's options), token budget and memory reserve. It edits a Project and says when it changed;
+// (Megatron-LM's options, context parallelism included), token budget and memory reserve. It edits a Project and says when it changed;
 // a bad combination is explained next to the field it names, in the library's words.
 #pragma once
 
@@ -47,7 +47,8 @@ class SetupPanel : public QWidget {
   QCheckBox* check(QFormLayout* form, const QString& label, const std::string& field = {});
   void load_model_preset(const QString& name);
   void load_cluster_preset(const QString& name);
-  void update_gpu_count();
+  void update_counts();  // the GPU count, and auto DP's value beside it
+  void update_context_parallel_rows();
   void changed();
 
   bool loading_ = false;
@@ -71,7 +72,9 @@ class SetupPanel : public QWidget {
   QComboBox* costs_;
   QLabel* costs_info_;
   QLabel* coverage_;
-  QSpinBox *tp_, *pp_, *dp_, *micro_, *global_, *virtual_, *first_, *last_, *recompute_layers_;
+  QSpinBox *tp_, *cp_, *cp_a2a_, *pp_, *dp_, *micro_, *global_, *virtual_, *first_, *last_, *recompute_layers_;
+  QComboBox* cp_comm_;
+  QFormLayout* layout_form_;
   QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *tp_overlap_, *flash_, *every_rank_;
   QComboBox *recompute_, *method_, *precision_;
   QDoubleSpinBox* tokens_b_;

@@ -13,6 +13,9 @@ std::string setup_field_of(const std::string& field) {
   // The flag or key a SpecError names (sim/error.h) -> the setup widget that edits it.
   static const std::map<std::string, std::string> kWidgets = {
       {"--tensor-model-parallel-size", "tp"},
+      {"--context-parallel-size", "cp"},
+      {"--cp-comm-type", "cp_comm_type"},
+      {"--hierarchical-context-parallel-sizes", "cp_a2a_size"},
       {"--pipeline-model-parallel-size", "pp"},
       {"--data-parallel-size", "dp"},
       {"--gpus", "gpus"},
@@ -28,6 +31,7 @@ std::string setup_field_of(const std::string& field) {
       {"--use-distributed-optimizer", "distributed_optimizer"},
       {"--tp-comm-overlap", "tp_comm_overlap"},
       {"--precision", "precision"},
+      {"--attention-backend", "attention"},
       {"--costs", "costs"},
       {"--cluster", "cluster"},
       {"--model", "model"},

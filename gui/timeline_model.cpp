@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "sim/step_plan.h"
 
@@ -36,6 +37,11 @@ QString kind_label(TaskKind kind) {
   return QStringLiteral("?");
 }
 
+QString stream_name(StreamLane lane) {
+  const QString name = QString::fromUtf8(to_string(lane));
+  return lane == StreamLane::Compute ? name : name.toUpper();
+}
+
 QColor bubble_color() { return QColor(0xe8, 0xe8, 0xe8); }
 
 QString format_time_ns(double ns) {
@@ -51,12 +57,13 @@ void TimelineModel::set_result(std::shared_ptr<const SimResult> result) {
   beginResetModel();
   result_ = std::move(result);
   lanes_.clear();
+  kinds_.clear();
   end_ = 0;
   replicas_ = 1;
   if (result_) {
     const auto& tl = result_->timeline;
     for (const auto& e : tl) replicas_ = std::max(replicas_, e.replica + 1);
-    // (process, lane) -> row; the map orders rows by rank, then compute, p2p, dp (StreamLane's order).
+    // (process, lane) -> row; the map orders rows by rank, then by StreamLane's order (compute first).
     std::map<std::pair<int, StreamLane>, int> index;
     std::map<std::pair<int, StreamLane>, const TimelineEvent*> first_of;
     for (const auto& e : tl) first_of.emplace(std::make_pair(e.process, e.lane), &e);
@@ -65,15 +72,18 @@ void TimelineModel::set_result(std::shared_ptr<const SimResult> result) {
       TimelineLane lane;
       lane.process = e->process;
       lane.compute = e->lane == StreamLane::Compute;
-      const QString kind = QString::fromUtf8(to_string(e->lane));
+      const QString kind = stream_name(e->lane);
       lane.label = replicas_ > 1 ? QStringLiteral("st%1 r%2 %3").arg(e->stage).arg(e->replica).arg(kind)
                                  : QStringLiteral("stage %1 %2").arg(e->stage).arg(kind);
       lanes_.push_back(lane);
     }
+    std::set<TaskKind> kinds;
     for (std::size_t i = 0; i < tl.size(); ++i) {
       lanes_[static_cast<std::size_t>(index[{tl[i].process, tl[i].lane}])].events.push_back(static_cast<int>(i));
       end_ = std::max(end_, tl[i].start + tl[i].duration);
+      kinds.insert(tl[i].kind);
     }
+    kinds_.assign(kinds.begin(), kinds.end());
     for (auto& lane : lanes_)
       std::stable_sort(lane.events.begin(), lane.events.end(),
                        [&](int a, int b) { return tl[static_cast<std::size_t>(a)].start < tl[static_cast<std::size_t>(b)].start; });
@@ -98,7 +108,7 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case Process: return e.process;
-      case Lane: return QString::fromUtf8(to_string(e.lane));
+      case Lane: return stream_name(e.lane);
       case Name: return QString::fromStdString(e.name);
       case Kind: return kind_label(e.kind);
       case StartUs: return static_cast<double>(e.start) / 1e3;

@@ -1,6 +1,7 @@
 // timeline_model.h — the simulated iteration's tasks (SimResult::timeline) as a table
 // model, one row per task, and grouped into lanes (one per pipeline stage or TP group and
-// stream) sorted by start, which the Gantt view draws.
+// stream) sorted by start, which the Gantt view draws. Lanes and task kinds are the ones the
+// timeline carries: a stream or kind the simulator adds shows without a change here.
 #pragma once
 
 #include <memory>
@@ -30,6 +31,7 @@ class TimelineModel : public QAbstractTableModel {
   const SimResult* result() const { return result_.get(); }
   const TimelineEvent& event(int i) const { return result_->timeline[static_cast<std::size_t>(i)]; }
   const std::vector<TimelineLane>& lanes() const { return lanes_; }
+  const std::vector<TaskKind>& kinds() const { return kinds_; }  // those in the timeline, in TaskKind's order
   SimTime end_time() const { return end_; }
   // Layers each pass covers, for tooltips and details.
   int layers_of(const TimelineEvent& e) const;
@@ -42,6 +44,7 @@ class TimelineModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const SimResult> result_;
   std::vector<TimelineLane> lanes_;
+  std::vector<TaskKind> kinds_;
   SimTime end_ = 0;
   int replicas_ = 1;  // every-rank mode: processes per pipeline stage
 };
@@ -49,9 +52,9 @@ class TimelineModel : public QAbstractTableModel {
 // The colour and legend name of each task kind (pipeline transfers, DP collectives, ...).
 QColor kind_color(TaskKind kind);
 QString kind_label(TaskKind kind);
-inline const TaskKind kAllKinds[] = {TaskKind::Forward,       TaskKind::Backward, TaskKind::Send,
-                                     TaskKind::GradReduce,    TaskKind::EmbeddingSync, TaskKind::GradNorm,
-                                     TaskKind::Optimizer,     TaskKind::ParamGather};
+// A stream as lanes name it: "compute", and each communication stream by its library name in
+// capitals, as parallel dimensions are written ("P2P", "DP", "CP").
+QString stream_name(StreamLane lane);
 QColor bubble_color();
 // "12.3 ms", "850 µs", "2.10 s": the unit that keeps 3 significant digits readable.
 QString format_time_ns(double ns);

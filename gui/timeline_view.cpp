@@ -31,7 +31,7 @@ QString tooltip_text(const TimelineModel& m, int i) {
   QString text = QStringLiteral("<b>%1</b> — %2<br>process %3, %4 stream")
                      .arg(QString::fromStdString(e.name).toHtmlEscaped(), kind_label(e.kind))
                      .arg(e.process)
-                     .arg(QString::fromUtf8(to_string(e.lane)));
+                     .arg(stream_name(e.lane));
   if (const int layers = m.layers_of(e)) text += QStringLiteral("<br>%1 layers").arg(layers);
   text += QStringLiteral("<br>start %1, duration %2")
               .arg(format_time_ns(static_cast<double>(e.start)), format_time_ns(static_cast<double>(e.duration)));
@@ -209,8 +209,13 @@ void TimelineView::draw_bars(QPainter& p, const QRect& plot) {
   if (buffer_.size() != plot.size()) buffer_ = QImage(plot.size(), QImage::Format_RGB32);
   buffer_.fill(palette().base().color());
   const QRgb bubble = bubble_color().rgb();
-  QRgb kind_rgb[std::size(kAllKinds)];
-  for (std::size_t k = 0; k < std::size(kAllKinds); ++k) kind_rgb[k] = kind_color(kAllKinds[k]).rgb();
+  // Each kind's colour, indexed by the kind: only kinds the timeline holds are ever looked up.
+  std::vector<QRgb> kind_rgb;
+  for (TaskKind k : model_->kinds()) {
+    const auto i = static_cast<std::size_t>(k);
+    if (kind_rgb.size() <= i) kind_rgb.resize(i + 1);
+    kind_rgb[i] = kind_color(k).rgb();
+  }
 
   const double t0 = scale_.to_time(0), t1 = scale_.to_time(w);
   const int first = vbar_->value();
@@ -235,7 +240,7 @@ void TimelineView::draw_bars(QPainter& p, const QRect& plot) {
       // without losing short transfers; later tasks in the same pixel overwrite earlier ones.
       const int x0 = std::clamp(static_cast<int>(std::floor(scale_.to_px(static_cast<double>(e.start)))), 0, w - 1);
       const int x1 = std::clamp(static_cast<int>(std::ceil(scale_.to_px(static_cast<double>(e.start + e.duration)))), x0 + 1, w);
-      std::fill(columns.begin() + x0, columns.begin() + x1, kind_rgb[static_cast<int>(e.kind)]);
+      std::fill(columns.begin() + x0, columns.begin() + x1, kind_rgb[static_cast<std::size_t>(e.kind)]);
     }
     for (int y = std::max(0, y0); y < y1; ++y) {
       auto* line = reinterpret_cast<QRgb*>(buffer_.scanLine(y));
@@ -317,7 +322,7 @@ void TimelineView::draw_legend(QPainter& p) {
     p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
     x += 16 + fm.horizontalAdvance(text) + 14;
   };
-  for (TaskKind k : kAllKinds) entry(kind_color(k), kind_label(k));
+  for (TaskKind k : model_->kinds()) entry(kind_color(k), kind_label(k));
   entry(bubble_color(), tr("idle (bubble)"));
 }
 

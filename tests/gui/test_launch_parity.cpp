@@ -89,6 +89,11 @@ const std::vector<std::string> kGpuDatabase{"--costs", kTraces + "/gpu-h200-gpt3
                                             "--sequence-parallel", "--recompute-granularity", "selective",
                                             "--global-batch-size", "64"};
 
+// Context parallelism: Llama 3 70B at 32K tokens, TP 8 x CP 2 over 64 H100s (DP 4).
+const std::vector<std::string> kContextParallel{"--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64",
+                                                "--tp", "8", "--cp", "2", "--seq-length", "32768",
+                                                "--sequence-parallel", "--global-batch-size", "32"};
+
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -102,18 +107,22 @@ class TestLaunchParity : public QObject {
   void initTestCase() { isolate_settings(); }
 
   // The whole window, setup panel included, shows what simulate prints for the same launch
-  // line: 2 GPUs on 8-GPU nodes stay 2 GPUs (the panel counted whole nodes, 8).
+  // line: 2 GPUs on 8-GPU nodes stay 2 GPUs (the panel counted whole nodes, 8), and CP 2
+  // stays CP 2 (the panel once had no CP field, and ran CP 1 with twice the DP).
   void windowShowsWhatSimulatePrints() {
-    for (const auto& args : {kCpuDatabase, kAnalytic}) {
+    for (const auto& args : {kCpuDatabase, kAnalytic, kContextParallel}) {
       MainWindow w;
       w.set_project(gui_project(args));
       QVERIFY(wait_for_result(w));
       QVERIFY(w.result());
       const auto doc = simulate_json(args);
       QVERIFY(!doc.is_null());
-      QCOMPARE(w.result()->config.gpus(), doc.at("config").at("data_parallel_size").get<int>() *
-                                              doc.at("config").at("tensor_model_parallel_size").get<int>() *
-                                              doc.at("config").at("pipeline_model_parallel_size").get<int>());
+      const auto& config = doc.at("config");
+      QCOMPARE(w.result()->config.cp, config.value("context_parallel_size", 1));
+      QCOMPARE(w.result()->config.gpus(), config.at("data_parallel_size").get<int>() *
+                                              config.at("tensor_model_parallel_size").get<int>() *
+                                              config.value("context_parallel_size", 1) *
+                                              config.at("pipeline_model_parallel_size").get<int>());
       QCOMPARE(w.result()->iteration_time_s, doc.at("iteration_time_s").get<double>());
       QCOMPARE(w.setup()->project().gpus, gui_project(args).gpus);
     }
@@ -124,6 +133,15 @@ class TestLaunchParity : public QObject {
   void cpuDatabase() { expect_same_prediction(kCpuDatabase); }
   void cpuDatabaseOtherStack() { expect_same_prediction(with(kCpuDatabase, {"--framework", "megatron-core"})); }
   void gpuDatabase() { expect_same_prediction(kGpuDatabase); }
+  void contextParallel() {
+    expect_same_prediction(kContextParallel);
+    expect_same_prediction(with(kContextParallel, {"--cp-comm-type", "allgather"}));
+    expect_same_prediction(
+        with(kContextParallel, {"--cp-comm-type", "a2a+p2p", "--hierarchical-context-parallel-sizes", "1", "2"}));
+    const SimulationOutcome gui = gui_simulation(kContextParallel);
+    QVERIFY2(gui.ok(), gui.error.c_str());
+    QCOMPARE(gui.result->config.dp, 4);  // 64 / (8 x 2 x 1)
+  }
   void gpuDatabaseOtherStack() { expect_same_prediction(with(kGpuDatabase, {"--framework", "nemo"})); }
   // A database measured on an H200 priced for H100s: both warn, both predict the same.
   void gpuDatabaseOnAnotherGpuWarns() {
@@ -161,7 +179,12 @@ class TestLaunchParity : public QObject {
     for (const std::vector<std::string>& bad :
          {std::vector<std::string>{"--model", "gpt3-175b", "--tp", "0"}, {"--tp", "abc"}, {"--tp", "0"},
           {"--model", "gpt3-175b", "--tp", "5"},
-          {"--model", "gpt3-175b", "--gpus", "100", "--tp", "8", "--pp", "16"}}) {
+          {"--model", "gpt3-175b", "--gpus", "100", "--tp", "8", "--pp", "16"},
+          // Llama 3 70B's one KV head per TP rank does not split over an all-to-all of 2.
+          with(kContextParallel, {"--cp-comm-type", "a2a"}),
+          // 2 x CP 2 x TP 8 = 32 does not divide 32760 tokens.
+          {"--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64", "--tp", "8", "--cp", "2", "--seq-length",
+           "32760", "--sequence-parallel"}}) {
       std::vector<std::string> simulate{"simulate"};
       simulate.insert(simulate.end(), bad.begin(), bad.end());
       const CliRun cli = run_program(CLUSTERCAST_BINARY, simulate);
