@@ -245,7 +245,6 @@ void SearchPage::start(const Project& base) {
     emit finished();
     return;
   }
-  setup_cp_ = base.config.cp;
   const int generation = ++generation_;
   progress_ = std::make_shared<Progress>();
   running_ = true;
@@ -331,13 +330,7 @@ void SearchPage::on_done(int generation, const SearchRun& run) {
   const SearchOutcome& o = *run.outcome;
   progress_bar_->setRange(0, 1);
   progress_bar_->setValue(1);
-  // The library's search enumerates TP, PP and DP only: a setup with CP is told, not given
-  // CP 1 layouts as if they were its own.
-  status_->setText(tr("%1 layouts ranked in %2 s").arg(o.ranked.size()).arg(run.wall_seconds, 0, 'f', 2) +
-                   (setup_cp_ > 1 ? tr(" — context parallelism is not searched: every layout here runs CP 1, not the "
-                                       "setup's CP %1")
-                                        .arg(setup_cp_)
-                                  : QString()));
+  status_->setText(tr("%1 layouts ranked in %2 s").arg(o.ranked.size()).arg(run.wall_seconds, 0, 'f', 2));
   QStringList excluded;
   for (const auto& [reason, count] : o.excluded) excluded << QStringLiteral("%1: %2").arg(QString::fromStdString(reason)).arg(count);
   exclusions_->setText(tr("Enumerated %1, valid %2, fitting %3, simulated %4. Excluded — %5. Greyed on the plot: "

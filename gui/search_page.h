@@ -99,7 +99,6 @@ class SearchPage : public QWidget {
   std::shared_ptr<Progress> progress_;
   std::chrono::steady_clock::time_point started_;
   bool running_ = false;
-  int setup_cp_ = 1;    // the CP of the setup the search started from (the search runs CP 1)
   int generation_ = 0;  // each start or cancel moves it on; an answer from an older one is dropped
 };
 

@@ -108,12 +108,6 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
     out += value.empty() ? flag + "\n" : flag + " " + value + "\n";
   };
   arg("--tensor-model-parallel-size", std::to_string(c.tp));
-  if (c.cp > 1) {
-    arg("--context-parallel-size", std::to_string(c.cp));
-    arg("--cp-comm-type", to_string(c.cp_comm_type));
-    if (c.cp_a2a_size)
-      arg("--hierarchical-context-parallel-sizes", fmt::format("{} {}", c.cp_a2a_size, c.cp / c.cp_a2a_size));
-  }
   arg("--pipeline-model-parallel-size", std::to_string(c.pp));
   if (c.cp > 1) {
     arg("--context-parallel-size", std::to_string(c.cp));

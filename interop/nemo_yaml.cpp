@@ -239,10 +239,6 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (c.precision == Precision::FP8 && c.attention == AttentionKernel::Unfused)
     fail("--export-nemo: FP8 needs Transformer Engine, which runs flash or fused attention; the layout's unfused "
          "attention cannot be written for NeMo");
-  if (c.cp > 1)
-    fail("--export-nemo: the layout's context parallelism (CP {}) is not written to NeMo YAML (this reader refuses "
-         "model.context_parallel_size other than 1); export it with --export or --export-megatron",
-         c.cp);
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
   // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or

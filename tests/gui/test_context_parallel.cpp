@@ -7,8 +7,6 @@
 #include <QFormLayout>
 #include <QImage>
 #include <QLabel>
-#include <QLineEdit>
-#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -16,8 +14,6 @@
 #include "gui/cluster_map.h"
 #include "gui/main_window.h"
 #include "gui/project.h"
-#include "gui/search_page.h"
-#include "gui/search_table.h"
 #include "gui/setup_panel.h"
 #include "gui/timeline_model.h"
 #include "interop/layout_files.h"
@@ -231,9 +227,8 @@ class TestContextParallel : public QObject {
     QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("attention"));
   }
 
-  // An exported CP layout reads back as CP (the command line's reader); NeMo YAML, which this
-  // build cannot read CP from, is refused by name rather than written without it.
-  void exportsKeepCpOrRefuse() {
+  // An exported CP layout reads back as CP through the command line's reader, in every format.
+  void exportsKeepCp() {
     MainWindow w;
     Project p = cp_project();
     p.config.cp_comm_type = CpCommType::AllToAllP2P;
@@ -242,7 +237,7 @@ class TestContextParallel : public QObject {
     QVERIFY(wait_for_result(w));
     QVERIFY2(w.result(), qPrintable(w.setup()->error_text()));
     QTemporaryDir dir;
-    for (const char* format : {"json", "megatron"}) {
+    for (const char* format : {"json", "megatron", "nemo"}) {
       const QString path = dir.filePath(QString("layout.%1").arg(format));
       w.export_layout(path, format);
       const LayoutFile back = read_layout_file(path.toStdString());
@@ -251,33 +246,6 @@ class TestContextParallel : public QObject {
       QVERIFY(back.config.cp_comm_type == CpCommType::AllToAllP2P);
       QCOMPARE(back.config.cp_a2a_size, 1);
     }
-    try {
-      w.export_layout(dir.filePath("layout.yaml"), "nemo");
-      QFAIL("a CP layout was written as NeMo YAML");
-    } catch (const SpecError& e) {
-      QVERIFY2(QString(e.what()).contains("context parallelism (CP 2)"), e.what());
-    }
-    QVERIFY(!QFile::exists(dir.filePath("layout.yaml")));
-  }
-
-  // The library's search enumerates CP 1 layouts only: a setup with CP 2 is told so.
-  void searchSaysItRunsCpOne() {
-    MainWindow w;
-    Project p = cp_project();
-    p.model.num_layers = 8;  // a short search: 8 layers leave few pipeline splits
-    w.set_project(p);
-    QVERIFY(wait_for_result(w));
-    w.search_page()->tp_list()->setText("8");
-    w.search_page()->pp_list()->setText("1,2");
-    QSignalSpy spy(w.search_page(), &SearchPage::finished);
-    w.search_page()->start(w.setup()->project());
-    QVERIFY(spy.wait(300000));
-    const QString status = w.search_page()->status()->text();
-    QVERIFY2(status.contains("layouts ranked") && status.contains("every layout here runs CP 1, not the setup's CP 2"),
-             qPrintable(status));
-    QVERIFY(w.search_page()->table()->rowCount() > 0);
-    for (int i = 0; i < w.search_page()->table()->rowCount(); ++i)
-      QCOMPARE(w.search_page()->table()->layout(i).result.config.cp, 1);
   }
 
   // Lanes are the (rank, stream) pairs the timeline carries, in StreamLane's order, named by
