@@ -86,7 +86,7 @@ double layer_activation_bytes_without_recompute(const ModelSpec& m, const Parall
   return layer_bytes(m, c, RecomputeGranularity::None);
 }
 
-int gradient_group_size(const ParallelConfig& c) { return c.grid().group(0, kGradientGroup).size(); }
+int gradient_group_size(const ParallelConfig& c) { return c.grid().group_size(kGradientGroup); }
 
 std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
   const std::int64_t h = m.hidden_size, q = m.query_width(), f = m.ffn_hidden_size, kv = m.kv_channels(), t = c.tp;

@@ -143,6 +143,14 @@ int ParallelGrid::rank(std::span<const int> coords) const {
   return r;
 }
 
+int ParallelGrid::group_size(std::string_view dims) const {
+  const unsigned mask = span_mask(dims);
+  int ranks = 1;  // at most the world size, which fits an int
+  for (int i = 0; i < count_; ++i)
+    if (mask & (1U << static_cast<unsigned>(i))) ranks *= dims_[static_cast<std::size_t>(i)].size;
+  return ranks;
+}
+
 unsigned ParallelGrid::span_mask(std::string_view dims) const {
   unsigned mask = 0, seen = 0;
   for_each_name("parallel group", dims, [&](std::string_view name) {

@@ -72,6 +72,9 @@ class ParallelGrid {
   GridDimension dimension(int i) const;
   // The size of `name`; 1 for a known name the grid does not hold (SpecError if unknown).
   int size(std::string_view name) const;
+  // The number of ranks in each group spanning `dims` (e.g. "cp-dp"): the product of their
+  // sizes, without listing a group (which costs memory in the group's size).
+  int group_size(std::string_view dims) const;
 
   // Coordinates are listed innermost first, one per dimension of the order.
   std::vector<int> coords(int rank) const;

@@ -68,6 +68,10 @@ TEST(ParallelGrid, GroupsOfATwoByTwoByTwoGridWrittenOutByHand) {
   EXPECT_EQ(grid.group(6, "tp-cp"), (std::vector<int>{6, 7}));
   EXPECT_EQ(grid.group(6, "cp"), (std::vector<int>{6}));
   EXPECT_EQ(grid.size("cp"), 1);
+  // A group's size without listing it: 2 x 2 for tp-dp, 2 for cp-dp (CP spans nothing here).
+  EXPECT_EQ(grid.group_size("tp-dp"), 4);
+  EXPECT_EQ(grid.group_size("cp-dp"), 2);
+  EXPECT_EQ(grid.group_size("tp-dp-pp"), 8);
   EXPECT_EQ(grid.coord(6, "ep"), 0);
 }
 
