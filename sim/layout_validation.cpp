@@ -54,9 +54,7 @@ void validate_context_parallel(const ParallelConfig& c, const ModelSpec& m) {
             "{}: context parallelism (CP {}) runs inside Transformer Engine's fused attention; the unfused kernel has "
             "none. Use --attention-backend flash (or auto)",
             w, c.cp);
-  const int a2a = c.cp_comm_type == CpCommType::AllToAll      ? c.cp
-                  : c.cp_comm_type == CpCommType::AllToAllP2P ? c.cp_a2a_size
-                                                              : 1;
+  const int a2a = cp_all_to_all_size(c);  // CP > 1 here
   if (c.cp_comm_type == CpCommType::AllToAllP2P && (a2a < 1 || c.cp % a2a != 0))
     fail_at("--hierarchical-context-parallel-sizes",
             "{}: --cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes A P with A x P = CP {}", w, c.cp);
