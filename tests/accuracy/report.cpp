@@ -133,7 +133,7 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
         ++kernel_assumed;
         kernel_assumed_within += close;
       }
-      t += fmt::format("| {} | {} | {:.3f} | {:.3f} | {} |\n", r.id, r.config.summary(), *r.measured_peak_gib, predicted,
+      t += fmt::format("| {} | {} | {:.3f} | {:.3f} | {} |\n", r.id, markdown_cell(r.config.summary()), *r.measured_peak_gib, predicted,
                        pct(e));
     }
     if (n > 0)
@@ -161,7 +161,7 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     md += fmt::format("| {} | {} {} | {} | {:.4g} | {:.4g} | {} | {:.4g} | {} |\n", r.id, r.model.name,
-                      r.config.summary(), r.config.gpus(), r.measured_s, cv.in_sample[i],
+                      markdown_cell(r.config.summary()), r.config.gpus(), r.measured_s, cv.in_sample[i],
                       pct(relative_error(cv.in_sample[i], r.measured_s)), cv.held_out[i],
                       pct(relative_error(cv.held_out[i], r.measured_s)));
   }
@@ -187,6 +187,11 @@ std::string prediction_table(const std::vector<CorpusRow>& rows, const Calibrati
                      b.compute, b.recompute, b.tp_comm, b.pp_comm, b.dp_comm, b.optimizer, b.host, b.bubble);
   }
   return t;
+}
+
+std::string markdown_cell(std::string text) {
+  for (std::size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2)) text.insert(at, "\\");
+  return text;
 }
 
 }  // namespace cc::accuracy

@@ -20,6 +20,9 @@ namespace cc::accuracy {
 
 // Every row's prediction under `c` with the simulated time breakdown, as CSV (for looking
 // at where the misses sit: `fit-costs --evaluate --rows FILE`).
+// `text` as one Markdown table cell: a layout string's stage separators ('|') would end the cell.
+std::string markdown_cell(std::string text);
+
 std::string prediction_table(const std::vector<CorpusRow>& rows, const Calibration& c);
 
 }  // namespace cc::accuracy
