@@ -43,7 +43,7 @@ std::string refusal(const SearchRequest& r) {
 TEST(Search, PaperLayoutsRankAmongTheBestAndNothingBeatsTheBestFound) {
   // Issue acceptance: for Korthikanti's four models at the paper's GPU counts and batches,
   // the paper's layout is in the top 10 — except the 22B case, where a 4-sequence batch
-  // on 8 GPUs admits faster layouts that skip recomputation (README, "Search"); there it
+  // on 8 GPUs admits faster layouts that skip recomputation (docs/cli.md, "search"); there it
   // must still rank, within the top 20.
   for (const auto& run : test::korthikanti_runs()) {
     if (run.config.recompute != RecomputeGranularity::Selective) continue;
