@@ -67,7 +67,7 @@ ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
 
 void ClusterFlags::add_to(CLI::App& app) {
   app.add_option("--cluster", cluster, "Cluster preset name or cluster JSON (default: dgx-a100-80gb)")->group("Cluster");
-  app.add_option("--gpus", gpus, "Total GPUs (DP = GPUs / (TP x PP))")->group("Cluster");
+  app.add_option("--gpus", gpus, "Total GPUs (DP = GPUs / (TP x CP x PP))")->group("Cluster");
   const MemoryReserve d;
   app.add_option("--cuda-context-gib", cuda_context_gib,
                  fmt::format("Memory reserve: CUDA context and library handles, GiB (default {})", d.cuda_context_gib))
@@ -141,7 +141,7 @@ void LayoutFlags::add_to(CLI::App& app) {
                              fmt::join(framework_preset_names(), ", "), kDefaultFramework))
       ->group(g);
   // Megatron-LM's flags without bearing on time or memory, so a launch line pastes: accepted,
-  // left aside and named in a note. Not in --help (the README lists them).
+  // left aside and named in a note. Not in --help (docs/cli.md names the categories; the list is kIgnored in megatron_options.cpp).
   for (const auto& f : megatron_ignored_flags()) {
     if (!f.on_command_line) continue;
     CLI::Option* o = f.values == 0 ? app.add_flag(f.flag) : app.add_option(f.flag);
