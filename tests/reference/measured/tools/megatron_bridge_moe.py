@@ -12,15 +12,18 @@ VP, EP, tokens/s/GPU, model TFLOP/s/GPU; the page's footnote that MoE benchmarks
 the tokens among experts and run dropless (so load imbalance 1.0), except the "(tokendrop)"
 rows, which src/megatron/bridge/training/utils/moe_token_drop.py at c575c1bec sets to capacity
 factor 1.0, padded to capacity, alltoall dispatcher.
-What it does not state (in `assumed` of every row): ETP (every perf config of every release that
-sets --expert-tensor-parallel-size sets 1; taken as 1), the dispatcher and its backend (DeepEP or
-HybridEP flex, or alltoall: per system and release in the perf recipes; left empty), recompute,
-the pipeline layout, the overlap flags, grouped GEMM (1: the Bridge MoE providers set it).
+What it does not state is read from the recipe the row ran with, at the commit that first
+published it, when exactly one recipe of that model, system and precision has the published
+layout (workload presets until June 2026, perf-recipe functions after): ETP, the dispatcher and
+its flex backend, dispatch/combine overlap, recompute modules, CUDA graphs, the layout string.
+Otherwise, and always for the pipeline split, the overlap flags of DP and TP, and grouped GEMM
+(1: the Bridge MoE providers set it), the column is in `assumed` (ETP 1: every recipe of every
+release that sets --expert-tensor-parallel-size sets 1).
 The architectures are the models' public HuggingFace config.json files (repository named in
 ARCH), which the Bridge's own model bridges convert.
 Usage: python3 megatron_bridge_moe.py [/path/to/Megatron-Bridge.git]
 """
-import os, re, subprocess, sys
+import ast, os, re, subprocess, sys
 sys.path.insert(0, os.path.dirname(__file__))
 import schema_moe
 
@@ -133,18 +136,182 @@ def table_rows(text):
         yield release, r.get("System", system), r.get("Model", model), r
 
 
-def main(repo, out):
-    commits = git(repo, "log", "--format=%H", HEAD, "--", *FILES).split()
-    rows, seen, skipped = [], set(), {}
-    for commit in commits:  # newest first
+# Workload presets of the perf scripts (scripts/performance/configs/<family>/*workload_base_configs.py,
+# until they moved into src/megatron/bridge/perf_recipes in July 2026): the overrides each
+# published row ran with, read at the commit that first published the row.
+RECIPE_MODEL = {"deepseekv3": "DEEPSEEK_V3", "qwen3_30b_a3b": "QWEN3_30B_A3B",
+                "qwen3_235b_a22b": "QWEN3_235B_A22B", "gpt_oss_120b": "GPT_OSS_120B"}
+RECIPE_GPU = {"DGX-H100": "H100", "DGX-B200": "B200", "DGX-GB200": "GB200"}
+RECIPE_PREC = {"BF16": ["BF16"], "FP8-CS": ["FP8_CS"], "FP8-MX": ["FP8_MX"], "MXFP8": ["FP8_MX"],
+               "NVFP4": ["NVFP4"], "FP8": ["FP8_CS", "FP8_SC", "FP8_MX"]}
+RECIPE_FP8 = {"FP8_CS": "tensorwise", "FP8_SC": "blockwise", "FP8_MX": "mxfp8"}
+
+
+def workload_configs(repo, commit):
+    """Preset name -> its keyword values, following replace(PARENT, ...) chains and aliases."""
+    files = [f for f in git(repo, "ls-tree", "-r", "--name-only", commit, "scripts/performance/configs").split()
+             if f.endswith("workload_base_configs.py")]
+    out = {}
+    for f in files:
+        for node in ast.parse(git(repo, "show", f"{commit}:{f}")).body:
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)):
+                continue
+            name, v = node.targets[0].id, node.value
+            if isinstance(v, ast.Name) and v.id in out:
+                out[name] = out[v.id]
+            elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("replace", "WorkloadBaseConfig"):
+                base = dict(out.get(v.args[0].id, {})) if v.func.id == "replace" and v.args and isinstance(v.args[0], ast.Name) else {}
+                for k in v.keywords:
+                    try:
+                        base[k.arg] = ast.literal_eval(k.value)
+                    except ValueError:
+                        pass
+                out[name] = base
+    return out
+
+
+RECIPE_FUNC_PREC = {"bf16": "BF16", "fp8cs": "FP8_CS", "fp8sc": "FP8_SC", "fp8mx": "FP8_MX", "nvfp4": "NVFP4"}
+# attribute written in a perf-recipe function -> the preset key of the older workload presets
+RECIPE_ATTR = {"overlap_moe_expert_parallel_comm": "moe_a2a_overlap"}
+
+
+def perf_recipe_functions(repo, commit):
+    """The same presets from src/megatron/bridge/perf_recipes/ (July 2026 on): each
+    <model>_pretrain_<N>gpu_<gpu>_<precision>[_variant]_config function's literal assignments
+    to cfg.<section>.<name>, and those of the helpers it calls (defined in the same package),
+    named as the older presets name them."""
+    files = [f for f in git(repo, "ls-tree", "-r", "--name-only", commit, "src/megatron/bridge/perf_recipes").split()
+             if f.endswith(".py")]
+    funcs = {}
+    for f in files:
+        for node in ast.parse(git(repo, "show", f"{commit}:{f}")).body:
+            if isinstance(node, ast.FunctionDef):
+                funcs.setdefault(node.name, node)
+
+    def collect(fn, out, depth=0):
+        # the function's own statements in order (a later one wins); conditional blocks skipped
+        for st in fn.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute):
+                try:
+                    out[RECIPE_ATTR.get(st.targets[0].attr, st.targets[0].attr)] = ast.literal_eval(st.value)
+                except ValueError:
+                    pass
+            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name):
+                call, name = st.value, st.value.func.id
+                if name == "set_deepseek_v3_pipeline_model_parallel_layout" and len(call.args) > 1:
+                    out["pp_layout"] = ast.literal_eval(call.args[1])
+                elif name in funcs and depth < 2 and not name.endswith("pretrain_config"):
+                    collect(funcs[name], out, depth + 1)
+
+    presets = {}
+    for name, fn in funcs.items():
+        m = re.fullmatch(r"(\w+?)_pretrain_(\d+)gpu_([a-z0-9]+)_(bf16|fp8cs|fp8sc|fp8mx|nvfp4)(_\w+)?_config", name)
+        if not m:
+            continue
+        out = {"num_gpus": int(m.group(2))}
+        collect(fn, out)
+        presets[f"{m.group(1).upper()}_PRETRAIN_CONFIG_{m.group(3).upper()}_"
+                f"{RECIPE_FUNC_PREC[m.group(4)]}{(m.group(5) or '').upper()} ({name})"] = out
+    return presets
+
+
+def matching_recipes(recipes, arch_name, sysname, prec_label, layout):
+    """The presets of this model, system and precision whose layout is the published one."""
+    found = []
+    for name, c in recipes.items():
+        for p in RECIPE_PREC[prec_label]:
+            if not re.fullmatch(rf"{RECIPE_MODEL[arch_name]}_PRETRAIN_CONFIG_{RECIPE_GPU[sysname]}_{p}(_\w+)?( \(\w+\))?", name):
+                continue
+            got = (c.get("num_gpus"), c.get("tensor_model_parallel_size", 1),
+                   c.get("pipeline_model_parallel_size", 1), c.get("context_parallel_size", 1),
+                   c.get("virtual_pipeline_model_parallel_size") or 1,
+                   c.get("expert_model_parallel_size", 1), c.get("global_batch_size"),
+                   c.get("micro_batch_size", 1))
+            if got == layout:
+                found.append((name, p, c))
+    return found
+
+
+RECIPE_KEYS = ("expert_tensor_parallel_size", "recompute_granularity", "moe_flex_dispatcher_backend", "moe_a2a_overlap",
+               "recompute_modules", "recompute_num_layers", "cuda_graph_impl", "cuda_graph_scope",
+               "pp_layout", "fine_grained_activation_offloading", "offload_modules",
+               "cpu_offloading_num_layers", "use_megatron_fsdp", "moe_token_dispatcher_type")
+
+
+def apply_recipe(row, match, at):
+    """Fill what the one matching preset states; the rest stays in `assumed`."""
+    name, p, c = match
+    assumed = row["assumed"].split(";")
+    features = [f for f in row["features"].split(";") if f]
+    if c.get("use_megatron_fsdp"):
+        return False
+    if c.get("expert_tensor_parallel_size") is not None:
+        row["etp"] = c["expert_tensor_parallel_size"]
+        assumed.remove("etp")
+    if c.get("moe_token_dispatcher_type") and not c.get("moe_flex_dispatcher_backend"):
+        row["token_dispatcher"] = c["moe_token_dispatcher_type"]
+        assumed.remove("token_dispatcher")
+    if c.get("moe_flex_dispatcher_backend"):
+        row["token_dispatcher"] = "flex"
+        features.append({"deepep": "deepep", "hybridep": "hybridep"}[c["moe_flex_dispatcher_backend"]])
+        assumed.remove("token_dispatcher")
+    # an older preset's moe_a2a_overlap (default False) is applied to every run of the perf
+    # scripts; a perf-recipe function states it only where it sets it
+    if "moe_a2a_overlap" in c or not name.endswith(")"):
+        row["overlap_moe_expert_parallel_comm"] = int(bool(c.get("moe_a2a_overlap", False)))
+        assumed.remove("overlap_moe_expert_parallel_comm")
+    if c.get("moe_a2a_overlap"):
+        features.append("moe-a2a-overlap")
+    if "recompute_granularity" in c and c["recompute_granularity"] is None and not c.get("recompute_modules"):
+        assumed.remove("recompute_granularity")  # stated off; the row's value is already none
+    elif c.get("recompute_modules"):
+        row["recompute_granularity"] = "selective"
+        features.append("selective-recompute-modules")
+        assumed.remove("recompute_granularity")
+    if c.get("cuda_graph_impl") not in (None, "none"):
+        features.append("cuda-graphs")
+    if c.get("fine_grained_activation_offloading"):
+        features.append("fine-grained-offloading")
+    if c.get("pp_layout"):
+        row["pipeline_layout"] = c["pp_layout"]
+        for k in ("pipeline_layout", "first_stage_layers", "last_stage_layers"):
+            assumed.remove(k)
+    if row["precision"] == "fp8" and not row["fp8_recipe"] and p in RECIPE_FP8:
+        row["fp8_recipe"] = RECIPE_FP8[p]
+        if RECIPE_FP8[p] == "mxfp8":
+            features.append("mxfp8")
+    stated = {k: c[k] for k in RECIPE_KEYS if c.get(k) not in (None, False)}
+    row["features"] = ";".join(features)
+    row["assumed"] = ";".join(assumed)
+    row["note"] += f"; preset {name} at {at[:9]}: {stated}"
+    return True
+
+
+def pages(repo, commits):
+    for commit in commits:
         for path in FILES:
             try:
-                text = git(repo, "show", f"{commit}:{path}")
+                yield commit, path, git(repo, "show", f"{commit}:{path}")
             except subprocess.CalledProcessError:
                 continue
+
+
+def row_key(release, sysname, label, r):
+    return (release, sysname, label, r.get("Precision", ""), r["#-GPUs"], r["GBS"], r["MBS"],
+            r["TP"], r["PP"], r.get("CP", "1"), r["VP"], r.get("EP", "n/a"))
+
+
+def main(repo, out):
+    commits = git(repo, "log", "--format=%H", HEAD, "--", *FILES).split()  # newest first
+    first_published = {}
+    for commit, path, text in pages(repo, reversed(commits)):
+        for release, sysname, label, r in table_rows(text):
+            first_published.setdefault(row_key(release, sysname, label, r), commit)
+    rows, seen, skipped, recipes = [], set(), {}, {}
+    for commit, path, text in pages(repo, commits):
             for release, sysname, label, r in table_rows(text):
-                key = (release, sysname, label, r.get("Precision", ""), r["#-GPUs"], r["GBS"],
-                       r["MBS"], r["TP"], r["PP"], r.get("CP", "1"), r["VP"], r.get("EP", "n/a"))
+                key = row_key(release, sysname, label, r)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -158,13 +325,17 @@ def main(repo, out):
                 if skip:
                     skipped.setdefault(skip, set()).add((release, sysname, label))
                     continue
-                rows += convert(release, sysname, label, r, commit, path, skipped)
+                at = first_published[key]
+                if at not in recipes:
+                    recipes[at] = {**workload_configs(repo, at), **perf_recipe_functions(repo, at)}
+                rows += convert(release, sysname, label, r, commit, path, skipped,
+                                (at, recipes[at]))
     rows.sort(key=lambda x: x["id"])
     schema_moe.write(out, rows)
     return skipped
 
 
-def convert(release, sysname, label, r, commit, path, skipped):
+def convert(release, sysname, label, r, commit, path, skipped, recipes):
     arch_name, mtp, variant = MODELS[label]
     arch = dict(ARCH[arch_name])
     hf, features = arch.pop("hf"), list(arch.pop("features", []))
@@ -222,7 +393,7 @@ def convert(release, sysname, label, r, commit, path, skipped):
         mid = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
         rid = (f"mbridge-moe-{release}-{mid}-{sysname.lower()}-{gpus}g-{prec_label.lower()}"
                f"-gbs{gbs}-mbs{mbs}-tp{tp}pp{pp}cp{cp}vp{vp}ep{ep}" + ("-blockwise" if alt else ""))
-        out.append(dict(
+        row = dict(
             id=rid, source="megatron-bridge-perf-moe", model=arch_name, **arch,
             swiglu=1, normalization="rmsnorm", seq_length=seq, cluster=SYSTEMS[sysname], gpus=gpus,
             framework="nemo", attention="flash", precision=prec, tp=tp, cp=cp, cp_comm_type="p2p",
@@ -238,7 +409,17 @@ def convert(release, sysname, label, r, commit, path, skipped):
             note=(f"{path} at {commit[:9]}, {release} container, {sysname}, '{label}', "
                   f"precision {prec_label}{' (bracketed figure)' if alt else ''}: {t:g} tokens/s/GPU, "
                   f"{tfl:g} model TFLOP/s/GPU -> GBS*seq/(tok*GPUs){ga_note}; "
-                  f"architecture: HF {hf} config.json")))
+                  f"architecture: HF {hf} config.json"))
+        at, presets = recipes
+        found = matching_recipes(presets, arch_name, sysname, prec_label,
+                                 (gpus, tp, pp, cp, vp, ep, gbs, mbs))
+        distinct = {repr(sorted((k, c.get(k)) for k in RECIPE_KEYS)) + p for _, p, c in found}
+        if len(distinct) == 1:
+            apply_recipe(row, found[0], at)
+        else:
+            row["note"] += (f"; {len(found)} presets at {at[:9]} match the published layout"
+                            + (" and differ" if found else ""))
+        out.append(row)
     return out
 
 
