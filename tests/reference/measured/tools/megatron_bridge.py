@@ -27,43 +27,44 @@ SYSTEMS = {"DGX-H100": "dgx-h100", "DGX-A100": "dgx-a100-80gb"}
 PREC = {"FP8": "fp8", "FP8-CS": "fp8", "BF16": "bf16"}
 
 
+def pretraining_rows(text):
+    """(release, system, model, cells by column, cells) of every pre-training table row of a
+    performance-summary page; tables come per system (a Model column) or per model (a System one)."""
+    release = system = model = kind = header = None
+    for line in text.splitlines():
+        m = re.match(r"^## (.+?) NeMo Container", line)
+        if m:
+            release, kind = m.group(1), None
+            continue
+        m = re.match(r"^### (.+)", line)
+        if m:
+            kind, system, model = m.group(1).strip(), None, None
+            continue
+        m = re.match(r"^#### (System|Model): (.+)", line)
+        if m:
+            system, model = (m.group(2).strip(), None) if m.group(1) == "System" else (None, m.group(2).strip())
+            continue
+        if not line.startswith("|"):
+            header = None if not line.strip() else header
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] in ("System", "Model"):
+            header = cells
+            continue
+        if set(cells[0]) <= set("-: ") or header is None or kind != "Pre-Training Performance":
+            continue
+        r = dict(zip(header, cells))
+        yield release, r.get("System", system), r.get("Model", model), r, cells
+
+
 def main(repo, out, context_parallel=False):
     """The CP 1 rows, or with context_parallel the CP > 1 ones."""
     rows, seen = [], set()
     for path in FILES:
         text = subprocess.run(["git", "-C", repo, "show", f"{COMMIT}:{path}"], check=True,
                               capture_output=True, text=True).stdout
-        release = system = model = kind = None
-        header = None
-        for line in text.splitlines():
-            m = re.match(r"^## (.+?) NeMo Container", line)
-            if m:
-                release, kind = m.group(1), None
-                continue
-            m = re.match(r"^### (.+)", line)
-            if m:
-                kind, system, model = m.group(1).strip(), None, None
-                continue
-            m = re.match(r"^#### (System|Model): (.+)", line)
-            if m:
-                if m.group(1) == "System":
-                    system, model = m.group(2).strip(), None
-                else:
-                    model, system = m.group(2).strip(), None
-                continue
-            if not line.startswith("|"):
-                header = None if not line.strip() else header
-                continue
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if cells[0] in ("System", "Model"):
-                header = cells
-                continue
-            if set(cells[0]) <= set("-: ") or header is None:
-                continue
-            r = dict(zip(header, cells))
-            sysname = r.get("System", system)
-            mname = r.get("Model", model)
-            if kind != "Pre-Training Performance" or sysname not in SYSTEMS or mname not in DENSE:
+        for release, sysname, mname, r, cells in pretraining_rows(text):
+            if sysname not in SYSTEMS or mname not in DENSE:
                 continue
             cp = 1 if r.get("CP", "1") in ("1", "n/a") else int(r["CP"])
             if (cp > 1) != context_parallel:

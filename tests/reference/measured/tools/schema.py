@@ -45,17 +45,18 @@ def check(row):
         assert c == "" or c in COLUMNS, c
 
 
-def write(path, rows):
+def write(path, rows, columns=COLUMNS, check_row=check):
+    """Checks every row (ids unique) and writes the CSV; schema_moe.py passes its own columns and check."""
     ids = set()
     for r in rows:
-        check(r)
+        check_row(r)
         assert r["id"] not in ids, r["id"]
         ids.add(r["id"])
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
         w.writeheader()
         for r in rows:
-            w.writerow({c: r[c] for c in COLUMNS})
+            w.writerow({c: r[c] for c in columns})
     print(f"wrote {len(rows)} rows to {path}")
 
 
