@@ -26,6 +26,7 @@ Usage: python3 megatron_bridge_moe.py [/path/to/Megatron-Bridge.git]
 import ast, os, re, subprocess, sys
 sys.path.insert(0, os.path.dirname(__file__))
 import schema_moe
+from megatron_bridge import pretraining_rows
 
 HEAD = "067f987df03b8355b03192d88d70f1709fedf51a"
 FILES = ["docs/performance-summary.md", "docs/performance-summary-archive.md"]
@@ -105,35 +106,6 @@ def value_and_alt(cell):
         return None, None
     m = re.fullmatch(r"([\d.]+)\s*(?:\(([\d.]+)\))?", cell)
     return (float(m.group(1)), float(m.group(2)) if m.group(2) else None) if m else (None, None)
-
-
-def table_rows(text):
-    """(release, system, model, cells dict) for every pre-training table row of one page."""
-    release = system = model = kind = header = None
-    for line in text.splitlines():
-        m = re.match(r"^## (.+?) NeMo Container", line)
-        if m:
-            release, kind = m.group(1), None
-            continue
-        m = re.match(r"^### (.+)", line)
-        if m:
-            kind, system, model = m.group(1).strip(), None, None
-            continue
-        m = re.match(r"^#### (System|Model): (.+)", line)
-        if m:
-            system, model = (m.group(2).strip(), None) if m.group(1) == "System" else (None, m.group(2).strip())
-            continue
-        if not line.startswith("|"):
-            header = None if not line.strip() else header
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cells[0] in ("System", "Model"):
-            header = cells
-            continue
-        if set(cells[0]) <= set("-: ") or header is None or kind != "Pre-Training Performance":
-            continue
-        r = dict(zip(header, cells))
-        yield release, r.get("System", system), r.get("Model", model), r
 
 
 # Workload presets of the perf scripts (scripts/performance/configs/<family>/*workload_base_configs.py,
@@ -306,11 +278,11 @@ def main(repo, out):
     commits = git(repo, "log", "--format=%H", HEAD, "--", *FILES).split()  # newest first
     first_published = {}
     for commit, path, text in pages(repo, reversed(commits)):
-        for release, sysname, label, r in table_rows(text):
+        for release, sysname, label, r, _ in pretraining_rows(text):
             first_published.setdefault(row_key(release, sysname, label, r), commit)
     rows, seen, skipped, recipes = [], set(), {}, {}
     for commit, path, text in pages(repo, commits):
-            for release, sysname, label, r in table_rows(text):
+            for release, sysname, label, r, _ in pretraining_rows(text):
                 key = row_key(release, sysname, label, r)
                 if key in seen:
                     continue

@@ -4,7 +4,6 @@ The dense corpus's columns (schema.COLUMNS, same meaning) followed by the MoE co
 Megatron-LM's argument names where one exists. The folder is staged data: the corpus loader
 (tests/accuracy/corpus.cpp) reads only *.csv directly in measured/ and measured/excluded/.
 """
-import csv
 import os, sys
 sys.path.insert(0, os.path.dirname(__file__))
 import schema
@@ -121,16 +120,4 @@ def check(row):
 
 
 def write(path, rows):
-    ids = set()
-    for r in rows:
-        check(r)
-        assert r["id"] not in ids, r["id"]
-        ids.add(r["id"])
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r[c] for c in COLUMNS})
-    os.replace(tmp, path)
-    print(f"wrote {len(rows)} rows to {path}")
+    schema.write(path, rows, COLUMNS, check)
