@@ -199,6 +199,8 @@ void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
   }
 }
 
+}  // namespace
+
 // The model description knows mixture-of-experts, multi-latent attention and multi-token
 // prediction (their parameters are counted); the time and memory models do not price them yet.
 // Every command that prices a layout (simulate, search, validate, train, the GUI) passes here,
@@ -221,8 +223,6 @@ void refuse_unpriced_architecture(const ModelSpec& m) {
             "mtp_num_layers 0",
             m.name, m.mtp_num_layers);
 }
-
-}  // namespace
 
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   const std::string w = "parallel config";
