@@ -92,8 +92,11 @@ std::int64_t ModelSpec::shared_expert_parameters() const {
 
 bool ModelSpec::is_moe_layer(int layer) const {
   if (!moe.enabled()) return false;
-  if (!moe.layer_pattern.empty()) return moe.layer_pattern[static_cast<std::size_t>(layer)] != 0;
-  return layer % moe.layer_freq == 0;
+  // Bounds-checked: a spec not yet validated (a GUI edit) may hold a pattern of another length.
+  if (!moe.layer_pattern.empty())
+    return layer >= 0 && static_cast<std::size_t>(layer) < moe.layer_pattern.size() &&
+           moe.layer_pattern[static_cast<std::size_t>(layer)] != 0;
+  return moe.layer_freq > 0 && layer % moe.layer_freq == 0;
 }
 
 int ModelSpec::moe_layer_count() const {
@@ -113,6 +116,7 @@ std::int64_t ModelSpec::layer_parameters(int layer, bool active) const {
 std::int64_t ModelSpec::mtp_parameters(bool active) const {
   // Megatron-Core's MultiTokenPredictionLayer: enorm and hnorm, eh_proj (2h -> h, no bias), a
   // transformer layer of the last decoder layer's kind, and its final norm.
+  if (mtp_num_layers == 0) return 0;
   const std::int64_t h = hidden_size;
   const std::int64_t one = 3 * norm_parameters(hidden_size) + 2 * h * h + layer_parameters(num_layers - 1, active);
   return mtp_num_layers * one;

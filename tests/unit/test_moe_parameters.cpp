@@ -15,6 +15,7 @@
 #include "sim/layout_validation.h"
 #include "sim/model_spec.h"
 #include "sim/parallel_config.h"
+#include "sim/presets.h"
 #include "refusal.h"
 
 namespace cc {
@@ -254,15 +255,11 @@ TEST(MoeParameters, OneSmallMoeMlaLayerByHand) {
 }
 
 TEST(MoeParameters, DenseModelsAreAllActive) {
-  ModelSpec m;
-  m.num_layers = 2;
-  m.hidden_size = 64;
-  m.num_attention_heads = 4;
-  m.num_query_groups = 4;
-  m.ffn_hidden_size = 256;
-  m.vocab_size = 100;
-  m.seq_length = 32;
+  ModelSpec m = small_moe_mla();
+  m.moe = {};
+  m.mla = {};
   EXPECT_EQ(m.active_parameters(), m.total_parameters());
+  EXPECT_EQ(load_model("llama3-8b").active_parameters(), load_model("llama3-8b").total_parameters());
 }
 
 TEST(MoeParameters, LayerFrequencyAndPattern) {
