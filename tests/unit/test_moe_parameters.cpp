@@ -291,54 +291,44 @@ TEST(MoeParameters, ModelJsonRoundTrip) {
   EXPECT_EQ(model_from_json(model_to_json(oss), "round trip").total_parameters(), oss.total_parameters());
 }
 
-Refusal validating(const ModelSpec& m) {
-  return refusal_of([&] { m.validate("model"); });
+// The small model with one change, validated: the refusal's field, and the message holding `text`.
+void expect_refused(void (*change)(ModelSpec&), const char* field, const char* text) {
+  ModelSpec m = small_moe_mla();
+  change(m);
+  const Refusal r = refusal_of([&] { m.validate("model"); });
+  EXPECT_EQ(r.field, field) << r.message;
+  EXPECT_NE(r.message.find(text), std::string::npos) << r.message;
 }
 
 TEST(MoeParameters, ValidateNamesTheFirstBadField) {
-  ModelSpec m = small_moe_mla();
-  m.moe.router_topk = 5;
-  Refusal r = validating(m);
-  EXPECT_EQ(r.field, "--moe-router-topk");
-  EXPECT_NE(r.message.find("moe_router_topk is 5; it must be between 1 and num_experts 4"), std::string::npos)
-      << r.message;
-  m = small_moe_mla();
-  m.moe.router_num_groups = 3;  // does not divide 4 experts
-  m.moe.router_group_topk = 1;
-  r = validating(m);
-  EXPECT_EQ(r.field, "--moe-router-num-groups");
-  EXPECT_NE(r.message.find("moe_router_num_groups 3 does not divide num_experts 4"), std::string::npos) << r.message;
-  m.moe.router_num_groups = 4;  // 1 group of 1 expert cannot hold top-2
-  r = validating(m);
-  EXPECT_EQ(r.field, "--moe-router-topk");
-  EXPECT_NE(r.message.find("it must be at most 1"), std::string::npos) << r.message;
-  m = small_moe_mla();
-  m.moe.layer_pattern = {1, 0};  // one layer, two entries
-  r = validating(m);
-  EXPECT_EQ(r.field, "--moe-layer-freq");
-  EXPECT_NE(r.message.find("has 2 entries; it needs one per layer (1)"), std::string::npos) << r.message;
-  m = small_moe_mla();
-  m.moe.topk_scaling_factor = 0;
-  EXPECT_EQ(validating(m).field, "--moe-router-topk-scaling-factor");
-  m = small_moe_mla();
-  m.moe.num_experts = 0;  // a router top-k without experts
-  r = validating(m);
-  EXPECT_EQ(r.field, "--num-experts");
-  EXPECT_NE(r.message.find("num_experts is 0 (a dense model) but moe_router_topk 2"), std::string::npos) << r.message;
-  m = small_moe_mla();
-  m.mla.kv_lora_rank = 0;
-  EXPECT_EQ(validating(m).field, "--kv-lora-rank");
-  m = small_moe_mla();
-  m.qkv_bias = true;
-  EXPECT_EQ(validating(m).field, "--add-qkv-bias");
-  m = small_moe_mla();
-  m.mla.enabled = false;
-  r = validating(m);
-  EXPECT_EQ(r.field, "--multi-latent-attention");
-  EXPECT_NE(r.message.find("without multi_latent_attention"), std::string::npos) << r.message;
-  m = small_moe_mla();
-  m.mtp_num_layers = -1;
-  EXPECT_EQ(validating(m).field, "--mtp-num-layers");
+  expect_refused([](ModelSpec& m) { m.moe.router_topk = 5; }, "--moe-router-topk",
+                 "moe_router_topk is 5; it must be between 1 and num_experts 4");
+  expect_refused(
+      [](ModelSpec& m) {
+        m.moe.router_num_groups = 3;  // does not divide 4 experts
+        m.moe.router_group_topk = 1;
+      },
+      "--moe-router-num-groups", "moe_router_num_groups 3 does not divide num_experts 4");
+  expect_refused(
+      [](ModelSpec& m) {
+        m.moe.router_num_groups = 4;  // 1 group of 1 expert cannot hold top-2
+        m.moe.router_group_topk = 1;
+      },
+      "--moe-router-topk", "it must be at most 1");
+  expect_refused([](ModelSpec& m) { m.moe.layer_pattern = {1, 0}; }, "--moe-layer-freq",
+                 "has 2 entries; it needs one per layer (1)");
+  expect_refused([](ModelSpec& m) { m.moe.topk_scaling_factor = 0; }, "--moe-router-topk-scaling-factor",
+                 "moe_router_topk_scaling_factor is 0; it must be a positive number");
+  expect_refused([](ModelSpec& m) { m.moe.num_experts = 0; }, "--num-experts",
+                 "num_experts is 0 (a dense model) but moe_router_topk 2");
+  expect_refused([](ModelSpec& m) { m.mla.kv_lora_rank = 0; }, "--kv-lora-rank",
+                 "kv_lora_rank is 0; with multi_latent_attention it must be an integer from 1 to 65536");
+  expect_refused([](ModelSpec& m) { m.qkv_bias = true; }, "--add-qkv-bias",
+                 "qkv_bias with multi_latent_attention is not modelled");
+  expect_refused([](ModelSpec& m) { m.mla.enabled = false; }, "--multi-latent-attention",
+                 "without multi_latent_attention");
+  expect_refused([](ModelSpec& m) { m.mtp_num_layers = -1; }, "--mtp-num-layers",
+                 "mtp_num_layers is -1; it must be an integer from 0 to 100");
 }
 
 TEST(MoeParameters, ModelJsonRefusesBadExpertFields) {
