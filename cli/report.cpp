@@ -38,6 +38,8 @@ std::string format_report(const SimResult& r) {
   line("{} on {} x {} ({}) — {}", r.model.name, c.gpus(), r.cluster.gpu.name, r.cluster.name, r.cost_source);
   line("layout      {}  ({} microbatches per pipeline)", c.summary(), c.num_microbatches());
   line("stack       {}", c.framework);
+  line("parameters  {} total, {} active per token", with_commas(static_cast<double>(r.model.total_parameters())),
+       with_commas(static_cast<double>(r.model.active_parameters())));
   line("{}", "");
   if (r.interval)
     line("iteration   {:.3f} s ({:.3f}–{:.3f})   {} tokens/s", r.iteration_time_s, r.iteration_time_low_s(),

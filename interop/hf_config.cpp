@@ -56,11 +56,32 @@ const std::vector<Family>& families() {
        nullptr, false},
       {"phi3", {"Phi3ForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
        false, nullptr, true},
+      // Mixtures of experts: their experts, attention biases and norms are read by read_mixture().
+      {"mixtral", {"MixtralForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
+       false, nullptr, true},
+      {"qwen2_moe", {"Qwen2MoeForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope,
+       false, false, nullptr, true},
+      {"qwen3_moe", {"Qwen3MoeForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope,
+       false, false, nullptr, true},
+      {"deepseek_v2", {"DeepseekV2ForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm,
+       Positions::Rope, false, false, nullptr, false},
+      {"deepseek_v3", {"DeepseekV3ForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm,
+       Positions::Rope, false, false, nullptr, false},
+      {"olmoe", {"OlmoeForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
+       false, nullptr, false},
+      {"gpt_oss", {"GptOssForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
+       false, nullptr, true},
   };
   return f;
 }
 
-// Keys that make a model a mixture of experts, in any family: a dense spec would count one
+bool is_mixture(const Family& fam) {
+  for (const char* t : {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmoe", "gpt_oss"})
+    if (std::string(fam.model_type) == t) return true;
+  return false;
+}
+
+// Keys that make a model a mixture of experts, in a dense family: a dense spec would count one
 // expert's MLP where the model has many (Mixtral 8x7B: 46.7B parameters, not 7.2B).
 constexpr const char* kExpertKeys[] = {"num_local_experts",   "num_experts",          "n_routed_experts",
                                        "moe_num_experts",     "num_experts_per_tok",  "moe_intermediate_size",
@@ -76,9 +97,10 @@ void refuse_experts(const JsonFields& f) {
     const bool size_key = std::string(key).find("size") != std::string::npos;
     if (v.is_number() && (v.get<double>() <= 0 || (!size_key && v.get<double>() <= 1))) continue;
     fail_at(key,
-            "{}: {} is {}: mixture-of-experts models are not modelled (a dense spec would count one expert's MLP "
-            "instead of all of them); dense model types: {}",
-            f.where(), key, v.dump(), type_list());
+            "{}: {} is {} in a {} file: experts in this architecture are not modelled (a dense spec would count one "
+            "expert's MLP instead of all of them); mixture-of-experts types: mixtral, qwen2_moe, qwen3_moe, "
+            "deepseek_v2, deepseek_v3, olmoe, gpt_oss",
+            f.where(), key, v.dump(), f.string_or("model_type", "dense"));
   }
 }
 
@@ -92,6 +114,12 @@ const Family& family_of(const JsonFields& f) {
     const std::string t = (type == "RefinedWeb" || type == "RefinedWebModel") ? "falcon" : type;
     for (const auto& fam : families())
       if (t == fam.model_type) by_type = &fam;
+    if (t == "llama4")
+      fail_at("model_type",
+              "{}: model_type 'llama4' is not modelled: its text model nests in text_config and uses chunked local "
+              "attention (attention_chunk_size) and layers without RoPE, which the simulator does not represent; "
+              "modelled types: {}",
+              f.where(), type_list());
     if (!by_type)
       fail("{}: model_type '{}' is not modelled; modelled types: {}", f.where(), type, type_list());
   }
@@ -142,6 +170,114 @@ Activation activation_of(const JsonFields& f, const Family& fam) {
        fam.model_type, fallback);
 }
 
+// Megatron's 0/1 pattern of MoE layers from a rule over the layer index.
+template <typename IsMoe>
+std::vector<int> layer_pattern(int layers, IsMoe is_moe) {
+  std::vector<int> p;
+  for (int i = 0; i < layers; ++i) p.push_back(is_moe(i) ? 1 : 0);
+  return p;
+}
+
+// The experts, attention details and extra layers of a mixture-of-experts class. Each fact is
+// read from transformers' modeling_<type>.py: which linears carry biases, which norms exist,
+// which layers are sparse, what the router holds.
+void read_mixture(const JsonFields& f, const Family& fam, ModelSpec& m, std::vector<std::string>& notes) {
+  const std::string type = fam.model_type;
+  MoeSpec& e = m.moe;
+  e.router_topk = static_cast<int>(integer_of(f, {"num_experts_per_tok", "experts_per_token"}, "router top-k"));
+  e.ffn_hidden_size = m.ffn_hidden_size;  // Mixtral, OLMoE, gpt-oss: intermediate_size is an expert's width
+  m.qkv_bias = m.projection_bias = false;
+  if (type == "mixtral") {
+    e.num_experts = static_cast<int>(integer_of(f, {"num_local_experts"}, "expert count"));
+  } else if (type == "olmoe") {
+    // OlmoeAttention: q_norm over the whole query width, k_norm over the whole key width.
+    e.num_experts = static_cast<int>(integer_of(f, {"num_experts"}, "expert count"));
+    m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", false);
+    m.qk_norm = QkNorm::Full;
+    if (f.has("clip_qkv"))
+      notes.push_back(fmt::format("{}: clip_qkv {} clamps Q, K and V; it has no parameters and is not priced",
+                                  f.where(), f.raw("clip_qkv").dump()));
+  } else if (type == "qwen2_moe" || type == "qwen3_moe") {
+    e.num_experts = static_cast<int>(integer_of(f, {"num_experts"}, "expert count"));
+    e.ffn_hidden_size = static_cast<int>(integer_of(f, {"moe_intermediate_size"}, "expert MLP size"));
+    // A layer is sparse unless listed in mlp_only_layers, every decoder_sparse_step-th from 1.
+    const long long step = f.integer_or("decoder_sparse_step", 1, 1);
+    std::vector<long long> dense_layers;
+    if (f.has("mlp_only_layers")) {
+      const auto& list = f.raw("mlp_only_layers");
+      if (!list.is_array()) fail_at("mlp_only_layers", "{}: mlp_only_layers must be a list of layer indices", f.where());
+      for (const auto& v : list) {
+        if (!v.is_number_integer())
+          fail_at("mlp_only_layers", "{}: mlp_only_layers holds {}; it must list layer indices", f.where(), v.dump());
+        dense_layers.push_back(v.get<long long>());
+      }
+    }
+    e.layer_pattern = layer_pattern(m.num_layers, [&](int i) {
+      return std::find(dense_layers.begin(), dense_layers.end(), i) == dense_layers.end() && (i + 1) % step == 0;
+    });
+    if (type == "qwen2_moe") {
+      // Qwen2MoeAttention: Q, K, V biases (qkv_bias, default true), none on o_proj; one shared
+      // expert scaled by a sigmoid gate (a linear with one output).
+      m.qkv_bias = f.boolean_or("qkv_bias", true);
+      e.shared_expert_ffn_hidden_size =
+          static_cast<int>(integer_of(f, {"shared_expert_intermediate_size"}, "shared expert MLP size"));
+      e.shared_expert_gate = true;
+    } else {
+      // Qwen3MoeAttention: attention_bias on all four projections; q_norm and k_norm per head.
+      m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", false);
+      m.qk_norm = QkNorm::PerHead;
+    }
+  } else if (type == "deepseek_v2" || type == "deepseek_v3") {
+    if (f.boolean_or("attention_bias", false))
+      fail_at("attention_bias", "{}: attention_bias true in a {} model (biases on MLA's latent projections) is not "
+              "modelled; DeepSeek's published models have none", f.where(), type);
+    e.num_experts = static_cast<int>(integer_of(f, {"n_routed_experts"}, "routed expert count"));
+    e.ffn_hidden_size = static_cast<int>(integer_of(f, {"moe_intermediate_size"}, "expert MLP size"));
+    e.shared_expert_ffn_hidden_size =
+        static_cast<int>(f.integer_or("n_shared_experts", 0, 0) * e.ffn_hidden_size);
+    const long long first_dense = f.integer_or("first_k_dense_replace", 0, 0);
+    const long long freq = f.integer_or("moe_layer_freq", 1, 1);
+    e.layer_pattern = layer_pattern(m.num_layers, [&](int i) { return i >= first_dense && i % freq == 0; });
+    const std::string score = f.string_or("scoring_func", type == "deepseek_v3" ? "sigmoid" : "softmax");
+    if (score != "softmax" && score != "sigmoid")
+      fail_at("scoring_func", "{}: scoring_func '{}' is not modelled; softmax or sigmoid", f.where(), score);
+    e.score_function = score == "softmax" ? RouterScore::Softmax : RouterScore::Sigmoid;
+    // topk_method: greedy (plain top-k), group_limited_greedy (V2: top groups first), noaux_tc
+    // (V3: groups, plus the e_score_correction_bias that balances load without an auxiliary loss).
+    const std::string method = f.string_or("topk_method", type == "deepseek_v3" ? "noaux_tc" : "greedy");
+    if (method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc")
+      fail_at("topk_method", "{}: topk_method '{}' is not modelled; greedy, group_limited_greedy or noaux_tc",
+              f.where(), method);
+    if (method != "greedy") {
+      e.router_num_groups = static_cast<int>(integer_of(f, {"n_group"}, "expert group count"));
+      e.router_group_topk = static_cast<int>(integer_of(f, {"topk_group"}, "groups per token"));
+    }
+    e.router_expert_bias = method == "noaux_tc";
+    e.topk_scaling_factor = f.number_or("routed_scaling_factor", 0.0, 1.0);
+    m.mla.enabled = true;
+    m.mla.q_lora_rank = static_cast<int>(f.integer_or("q_lora_rank", 0, 0));  // null: queries projected directly
+    m.mla.kv_lora_rank = static_cast<int>(integer_of(f, {"kv_lora_rank"}, "KV latent rank"));
+    m.mla.qk_head_dim = static_cast<int>(integer_of(f, {"qk_nope_head_dim"}, "no-RoPE query/key head width"));
+    m.mla.qk_pos_emb_head_dim = static_cast<int>(integer_of(f, {"qk_rope_head_dim"}, "RoPE query/key head width"));
+    m.mla.v_head_dim = static_cast<int>(integer_of(f, {"v_head_dim"}, "value head width"));
+    m.explicit_head_dim = 0;  // MLA's head widths are its own
+    // DeepSeek-V3 trains with one multi-token-prediction module (its checkpoint's layer 61);
+    // transformers drops it when loading, the training run has it.
+    m.mtp_num_layers = static_cast<int>(f.integer_or("num_nextn_predict_layers", 0, 0));
+  } else if (type == "gpt_oss") {
+    // GptOssAttention: biases on Q, K, V and o_proj (attention_bias), and one learned sink logit
+    // per head; GptOssTopKRouter: a linear with a bias; GptOssExperts: gate_up_proj_bias and
+    // down_proj_bias for every expert.
+    e.num_experts = static_cast<int>(integer_of(f, {"num_local_experts"}, "expert count"));
+    m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", true);
+    m.attention_sinks = true;
+    e.router_linear_bias = true;
+    e.expert_linear_biases = true;
+    notes.push_back(fmt::format("{}: gpt-oss's clamped SwiGLU (swiglu_limit) is counted and priced as SwiGLU: the "
+                                "same matrices and FLOPs", f.where()));
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& hf_model_types() {
@@ -161,8 +297,8 @@ bool is_hf_config(const nlohmann::json& doc) {
 
 HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& where, std::optional<int> seq_length) {
   const JsonFields f(doc, where);
-  refuse_experts(f);
   const Family& fam = family_of(f);
+  if (!is_mixture(fam)) refuse_experts(f);
   HfImport out;
   ModelSpec& m = out.model;
   m.name = f.string_or("_name_or_path", fam.model_type);
@@ -253,7 +389,8 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
 
   // Sliding-window attention attends to the last `sliding_window` tokens only; the simulator
   // prices full causal attention, which is the same thing while the sequence fits the window.
-  const bool window_on = fam.model_type == std::string("qwen2") ? f.boolean_or("use_sliding_window", false) : true;
+  const bool window_on =
+      std::string(fam.model_type).rfind("qwen", 0) == 0 ? f.boolean_or("use_sliding_window", false) : true;
   if (fam.sliding_window && window_on && f.has("sliding_window")) {
     const long long window = f.integer("sliding_window", 1);
     if (m.seq_length > window)
@@ -262,6 +399,7 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
            where, window, m.seq_length, window);
   }
 
+  if (is_mixture(fam)) read_mixture(f, fam, m, out.notes);
   if (fam.parallel_residual && (fam.parallel_key == nullptr || f.boolean_or(fam.parallel_key, true)))
     out.notes.push_back(fmt::format(
         "{}: {} runs attention and the MLP in parallel from one residual; it is simulated as two sequential blocks: "

@@ -2,9 +2,11 @@
 //
 // The architecture is decided by `model_type` (or `architectures` when it is missing), never
 // guessed from which keys happen to be present: Llama 2 files carry no rope_theta and still use
-// RoPE, Falcon files carry no max_position_embeddings. What the spec cannot represent is refused
-// by name — mixture-of-experts above all, whose parameter count a dense spec would get wrong by
-// a factor of several — and what it represents only approximately is said in a note.
+// RoPE, Falcon files carry no max_position_embeddings. Mixture-of-experts classes (Mixtral,
+// Qwen2/Qwen3-MoE, DeepSeek-V2/V3 with multi-latent attention and MTP, OLMoE, gpt-oss) are read
+// with their experts, biases, norms and routers; expert keys in a dense family are refused (a
+// dense spec would count one expert's MLP instead of all of them). What the spec cannot
+// represent is refused by name, and what it represents only approximately is said in a note.
 //
 // It lives in interop/ with the other tools' formats: sim reads only its own model JSON, and
 // interop/model_input.h tells a HuggingFace file from ours when a --model argument is a path.

@@ -201,8 +201,32 @@ void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
 
 }  // namespace
 
+// The model description knows mixture-of-experts, multi-latent attention and multi-token
+// prediction (their parameters are counted); the time and memory models do not price them yet.
+// Every command that prices a layout (simulate, search, validate, train, the GUI) passes here,
+// so none of them prices such a model as if it were dense.
+void refuse_unpriced_architecture(const ModelSpec& m) {
+  if (m.moe.enabled())
+    fail_at("--num-experts",
+            "model '{}' has {} experts (top-{}): mixture-of-experts pricing (expert parallelism, token dispatch) is "
+            "not modelled yet; its parameters are counted ({} total, {} active per token) but it cannot be "
+            "simulated or searched; dense models can",
+            m.name, m.moe.num_experts, m.moe.router_topk, m.total_parameters(), m.active_parameters());
+  if (m.mla.enabled)
+    fail_at("--multi-latent-attention",
+            "model '{}' uses multi-latent attention: its time and memory are not modelled yet; models with "
+            "multi-head or grouped-query attention can be simulated",
+            m.name);
+  if (m.mtp_num_layers > 0)
+    fail_at("--mtp-num-layers",
+            "model '{}' has {} multi-token prediction layers: their time and memory are not modelled yet; use "
+            "mtp_num_layers 0",
+            m.name, m.mtp_num_layers);
+}
+
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   const std::string w = "parallel config";
+  refuse_unpriced_architecture(m);
   // Each refusal's field (sim/error.h) is the flag the user should change; where a check is
   // about two flags, the comment beside it says why that one.
   auto positive = [&](const char* field, const char* what, int v) {

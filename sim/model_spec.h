@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/moe_spec.h"
+
 namespace cc {
 
 // GeGLU is Gemma's gated GeLU: the same three matrices as SwiGLU, a different gate function.
@@ -15,6 +17,9 @@ enum class Activation { GeLU, SwiGLU, GeGLU };
 enum class Normalization { LayerNorm, RMSNorm };
 // ALiBi (BLOOM, MPT) adds a fixed bias to the attention scores: no parameters, no table.
 enum class PositionEmbedding { Learned, Rope, Alibi };
+// Normalisation of queries and keys before the scores: none; per head over the head width
+// (Megatron's --qk-layernorm, Qwen3); or over the whole query / key width (OLMoE).
+enum class QkNorm { None, PerHead, Full };
 
 struct ModelSpec {
   std::string name = "custom";
@@ -33,18 +38,45 @@ struct ModelSpec {
   // Width of one attention head when it is not hidden / heads (Gemma 7B: 16 heads of 256 on a
   // hidden size of 3072; Megatron-LM's --kv-channels). 0: hidden / heads, as in GPT and Llama.
   int explicit_head_dim = 0;
+  // Biases of the attention's input projections (Q, K, V) and of its output projection. The
+  // dense defaults are Megatron-LM's GPT (--add-bias-linear); the MoE importers say each class's.
+  bool qkv_bias = true;
+  bool projection_bias = true;
+  QkNorm qk_norm = QkNorm::None;
+  bool attention_sinks = false;  // gpt-oss: one learned logit per head and layer
+  MoeSpec moe;
+  MlaSpec mla;
+  // Multi-token prediction layers (--mtp-num-layers): each adds two norms, a 2h -> h projection,
+  // one transformer layer (MoE when the last decoder layer is) and a final norm; it shares the
+  // embedding and output layer with the main model, as in Megatron-Core.
+  int mtp_num_layers = 0;
 
   int head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads; }
   int query_width() const { return head_dim() * num_attention_heads; }  // width of Q and of the projection input
   int kv_channels() const { return head_dim() * num_query_groups; }      // width of K (and of V)
   bool gated_mlp() const { return activation != Activation::GeLU; }
 
-  // Parameters of one transformer layer: QKV, projection, MLP, two norms and biases.
-  std::int64_t layer_parameters() const;
+  // Parameters, piece by piece (the memory model will price MoE layers from these).
+  std::int64_t norm_parameters(int width) const;  // one norm over `width` values
+  std::int64_t attention_parameters() const;      // projections, biases, q/k norms, sinks, MLA latents
+  std::int64_t dense_mlp_parameters() const;      // the MLP of a dense layer (ffn_hidden_size)
+  std::int64_t expert_parameters() const;         // one routed expert
+  std::int64_t router_parameters() const;         // router weights, its bias, the expert bias
+  std::int64_t shared_expert_parameters() const;  // shared experts and their gate
+  bool is_moe_layer(int layer) const;             // layer in [0, num_layers)
+  int moe_layer_count() const;
+  // One transformer layer: attention, MLP or MoE block, and its two norms. `active` counts what
+  // one token uses: the router, top-k routed experts and the shared experts of an MoE layer.
+  std::int64_t layer_parameters(int layer, bool active = false) const;
+  std::int64_t mtp_parameters(bool active = false) const;  // all MTP layers
   // Token embedding (+ learned positions) and the separate output layer when untied.
   std::int64_t embedding_parameters() const;
   std::int64_t output_layer_parameters() const;  // 0 when tied
   std::int64_t total_parameters() const;
+  // Parameters one token uses, forward: the embedding and output tables (one table when tied),
+  // every dense layer whole, the router, top-k and shared experts of each MoE layer, the MTP
+  // layers. Equals total_parameters() for a dense model.
+  std::int64_t active_parameters() const;
 
   // Throws SpecError naming the first inconsistent field.
   void validate(const std::string& where) const;
@@ -57,5 +89,7 @@ nlohmann::json model_to_json(const ModelSpec& model);
 const char* to_string(Activation a);
 const char* to_string(Normalization n);
 const char* to_string(PositionEmbedding p);
+const char* to_string(QkNorm n);
+const char* to_string(RouterScore s);
 
 }  // namespace cc

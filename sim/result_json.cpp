@@ -36,6 +36,8 @@ nlohmann::json result_to_json(const SimResult& r) {
       {"mfu", r.mfu},
       {"hfu", r.hfu},
       {"tokens_per_s", r.tokens_per_s},
+      {"parameters_total", r.model.total_parameters()},
+      {"parameters_active", r.model.active_parameters()},
       {"model_flops_per_iteration", r.model_flops},
       {"hardware_flops_per_iteration", r.hardware_flops},
       {"peak_memory_gib", r.peak_memory_gib},

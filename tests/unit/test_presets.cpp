@@ -44,6 +44,25 @@ TEST(Presets, TuringNlg17bHasItsPublishedSize) {
   EXPECT_LT(std::abs(static_cast<double>(m.total_parameters()) - 17e9), 0.5e9) << m.total_parameters();
 }
 
+TEST(Presets, MixturesOfExpertsHaveTheirPublishedSizes) {
+  // Mixtral 8x7B: the exact figures (tests/reference/hf-configs/README.md).
+  const ModelSpec mixtral = load_model("mixtral-8x7b");
+  EXPECT_EQ(mixtral.total_parameters(), 46'702'792'704);
+  EXPECT_EQ(mixtral.active_parameters(), 12'879'925'248);
+  // DeepSeek-V3 (arXiv 2412.19437): 671B total and 37B activated without its MTP layer.
+  ModelSpec v3 = load_model("deepseek-v3");
+  EXPECT_EQ(v3.moe_layer_count(), 58);
+  EXPECT_EQ(v3.mtp_num_layers, 1);
+  v3.mtp_num_layers = 0;
+  EXPECT_NEAR(static_cast<double>(v3.total_parameters()) / 671e9, 1.0, 0.001);
+  EXPECT_NEAR(static_cast<double>(v3.active_parameters()) / 37e9, 1.0, 0.02);
+  // Qwen3 model cards: 30.5B / 3.3B and 235B / 22B.
+  EXPECT_NEAR(static_cast<double>(load_model("qwen3-30b-a3b").total_parameters()) / 30.5e9, 1.0, 0.005);
+  EXPECT_NEAR(static_cast<double>(load_model("qwen3-30b-a3b").active_parameters()) / 3.3e9, 1.0, 0.02);
+  EXPECT_NEAR(static_cast<double>(load_model("qwen3-235b-a22b").total_parameters()) / 235e9, 1.0, 0.005);
+  EXPECT_NEAR(static_cast<double>(load_model("qwen3-235b-a22b").active_parameters()) / 22e9, 1.0, 0.01);
+}
+
 TEST(Presets, AzureNdv2RefusesBf16AndRunsFp16) {
   const ClusterSpec cluster = load_cluster("azure-ndv2");
   EXPECT_EQ(cluster.gpu.name, "V100-SXM2-32GB");
