@@ -190,12 +190,12 @@ TEST(NvlinkDomain, DataParallelRingOver144GpusCrossesBetweenTheTwoRacks) {
   EXPECT_TRUE(cross_node_traffic(m, nvl72, layout(1, 1, 72, 72)).links.empty());
 }
 
-SearchRequest request(const char* model, const char* cluster, int gpus, int batch) {
+// gpt3-175b (96 heads, 96 layers) at TP 16 on 144 GPUs: TP 16 x PP 3 x DP 3.
+SearchRequest tp16_on_144(const char* cluster) {
   SearchRequest r;
-  r.model = load_model(model);
+  r.model = load_model("gpt3-175b");
   r.cluster = load_cluster(cluster);
-  r.gpus = gpus;
-  r.global_batch = batch;
+  r.gpus = r.global_batch = 144;
   r.space.tp = {16};
   return r;
 }
@@ -203,12 +203,11 @@ SearchRequest request(const char* model, const char* cluster, int gpus, int batc
 constexpr const char* kTpSpansDomains = "TP spans NVLink domains (allow with --allow-cross-node-tp)";
 
 TEST(NvlinkDomain, SearchKeepsTp16InsideTheRackButRefusesItAcrossB200Nodes) {
-  // gpt3-175b: 96 heads, 96 layers; TP 16 x PP 3 x DP 3 = 144.
-  const SearchOutcome nvl72 = search(request("gpt3-175b", "gb200-nvl72", 144, 144));
+  const SearchOutcome nvl72 = search(tp16_on_144("gb200-nvl72"));
   EXPECT_EQ(nvl72.excluded.count(kTpSpansDomains), 0u);
   EXPECT_FALSE(nvl72.ranked.empty());
 
-  SearchRequest b200 = request("gpt3-175b", "dgx-b200", 144, 144);
+  SearchRequest b200 = tp16_on_144("dgx-b200");
   const Refusal refused = refusal_of([&] { (void)search(b200); });
   EXPECT_NE(refused.message.find("no valid layout"), std::string::npos) << refused.message;
   b200.space.allow_cross_node_tp = true;
