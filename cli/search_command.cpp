@@ -234,7 +234,7 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--recompute-method", f->recompute_method, "uniform,block (default: both)")->group(g);
   sub->add_option("--recompute-num-layers", f->recompute_num_layers, "Layer counts for full recompute (default: all)")
       ->group(g);
-  sub->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Let TP groups span nodes")->group(g);
+  sub->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Let TP groups span NVLink domains (the node, or a rack-scale system's domain)")->group(g);
   sub->add_flag("--overlap-grad-reduce", f->overlap_grad_reduce, "Every layout overlaps DP reduction with backward")
       ->group(g);
   sub->add_flag("--tp-comm-overlap", f->tp_comm_overlap,

@@ -38,7 +38,7 @@ QString ClusterMapPage::context_parallel_text(const SimResult& r) const {
   // Where the CP groups sit, as the grid places them: the most nodes any one of them joins.
   int nodes = 1;
   for (const std::vector<int>& group : r.config.grid().groups("cp"))
-    nodes = std::max(nodes, place_group(group, r.cluster.gpus_per_node).nodes);
+    nodes = std::max(nodes, place_in_nvlink_domains(group, r.cluster).nodes);
   if (nodes == 1) return tr(" CP groups of %1 stay inside nodes (NVLink).").arg(r.config.cp);
   const auto cp = traffic_->total.find(TrafficKind::ContextParallel);
   return tr(" CP groups of %1 span %2 nodes: their key/value exchange crosses the inter-node fabric, context parallel "

@@ -93,9 +93,9 @@ OpCost AnalyticCosts::compute(const ComputeOp& op) const {
 double AnalyticCosts::bus_bandwidth(const GroupPlacement& g) const {
   const double nvlink = cluster_.intra_node.bandwidth_gbs * kGB * params_.nvlink_fraction;
   if (g.nodes <= 1) return nvlink;
-  // Across nodes, NCCL runs one ring (channel) per NIC; all the data leaving a node shares
-  // the NICs its members sit next to. Inside the node the ring still rides NVLink.
-  const double network = cluster_.node_injection_gbs(g.per_node) * kGB * params_.network_fraction;
+  // Across NVLink domains, NCCL runs one ring (channel) per NIC; all the data leaving a domain
+  // shares the NICs its members sit next to. Inside the domain the ring still rides NVLink.
+  const double network = cluster_.network_injection_gbs(g.per_node) * kGB * params_.network_fraction;
   return g.per_node > 1 ? std::min(nvlink, network) : network;
 }
 
@@ -108,7 +108,7 @@ OpCost AnalyticCosts::collective(const CollectiveOp& op) const {
   const double bus = bus_bandwidth(g);
   const double nvlink = cluster_.intra_node.bandwidth_gbs * kGB * params_.nvlink_fraction;
   auto network = [&](int gpus_sending) {
-    return cluster_.node_injection_gbs(gpus_sending) * kGB * params_.network_fraction;
+    return cluster_.network_injection_gbs(gpus_sending) * kGB * params_.network_fraction;
   };
   const double moved = op.bytes * bus_bandwidth_factor(op.kind, g.size);
 

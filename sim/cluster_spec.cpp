@@ -27,8 +27,9 @@ double GpuSpec::peak_flops(Precision p) const {
   return 0;
 }
 
-double ClusterSpec::node_injection_gbs(int gpus_in_node) const {
-  const int nics_used = std::max(1, std::min(gpus_in_node, nics_per_node));
+double ClusterSpec::network_injection_gbs(int gpus_in_domain) const {
+  const int nodes_used = (gpus_in_domain + gpus_per_node - 1) / gpus_per_node;
+  const int nics_used = std::max(1, std::min(gpus_in_domain, nics_per_node * std::max(1, nodes_used)));
   const double core_share = topology == NetworkTopology::FatTree ? 1.0 / oversubscription : 1.0;
   return nics_used * inter_node.bandwidth_gbs * core_share;
 }
@@ -42,6 +43,17 @@ void ClusterSpec::validate(const std::string& where) const {
   if (gpu.hbm_gib <= 0) fail_at("gpu.hbm_gib", "{}: gpu.hbm_gib must be > 0", where);
   if (gpu.hbm_bandwidth_gbs <= 0) fail_at("gpu.hbm_bandwidth_gbs", "{}: gpu.hbm_bandwidth_gbs must be > 0", where);
   if (gpus_per_node <= 0) fail_at("gpus_per_node", "{}: gpus_per_node must be a positive integer", where);
+  // A domain is whole nodes: a node's GPUs share one NVLink switch fabric, and ranks fill nodes
+  // in order, so a domain boundary inside a node would split GPUs that share a host.
+  if (nvlink_domain_gpus < 0 || nvlink_domain_gpus % gpus_per_node != 0)
+    fail_at("nvlink_domain_gpus",
+            "{}: nvlink_domain_gpus is {}; it must be a positive multiple of gpus_per_node ({}): an NVLink "
+            "domain is whole nodes",
+            where, nvlink_domain_gpus, gpus_per_node);
+  // A cluster of a limited size holds whole domains (an NVL72 rack is not sold by the tray).
+  if (max_nodes > 0 && (static_cast<long long>(max_nodes) * gpus_per_node) % nvlink_domain_size() != 0)
+    fail_at("max_nodes", "{}: max_nodes is {}; {} nodes x {} GPUs do not fill whole NVLink domains of {} GPUs",
+            where, max_nodes, max_nodes, gpus_per_node, nvlink_domain_size());
   if (intra_node.bandwidth_gbs <= 0)
     fail_at("intra_node.bandwidth_gbs", "{}: intra_node.bandwidth_gbs must be > 0", where);
   if (inter_node.bandwidth_gbs <= 0)
@@ -67,6 +79,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& wher
   c.gpu.hbm_bandwidth_gbs = g.number("hbm_bandwidth_gbs", 0);
   c.gpu.sm_count = static_cast<int>(g.integer("sm_count", 1));
   c.gpus_per_node = static_cast<int>(f.integer("gpus_per_node", 1));
+  c.nvlink_domain_gpus = static_cast<int>(f.integer_or("nvlink_domain_gpus", 1, 0));
   const JsonFields intra = f.object("intra_node");
   c.intra_node = {intra.string_or("name", "intra-node"), intra.number("bandwidth_gbs", 0),
                   intra.number_or("latency_us", 0, 2.0)};
@@ -84,7 +97,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& wher
 }
 
 nlohmann::json cluster_to_json(const ClusterSpec& c) {
-  return {{"name", c.name},
+  nlohmann::json doc = {{"name", c.name},
           {"gpu",
            {{"name", c.gpu.name},
             {"peak_tflops",
@@ -109,6 +122,9 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
             {"topology", c.topology == NetworkTopology::FatTree ? "fat-tree" : "rail-optimized"},
             {"oversubscription", c.oversubscription}}},
           {"max_nodes", c.max_nodes}};
+  // Written only where it differs from the node, so the files of node-sized domains read as before.
+  if (c.nvlink_domain_gpus > 0) doc["nvlink_domain_gpus"] = c.nvlink_domain_gpus;
+  return doc;
 }
 
 }  // namespace cc

@@ -1,5 +1,11 @@
-// cluster_spec.h — the hardware a run is simulated on: the GPU, the node and the fabrics.
-// Presets are data files in traces/presets/clusters/, each number with its datasheet source.
+// cluster_spec.h — the hardware a run is simulated on: the GPU, the node, the NVLink domain and
+// the fabrics. Presets are data files in traces/presets/clusters/, each number with its datasheet
+// source. Two tiers, which differ on rack-scale systems (GB200 NVL72: a 4-GPU compute tray in a
+// 72-GPU NVLink domain) and coincide everywhere else:
+//   - the node: the GPUs that share a host and its NICs (NIC count, injection bandwidth, node
+//     counts, GPUs per launcher process group);
+//   - the NVLink domain: the GPUs that reach each other over NVLink, a whole number of nodes in
+//     rank order. Collectives inside a domain ride NVLink; traffic between domains takes the network.
 #pragma once
 
 #include <string>
@@ -37,16 +43,25 @@ struct ClusterSpec {
   std::string name = "custom";
   GpuSpec gpu;
   int gpus_per_node = 8;
-  LinkSpec intra_node;  // NVLink / NVSwitch, per GPU
+  // GPUs that share NVLink; 0: the node (every cluster but the rack-scale ones), so a cluster
+  // whose node size is edited keeps its domain equal to it.
+  int nvlink_domain_gpus = 0;
+  LinkSpec intra_node;  // NVLink / NVSwitch, per GPU, between any two GPUs of one NVLink domain
   LinkSpec inter_node;  // per NIC
   int nics_per_node = 8;
   NetworkTopology topology = NetworkTopology::RailOptimized;
   double oversubscription = 1.0;  // fat-tree: bisection bandwidth = injection / oversubscription
   int max_nodes = 0;              // 0: no limit
 
-  // Network bandwidth, GB/s, that `gpus_in_node` GPUs of one node reach when they all talk to
-  // other nodes at once: each GPU uses its nearest NIC, oversubscription divides the core.
-  double node_injection_gbs(int gpus_in_node) const;
+  // GPUs of one NVLink domain (the node unless the cluster states a larger domain).
+  int nvlink_domain_size() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
+  // The NVLink domain of global rank r: ranks fill nodes, and nodes fill domains, in order.
+  int nvlink_domain_of(int rank) const { return rank / nvlink_domain_size(); }
+  bool same_nvlink_domain(int rank_a, int rank_b) const { return nvlink_domain_of(rank_a) == nvlink_domain_of(rank_b); }
+  // Network bandwidth, GB/s, that `gpus_in_domain` GPUs of one NVLink domain reach when they all
+  // talk to other domains at once: each GPU uses its nearest NIC, the GPUs filling as few nodes
+  // as they can (a node's NICs serve its GPUs only); oversubscription divides the core.
+  double network_injection_gbs(int gpus_in_domain) const;
   void validate(const std::string& where) const;
 };
 

@@ -98,20 +98,22 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   RecordingCosts recorder(cluster, c.precision);
   price_iteration(m, cluster, c, recorder);
   const ParallelGrid grid = c.grid();
-  const int g = cluster.gpus_per_node;
-  auto node = [&](int rank) { return rank / g; };
+  auto node = [&](int rank) { return rank / cluster.gpus_per_node; };
   // kDenseGridOrder: coordinates tp, cp, dp, pp.
   auto rank_at = [&](int t, int cp, int d, int s) { return grid.rank({t, cp, d, s}); };
 
+  // Bytes from rank a to rank b take the network only between NVLink domains (on a rack-scale
+  // system two nodes of one domain talk over NVLink); they are booked to the nodes whose NICs
+  // carry them.
   std::map<std::tuple<int, int, TrafficKind>, double> pairs;
-  auto add = [&](int a, int b, TrafficKind kind, double bytes) {
-    if (a == b || bytes <= 0) return;
+  auto add = [&](int rank_a, int rank_b, TrafficKind kind, double bytes) {
+    if (cluster.same_nvlink_domain(rank_a, rank_b) || bytes <= 0) return;
+    const int a = node(rank_a), b = node(rank_b);
     pairs[{std::min(a, b), std::max(a, b), kind}] += bytes;
   };
   // A ring over `members` in their order: each sends `bytes` to the next.
   auto ring = [&](const std::vector<int>& members, TrafficKind kind, double bytes) {
-    for (std::size_t i = 0; i < members.size(); ++i)
-      add(node(members[i]), node(members[(i + 1) % members.size()]), kind, bytes);
+    for (std::size_t i = 0; i < members.size(); ++i) add(members[i], members[(i + 1) % members.size()], kind, bytes);
   };
 
   // Pipeline: each microbatch crosses every stage boundary once per chunk forward (its
@@ -131,7 +133,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
         for (int t = 0; t < c.tp; ++t)
           for (int s = 0; s < c.pp; ++s)
             for (const auto& [next, count] : transfers[static_cast<std::size_t>(s)])
-              add(node(rank_at(t, cp, d, s)), node(rank_at(t, cp, d, next)), TrafficKind::Pipeline, per_pass * count);
+              add(rank_at(t, cp, d, s), rank_at(t, cp, d, next), TrafficKind::Pipeline, per_pass * count);
   }
 
   // Data parallel: a ring over DP x CP (in rank order) per (TP rank, stage); each member sends
@@ -151,8 +153,8 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   }
 
   // Tensor parallel: a ring in TP order per (CP rank, replica, stage); only the hops between
-  // nodes show, so a group inside one node adds nothing.
-  const bool tp_spans_nodes = place_group(grid.group(0, "tp"), g).nodes > 1;
+  // NVLink domains show, so a group inside one domain adds nothing.
+  const bool tp_spans_nodes = place_in_nvlink_domains(grid.group(0, "tp"), cluster).nodes > 1;
   if (c.tp > 1 && tp_spans_nodes) {
     const std::vector<MemberBytes> tp_bytes = bytes_per_member(plan, CommGroup::Tensor);
     for (const std::vector<int>& group : grid.groups("tp"))
@@ -172,7 +174,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
           const double share = bytes.all_to_all / static_cast<double>(members.size());
           for (int from : members)
             for (int to : members)
-              if (from != to) add(node(from), node(to), TrafficKind::ContextParallel, share);
+              if (from != to) add(from, to, TrafficKind::ContextParallel, share);
         }
       }
     }
@@ -185,8 +187,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
     for (int d = 0; d < c.dp; ++d)
       for (int cp = 0; cp < c.cp; ++cp)
         for (int t = 0; t < c.tp; ++t)
-          add(node(rank_at(t, cp, d, 0)), node(rank_at(t, cp, d, c.pp - 1)), TrafficKind::Embedding,
-              2 * embedding.front());
+          add(rank_at(t, cp, d, 0), rank_at(t, cp, d, c.pp - 1), TrafficKind::Embedding, 2 * embedding.front());
 
   CrossNodeTraffic out;
   std::map<int, double> per_node;

@@ -34,10 +34,11 @@ struct CrossNodeTraffic {
   double busiest_node_bytes = 0;          // sent + received by the node that moves the most
   int busiest_node = 0;
   double busiest_node_seconds = 0;        // that at the node's NIC line rate (all NICs, both ways)
-  bool tp_spans_nodes = false;           // then TensorParallel links carry its collectives
+  bool tp_spans_nodes = false;           // TP leaves its NVLink domain: TensorParallel links carry its collectives
 };
 
-// Node of global rank r: r / gpus_per_node (ranks fill nodes in order).
+// Node of global rank r: r / gpus_per_node (ranks fill nodes in order). Only bytes between
+// NVLink domains count: inside a domain (the node, or a GB200 NVL72 rack) they ride NVLink.
 CrossNodeTraffic cross_node_traffic(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config);
 
 const char* to_string(TrafficKind k);

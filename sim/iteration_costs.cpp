@@ -33,7 +33,7 @@ PassCost as_pass(const ProgramCost& whole, bool standing_start, const ProgramCos
 
 LayerCosts price_layers(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c,
                         const CostSource& costs) {
-  const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, cluster.gpus_per_node));
+  const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, cluster.nvlink_domain_size()));
   // The plan's op list, with both reruns priced: a search reuses these prices across
   // recompute choices.
   const LayerOps ops = layer_ops(shape, RecomputeScope::WholeLayer);
@@ -59,10 +59,10 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
                                const CostSource& costs, const LayerCosts& l) {
   IterationCosts out;
   const ParallelGrid grid = c.grid();
-  const int g = cluster.gpus_per_node;
-  const GroupPlacement dp_group = place_group(grid.group(0, kGradientGroup), g);
+  auto placed = [&](const std::vector<int>& ranks) { return place_in_nvlink_domains(ranks, cluster); };
+  const GroupPlacement dp_group = placed(grid.group(0, kGradientGroup));
   const int dp_ranks = gradient_group_size(c);
-  const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, g));
+  const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, cluster.nvlink_domain_size()));
   auto track_op = [&](const OpCost& oc) {
     out.measured_s += oc.measured ? oc.seconds : 0;
     out.modelled_s += oc.seconds;
@@ -111,10 +111,11 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   }
 
   // Pipeline transfer: Megatron sends 1/t of the activation per TP rank (scatter-gather
-  // optimisation, or the SP shard) and re-gathers it over NVLink when SP is off.
+  // optimisation, or the SP shard) and re-gathers it over NVLink when SP is off. Every group
+  // is placed on NVLink domains: inside one its collectives ride NVLink.
   if (c.pp > 1) {
     const int next_stage_rank = grid.rank({0, 0, 0, 1});  // kDenseGridOrder: tp, cp, dp, pp
-    const GroupPlacement pair = place_group({0, next_stage_rank}, g);
+    const GroupPlacement pair = placed({0, next_stage_rank});
     const double activation = shape.elem * static_cast<double>(shape.tokens * shape.h);
     out.p2p_s = track_op(costs.collective({"p2p", CollectiveKind::SendRecv, Phase::Forward, activation / c.tp, pair}));
     const ProgramCost receive = cost_of(pipeline_receive(shape), costs);
@@ -153,13 +154,13 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
             : 0.0);
   }
   if (c.pp > 1 && m.tied_embeddings) {
-    const GroupPlacement ends = place_group({0, grid.rank({0, 0, 0, c.pp - 1})}, g);
+    const GroupPlacement ends = placed({0, grid.rank({0, 0, 0, c.pp - 1})});
     const double bytes = static_cast<double>(shape.vocab * shape.h) * grad_bytes(c.precision);
     out.embedding_sync_s =
         track_op(costs.collective({"embedding_grad_sync", CollectiveKind::AllReduce, Phase::Backward, bytes, ends}));
   }
   out.grad_norm_sync_s = track_op(costs.collective(
-      {"grad_norm", CollectiveKind::AllReduce, Phase::Backward, 8.0, place_group(grid.group(0, "tp-pp"), g)}));
+      {"grad_norm", CollectiveKind::AllReduce, Phase::Backward, 8.0, placed(grid.group(0, "tp-pp"))}));
   return out;
 }
 

@@ -36,16 +36,16 @@ std::vector<std::vector<int>> context_parallel_subgroups(const std::vector<int>&
   return out;
 }
 
-LayerGroups place_layer_groups(const ParallelConfig& c, int gpus_per_node) {
+LayerGroups place_layer_groups(const ParallelConfig& c, int nvlink_domain_gpus) {
   // Every group of a dimension sits alike on the nodes: rank 0's stands for all (listing every
   // group costs time in the world size, and the memory model asks once per stage).
   const ParallelGrid grid = c.grid();
   const std::vector<int> cp = grid.group(0, "cp");
   const int a2a = cp_all_to_all_size(c);
   auto place_first = [&](CommGroup runs_on) {
-    return place_group(context_parallel_subgroups(cp, runs_on, a2a).front(), gpus_per_node);
+    return place_group(context_parallel_subgroups(cp, runs_on, a2a).front(), nvlink_domain_gpus);
   };
-  return {place_group(grid.group(0, "tp"), gpus_per_node), place_group(cp, gpus_per_node),
+  return {place_group(grid.group(0, "tp"), nvlink_domain_gpus), place_group(cp, nvlink_domain_gpus),
           place_first(CommGroup::ContextAllToAll), place_first(CommGroup::ContextRing)};
 }
 
@@ -81,7 +81,7 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
 }
 
 LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, GroupPlacement tp_group) {
-  LayerGroups groups = place_layer_groups(c, c.tp * c.cp);  // TP x CP ranks fill one node
+  LayerGroups groups = place_layer_groups(c, c.tp * c.cp);  // TP x CP ranks fill one NVLink domain
   groups.tp = tp_group;
   return make_layer_shape(m, c, groups);
 }

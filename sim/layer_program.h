@@ -15,14 +15,14 @@
 
 namespace cc {
 
-// Where the process groups a layer talks over sit on the nodes: its TP group and, under
+// Where the process groups a layer talks over sit on the NVLink domains: its TP group and, under
 // context parallelism, its CP group with a2a+p2p's all-to-all groups and the ring across them.
 struct LayerGroups {
   GroupPlacement tp, cp, cp_all_to_all, cp_ring;
 };
-// Rank 0's group of each kind in `config`'s grid placed on nodes of `gpus_per_node` GPUs
-// (the groups are regular, so one stands for all).
-LayerGroups place_layer_groups(const ParallelConfig& config, int gpus_per_node);
+// Rank 0's group of each kind in `config`'s grid placed on NVLink domains of
+// `nvlink_domain_gpus` GPUs (the groups are regular, so one stands for all).
+LayerGroups place_layer_groups(const ParallelConfig& config, int nvlink_domain_gpus);
 
 // How many CP ranks an all-to-all of context-parallel attention spans: CP for a2a, the first
 // of --hierarchical-context-parallel-sizes for a2a+p2p, 1 for p2p and allgather.

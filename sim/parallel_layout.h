@@ -1,11 +1,12 @@
 // parallel_layout.h — three parallel dimensions (TP, DP, PP) as named fields, a thin view of
 // the dense ParallelGrid (sim/parallel_grid.h) at CP 1, for the engines' code that reads
 // them by field; new code and new dimensions go through the grid by name. Also: where a
-// group of ranks sits on the nodes of a cluster.
+// group of ranks sits on the NVLink domains (or the nodes) of a cluster.
 #pragma once
 
 #include <vector>
 
+#include "sim/cluster_spec.h"
 #include "sim/parallel_grid.h"
 
 namespace cc {
@@ -16,12 +17,14 @@ struct RankCoords {
   int pp = 0;
 };
 
-// Where the members of one process group sit: how many nodes they span and how many share
-// a node. Collective costs depend on nothing else.
+// Where the members of one process group sit: how many blocks of GPUs they span and how many
+// share a block. Priced, the blocks are NVLink domains (place_in_nvlink_domains): inside one a
+// collective rides NVLink, between them the network. The domain is the node on every cluster but
+// the rack-scale ones, hence the field names. Collective costs depend on nothing else.
 struct GroupPlacement {
   int size = 1;
-  int nodes = 1;
-  int per_node = 1;  // members on each node (groups here are regular, so it is uniform)
+  int nodes = 1;     // blocks spanned: NVLink domains when priced
+  int per_node = 1;  // members in each block (groups here are regular, so it is uniform)
 };
 
 class ParallelLayout {
@@ -46,7 +49,10 @@ class ParallelLayout {
   ParallelGrid grid_;
 };
 
-// Placement of a group of ranks on nodes of `gpus_per_node` GPUs (rank r on node r / gpus_per_node).
-GroupPlacement place_group(const std::vector<int>& ranks, int gpus_per_node);
+// Placement of a group of ranks on consecutive blocks of `block_gpus` GPUs (rank r in block
+// r / block_gpus): NVLink domains for pricing, nodes for drawing the nodes of a cluster.
+GroupPlacement place_group(const std::vector<int>& ranks, int block_gpus);
+// Placement of a group of ranks on the cluster's NVLink domains, as every collective is priced.
+GroupPlacement place_in_nvlink_domains(const std::vector<int>& ranks, const ClusterSpec& cluster);
 
 }  // namespace cc

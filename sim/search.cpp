@@ -176,8 +176,10 @@ class Enumerator {
     if (!dp_or_none) return reject(out, "GPUs not divisible by TP x CP x PP");
     if (m_.num_attention_heads % tp || m_.num_query_groups % tp || m_.ffn_hidden_size % tp)
       return reject(out, "TP does not divide heads, query groups or FFN size");
-    if (tp > r_.cluster.gpus_per_node && !space_.allow_cross_node_tp)
-      return reject(out, "TP spans nodes (allow with --allow-cross-node-tp)");
+    // TP talks at every layer, so it stays where NVLink reaches: the node, or on rack-scale
+    // systems the whole NVLink domain.
+    if (tp > r_.cluster.nvlink_domain_size() && !space_.allow_cross_node_tp)
+      return reject(out, "TP spans NVLink domains (allow with --allow-cross-node-tp)");
     const int dp = *dp_or_none;
     // How the layers spread over the stages: evenly where PP divides them; otherwise both of
     // Megatron-Core's ways, lighter first and last stages (Llama 3 405B ran 126 layers on 16

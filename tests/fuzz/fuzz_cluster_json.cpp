@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const cc::ClusterSpec c = cc::cluster_from_json(cc::parse_json(text, "cluster file 'fuzz.json'"), "cluster file 'fuzz.json'");
     for (const cc::Precision p : {cc::Precision::BF16, cc::Precision::FP16, cc::Precision::FP8, cc::Precision::FP32})
       (void)c.gpu.peak_flops(p);
-    for (int g = 1; g <= std::min(c.gpus_per_node, 64); ++g) (void)c.node_injection_gbs(g);
+    for (int g = 1; g <= std::min(c.gpus_per_node, 64); ++g) (void)c.network_injection_gbs(g);
     cc::fuzz::expect_reads_back(
         cc::cluster_to_json(c), [](const nlohmann::json& j) { return cc::cluster_from_json(j, "written cluster"); },
         [](const cc::ClusterSpec& again) { return cc::cluster_to_json(again); }, "cluster");
