@@ -1,5 +1,6 @@
 // gui_test_support.h — what the GUI test programs share: the README's paper layout as a
-// project, and waiting for the window to show a result.
+// project, waiting for the window to show a result, the setup's editors, and the library's
+// refusal of a project.
 #pragma once
 
 #include <QCoreApplication>
@@ -9,6 +10,9 @@
 
 #include "gui/main_window.h"
 #include "gui/project.h"
+#include "gui/setup_panel.h"
+#include "sim/error.h"
+#include "sim/layout_validation.h"
 
 namespace cc::gui {
 
@@ -36,6 +40,24 @@ inline void isolate_settings() {
 inline bool wait_for_result(MainWindow& w) {
   QSignalSpy spy(&w, &MainWindow::result_shown);
   return spy.wait(120000);
+}
+
+// The setup's editor of `name` (SetupPanel::field), of the type the test expects.
+template <typename W>
+W* field(MainWindow& w, const char* name) {
+  auto* widget = qobject_cast<W*>(w.setup()->field(name));
+  if (!widget) qFatal("setup field %s is missing or of another type", name);
+  return widget;
+}
+
+// The library's refusal of `p` (the resolver's, then validate()'s), in its words; empty if none.
+inline QString refusal(const Project& p) {
+  try {
+    validate(p.resolved_config(), p.model, p.cluster, p.gpus);
+  } catch (const SpecError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
 }
 
 }  // namespace cc::gui

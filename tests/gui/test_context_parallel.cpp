@@ -18,7 +18,6 @@
 #include "gui/timeline_model.h"
 #include "interop/layout_files.h"
 #include "sim/error.h"
-#include "sim/layout_validation.h"
 #include "tests/gui/gui_test_support.h"
 
 using namespace cc;
@@ -39,27 +38,10 @@ Project cp_project() {
   return p;
 }
 
-template <typename W>
-W* field(MainWindow& w, const char* name) {
-  auto* widget = qobject_cast<W*>(w.setup()->field(name));
-  if (!widget) qFatal("setup field %s is missing or of another type", name);
-  return widget;
-}
-
 // Whether the row of `widget` in its form is shown.
 bool row_visible(QWidget* widget) {
   auto* form = qobject_cast<QFormLayout*>(widget->parentWidget()->layout());
   return form && form->isRowVisible(widget);
-}
-
-// The library's refusal of `p`, as validate() words it.
-QString refusal(const Project& p) {
-  try {
-    validate(p.resolved_config(), p.model, p.cluster, p.gpus);
-  } catch (const SpecError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
 }
 
 // A timeline of hand-made tasks: the model must lay out whatever streams they name.
