@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -194,8 +195,36 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   micro_ = spin(l, tr("Micro batch"), 1, 1 << 16, "micro_batch");
   global_ = spin(l, tr("Global batch"), 1, 1 << 24, "global_batch");
   virtual_ = spin(l, tr("Virtual stages per rank"), 1, 1024, "virtual_stages");
-  first_ = spin(l, tr("First stage layers (0 = even)"), 0, 100000, "uneven");
-  last_ = spin(l, tr("Last stage layers (0 = even)"), 0, 100000);
+  microbatch_group_ = spin(l, tr("Microbatch group per chunk"), 0, 1 << 24, "microbatch_group_size");
+  microbatch_group_->setSpecialValueText(tr("default: PP"));
+  microbatch_group_->setToolTip(tr("--microbatch-group-size-per-virtual-pipeline-stage: how many microbatches the "
+                                   "interleaved schedule runs on one chunk before the next; 0: PP, Megatron-Core's "
+                                   "default"));
+  // How the layers split over the stages: evenly, with lighter first/last stages, with the
+  // embedding and loss counted as layers, or spelled out by a layout string. The library says
+  // which of these cannot stand together; the panel keeps each as the user set it.
+  first_ = spin(l, tr("First stage layers (0 = even)"), 0, 100000, "first_stage_layers");
+  last_ = spin(l, tr("Last stage layers (0 = even)"), 0, 100000, "last_stage_layers");
+  first_->setToolTip(tr("--decoder-first-pipeline-num-layers"));
+  last_->setToolTip(tr("--decoder-last-pipeline-num-layers"));
+  account_embedding_ = check(l, tr("Count the embedding as a layer"), "account_for_embedding");
+  account_embedding_->setToolTip(tr("--account-for-embedding-in-pipeline-split"));
+  account_loss_ = check(l, tr("Count the loss as a layer"), "account_for_loss");
+  account_loss_->setToolTip(tr("--account-for-loss-in-pipeline-split"));
+  pipeline_layout_ = new QLineEdit;
+  pipeline_layout_->setPlaceholderText(tr("none: split as set above"));
+  pipeline_layout_->setToolTip(tr("--pipeline-model-parallel-layout: every virtual stage's layers, e.g. "
+                                  "E|(t|)*126L — E the embedding, t a transformer layer, L the loss, | between "
+                                  "virtual stages, (…)*N repeats; its stage count / PP sets the virtual stages"));
+  l->addRow(tr("Pipeline layout"), pipeline_layout_);
+  fields_["pipeline_layout"] = pipeline_layout_;
+  forms_[pipeline_layout_] = l;
+  // One edit per finished string (Return or leaving the field), not one per keystroke.
+  connect(pipeline_layout_, &QLineEdit::editingFinished, this, [this] {
+    if (!pipeline_layout_->isModified()) return;
+    pipeline_layout_->setModified(false);
+    changed();
+  });
   recompute_ = new QComboBox;
   recompute_->addItems({"none", "selective", "full"});
   l->addRow(tr("Recompute"), recompute_);
@@ -396,8 +425,12 @@ Project SetupPanel::project() const {
   c.micro_batch = micro_->value();
   c.global_batch = global_->value();
   c.virtual_stages = virtual_->value();
+  c.microbatch_group_size = microbatch_group_->value();
   c.first_stage_layers = first_->value();
   c.last_stage_layers = last_->value();
+  c.account_for_embedding = account_embedding_->isChecked();
+  c.account_for_loss = account_loss_->isChecked();
+  c.pipeline_layout = pipeline_layout_->text().toStdString();  // as typed: the library reads it or says why not
   c.recompute = recompute_granularity_from(recompute_->currentText().toStdString(), "recompute");
   c.recompute_method = recompute_method_from(method_->currentText().toStdString(), "recompute method");
   c.recompute_num_layers = recompute_layers_->value();
@@ -466,8 +499,13 @@ void SetupPanel::set_project(const Project& p) {
   micro_->setValue(c.micro_batch);
   global_->setValue(c.global_batch);
   virtual_->setValue(c.virtual_stages);
+  microbatch_group_->setValue(c.microbatch_group_size);
   first_->setValue(c.first_stage_layers);
   last_->setValue(c.last_stage_layers);
+  account_embedding_->setChecked(c.account_for_embedding);
+  account_loss_->setChecked(c.account_for_loss);
+  pipeline_layout_->setText(QString::fromStdString(c.pipeline_layout));
+  pipeline_layout_->setModified(false);
   recompute_->setCurrentText(to_string(c.recompute));
   method_->setCurrentText(to_string(c.recompute_method));
   recompute_layers_->setValue(c.recompute_num_layers);
