@@ -231,7 +231,7 @@ class TestContextParallel : public QObject {
   }
 
   // Lanes are the (rank, stream) pairs the timeline carries, in StreamLane's order, named by
-  // the library's stream names; the legend lists the kinds it carries.
+  // the library's stream names; the legend lists the swatches its tasks are drawn with.
   void lanesFollowTheTimeline() {
     TimelineModel m;
     // Stage 1 has a compute and a DP stream only; stage 0 compute and P2P.
@@ -245,7 +245,9 @@ class TestContextParallel : public QObject {
     QCOMPARE(m.lanes()[2].label, QString("stage 1 compute"));
     QCOMPARE(m.lanes()[3].label, QString("stage 1 DP"));
     QVERIFY(m.lanes()[0].compute && !m.lanes()[1].compute);
-    QCOMPARE(m.kinds(), (std::vector<TaskKind>{TaskKind::Forward, TaskKind::Send, TaskKind::GradReduce}));
+    QStringList legend;
+    for (const int i : m.legend()) legend << timeline_palette()[static_cast<std::size_t>(i)].label;
+    QCOMPARE(legend, QStringList({"forward", "PP transfer", "DP gradient comm"}));
     QCOMPARE(m.end_time(), SimTime{60});
   }
 
