@@ -300,6 +300,22 @@ class TestLaunchParity : public QObject {
     QCOMPARE(field_of(p), std::string("last_stage_layers"));
   }
 
+  // --window-size is WIDTHxHEIGHT in whole pixels; anything else exits 2 naming the flag.
+  void windowSizeIsWidthByHeight() {
+    QCOMPARE(window_size_from("1280x800"), (std::pair<int, int>{1280, 800}));
+    for (const char* bad : {"1280", "1280x", "x800", "1280x800x2", "1280X800", "100x800", "1280x-800", ""}) {
+      try {
+        window_size_from(bad);
+        QFAIL(bad);
+      } catch (const SpecError& e) {
+        QCOMPARE(e.field(), std::string("--window-size"));
+      }
+    }
+    const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, {"--window-size", "1280x8OO"});
+    QCOMPARE(gui.exit_code, 2);
+    QVERIFY2(gui.err.find("--window-size '1280x8OO'") != std::string::npos, gui.err.c_str());
+  }
+
   void unknownOptionExitsTwo() {
     const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, {"--frobnicate"});
     QCOMPARE(gui.exit_code, 2);
