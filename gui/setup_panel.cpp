@@ -63,9 +63,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   model_preset_ = new QComboBox;
   for (const auto& n : model_preset_names()) model_preset_->addItem(QString::fromStdString(n));
   model_preset_->addItem(tr("custom"));
-  m->addRow(tr("Preset"), model_preset_);
-  fields_["model"] = model_preset_;
-  forms_[model_preset_] = m;
+  row(m, tr("Preset"), model_preset_, "model");
   layers_ = spin(m, tr("Layers"), 1, 100000);
   hidden_ = spin(m, tr("Hidden size"), 1, 1 << 20);
   heads_ = spin(m, tr("Attention heads"), 1, 65536);
@@ -95,9 +93,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   QFormLayout* c = group(layout, tr("Cluster"));
   cluster_preset_ = new QComboBox;
   for (const auto& n : cluster_preset_names()) cluster_preset_->addItem(QString::fromStdString(n));
-  c->addRow(tr("Preset"), cluster_preset_);
-  fields_["cluster"] = cluster_preset_;
-  forms_[cluster_preset_] = c;
+  row(c, tr("Preset"), cluster_preset_, "cluster");
   // GPU type: any GPU a cluster preset describes, on this cluster's nodes and fabrics.
   gpu_ = new QComboBox;
   for (const auto& n : cluster_preset_names()) {
@@ -107,9 +103,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
       gpus_.push_back(gpu);
     }
   }
-  c->addRow(tr("GPU"), gpu_);
-  fields_["gpu"] = gpu_;
-  forms_[gpu_] = c;
+  row(c, tr("GPU"), gpu_, "gpu");
   connect(gpu_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (loading_ || i < 0) return;
     Project p = project();
@@ -138,9 +132,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   const QDir traces(bundled_traces_dir());
   for (const QString& f : traces.entryList({"*.json"}, QDir::Files, QDir::Name))
     costs_->addItem(f, traces.filePath(f));
-  k->addRow(tr("Costs"), costs_);
-  fields_["costs"] = costs_;
-  forms_[costs_] = k;
+  row(k, tr("Costs"), costs_, "costs");
   auto* open_costs = new QPushButton(tr("Cost database file…"));
   k->addRow(open_costs);
   costs_info_ = new QLabel;
@@ -180,9 +172,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   cp_comm_->setToolTip(tr("--cp-comm-type: how CP ranks exchange keys and values — p2p: a ring overlapped with "
                           "attention; a2a: all-to-all to a head split (Ulysses); allgather: K and V gathered before "
                           "attention; a2a+p2p: all-to-all inside groups, a ring between them"));
-  l->addRow(tr("CP communication"), cp_comm_);
-  fields_["cp_comm_type"] = cp_comm_;
-  forms_[cp_comm_] = l;
+  row(l, tr("CP communication"), cp_comm_, "cp_comm_type");
   connect(cp_comm_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
   cp_a2a_ = spin(l, tr("CP all-to-all group"), 0, 65536, "cp_a2a_size");
   cp_a2a_->setSpecialValueText(tr("none"));
@@ -216,9 +206,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   pipeline_layout_->setToolTip(tr("--pipeline-model-parallel-layout: every virtual stage's layers, e.g. "
                                   "E|(t|)*126L — E the embedding, t a transformer layer, L the loss, | between "
                                   "virtual stages, (…)*N repeats; its stage count / PP sets the virtual stages"));
-  l->addRow(tr("Pipeline layout"), pipeline_layout_);
-  fields_["pipeline_layout"] = pipeline_layout_;
-  forms_[pipeline_layout_] = l;
+  row(l, tr("Pipeline layout"), pipeline_layout_, "pipeline_layout");
   // One edit per finished string (Return or leaving the field), not one per keystroke.
   connect(pipeline_layout_, &QLineEdit::editingFinished, this, [this] {
     if (!pipeline_layout_->isModified()) return;
@@ -227,12 +215,10 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   });
   recompute_ = new QComboBox;
   recompute_->addItems({"none", "selective", "full"});
-  l->addRow(tr("Recompute"), recompute_);
-  fields_["recompute"] = recompute_;
-  forms_[recompute_] = l;
+  row(l, tr("Recompute"), recompute_, "recompute");
   method_ = new QComboBox;
   method_->addItems({"uniform", "block"});
-  l->addRow(tr("Recompute method"), method_);
+  row(l, tr("Recompute method"), method_);
   recompute_layers_ = spin(l, tr("Recompute layers"), 1, 100000);
   distopt_ = check(l, tr("Distributed optimizer"), "distributed_optimizer");
   overlap_grad_ = check(l, tr("Overlap grad reduce"));
@@ -241,9 +227,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   flash_ = check(l, tr("Flash attention"), "attention");
   precision_ = new QComboBox;
   precision_->addItems({"bf16", "fp16", "fp8", "fp32"});
-  l->addRow(tr("Precision"), precision_);
-  fields_["precision"] = precision_;
-  forms_[precision_] = l;
+  row(l, tr("Precision"), precision_, "precision");
   fields_["layout"] = tp_;
   for (QComboBox* box : {recompute_, method_, precision_})
     connect(box, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
@@ -264,13 +248,17 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   set_project(project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024));
 }
 
+void SetupPanel::row(QFormLayout* form, const QString& label, QWidget* editor, const std::string& field) {
+  form->addRow(label, editor);
+  forms_[editor] = form;
+  if (!field.empty()) fields_[field] = editor;
+}
+
 QSpinBox* SetupPanel::spin(QFormLayout* form, const QString& label, int min, int max, const std::string& field) {
   auto* s = new QSpinBox;
   s->setRange(min, max);
   s->setKeyboardTracking(false);  // typing "128" is one edit, not three
-  form->addRow(label, s);
-  forms_[s] = form;
-  if (!field.empty()) fields_[field] = s;
+  row(form, label, s, field);
   connect(s, &QSpinBox::valueChanged, this, &SetupPanel::changed);
   return s;
 }
@@ -280,8 +268,7 @@ QDoubleSpinBox* SetupPanel::dspin(QFormLayout* form, const QString& label, doubl
   s->setRange(min, max);
   s->setDecimals(decimals);
   s->setKeyboardTracking(false);
-  form->addRow(label, s);
-  forms_[s] = form;
+  row(form, label, s);
   connect(s, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
   return s;
 }

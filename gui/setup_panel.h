@@ -43,6 +43,8 @@ class SetupPanel : public QWidget {
   void edited();
 
  private:
+  // A labelled editor in `form`, found by `field` (show_error, field()) when one is given.
+  void row(QFormLayout* form, const QString& label, QWidget* editor, const std::string& field = {});
   QSpinBox* spin(QFormLayout* form, const QString& label, int min, int max, const std::string& field = {});
   QDoubleSpinBox* dspin(QFormLayout* form, const QString& label, double min, double max, int decimals);
   QCheckBox* check(QFormLayout* form, const QString& label, const std::string& field = {});

@@ -1,7 +1,10 @@
 // gui_test_support.h — what the GUI test programs share: the README's paper layout as a
-// project, waiting for the window to show a result, the setup's editors, and the library's
-// refusal of a project.
+// project, waiting for the window to show a result, the setup's editors, the library's
+// refusal of a project, and hand-made timelines.
 #pragma once
+
+#include <memory>
+#include <vector>
 
 #include <QCoreApplication>
 #include <QSettings>
@@ -13,6 +16,7 @@
 #include "gui/setup_panel.h"
 #include "sim/error.h"
 #include "sim/layout_validation.h"
+#include "sim/simulator.h"
 
 namespace cc::gui {
 
@@ -58,6 +62,25 @@ inline QString refusal(const Project& p) {
     return QString::fromStdString(e.what());
   }
   return {};
+}
+
+// A timeline of hand-made tasks: the model must lay out whatever streams they name.
+inline std::shared_ptr<SimResult> hand_timeline(const std::vector<TimelineEvent>& events) {
+  auto r = std::make_shared<SimResult>();
+  r->timeline = events;
+  return r;
+}
+
+inline TimelineEvent task(int stage, StreamLane lane, TaskKind kind, SimTime start, SimTime duration) {
+  TimelineEvent e;
+  e.process = stage;
+  e.stage = stage;
+  e.lane = lane;
+  e.kind = kind;
+  e.start = start;
+  e.duration = duration;
+  e.name = "t";
+  return e;
 }
 
 }  // namespace cc::gui

@@ -44,25 +44,6 @@ bool row_visible(QWidget* widget) {
   return form && form->isRowVisible(widget);
 }
 
-// A timeline of hand-made tasks: the model must lay out whatever streams they name.
-std::shared_ptr<SimResult> hand_timeline(const std::vector<TimelineEvent>& events) {
-  auto r = std::make_shared<SimResult>();
-  r->timeline = events;
-  return r;
-}
-
-TimelineEvent task(int stage, StreamLane lane, TaskKind kind, SimTime start, SimTime duration) {
-  TimelineEvent e;
-  e.process = stage;
-  e.stage = stage;
-  e.lane = lane;
-  e.kind = kind;
-  e.start = start;
-  e.duration = duration;
-  e.name = "t";
-  return e;
-}
-
 }  // namespace
 
 class TestContextParallel : public QObject {

@@ -76,22 +76,6 @@ void type_layout(MainWindow& w, const QString& text) {
   QTest::keyClick(edit, Qt::Key_Return);
 }
 
-std::shared_ptr<SimResult> hand_timeline(const std::vector<TimelineEvent>& events) {
-  auto r = std::make_shared<SimResult>();
-  r->timeline = events;
-  return r;
-}
-
-TimelineEvent task(StreamLane lane, TaskKind kind, SimTime start, SimTime duration) {
-  TimelineEvent e;
-  e.lane = lane;
-  e.kind = kind;
-  e.start = start;
-  e.duration = duration;
-  e.name = "t";
-  return e;
-}
-
 QColor palette_color(const QString& label) {
   for (const Swatch& s : timeline_palette())
     if (s.label == label) return s.color;
@@ -257,10 +241,10 @@ class TestPipelineSplit : public QObject {
 
     TimelineModel m;
     // Stage 0: a forward pass on compute, its K,V exchange on CP, a send on P2P, a reduction on DP.
-    m.set_result(hand_timeline({task(StreamLane::Compute, TaskKind::Forward, 0, 100),
-                                task(StreamLane::Cp, TaskKind::Forward, 0, 100),
-                                task(StreamLane::P2p, TaskKind::Send, 0, 100),
-                                task(StreamLane::Dp, TaskKind::GradReduce, 0, 100)}));
+    m.set_result(hand_timeline({task(0, StreamLane::Compute, TaskKind::Forward, 0, 100),
+                                task(0, StreamLane::Cp, TaskKind::Forward, 0, 100),
+                                task(0, StreamLane::P2p, TaskKind::Send, 0, 100),
+                                task(0, StreamLane::Dp, TaskKind::GradReduce, 0, 100)}));
     const QColor forward = palette_color("forward"), cp = palette_color("CP K/V exchange");
     QCOMPARE(QColor(m.bar_rgb(0)), forward);
     QCOMPARE(QColor(m.bar_rgb(1)), cp);
