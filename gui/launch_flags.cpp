@@ -6,6 +6,7 @@
 #include "interop/resolver.h"
 #include "interop/strict_numbers.h"
 #include "sim/error.h"
+#include "sim/numbers.h"
 #include "sim/presets.h"
 
 namespace cc::gui {
@@ -16,6 +17,7 @@ void GuiFlags::add_to(CLI::App& app) {
   app.add_option("--train-tokens-b", train_tokens_b, "Token budget in billions (default 300)");
   app.add_option("--project", project, "Open a project file (no other run flags beside it)");
   app.add_option("--screenshots", screenshots, "Save a PNG of each tab to DIR and quit");
+  app.add_option("--window-size", window_size, "Open the window at WxH pixels, e.g. 1280x800 (screenshots: 1900x1080)");
   interop::read_numbers_strictly(app);  // every number as simulate reads it: 010 is 10, '' refused
 }
 
@@ -23,7 +25,7 @@ namespace {
 
 bool gui_only(const std::string& option) {
   return option == "--every-rank" || option == "--train-tokens-b" || option == "--project" ||
-         option == "--screenshots";
+         option == "--screenshots" || option == "--window-size";
 }
 
 // With no run flag at all, the window opens on GPT-3 175B over 1,024 A100-80GB GPUs at TP 8 x
@@ -42,6 +44,16 @@ std::string preset_or_empty(const std::string& name, const std::vector<std::stri
 }
 
 }  // namespace
+
+std::pair<int, int> window_size_from(const std::string& text) {
+  const auto x = text.find('x');
+  const auto w = parse_integer(std::string_view(text).substr(0, x));
+  const auto h = x == std::string::npos ? std::nullopt : parse_integer(std::string_view(text).substr(x + 1));
+  if (!w || !h || *w < 400 || *w > 16384 || *h < 400 || *h > 16384)
+    fail_at("--window-size", "--window-size '{}' is not WIDTHxHEIGHT in pixels, each 400 to 16384 (e.g. 1280x800)",
+            text);
+  return {static_cast<int>(*w), static_cast<int>(*h)};
+}
 
 Project project_from_flags(GuiFlags& f, const CLI::App& app) {
   bool launch_line = false;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -17,8 +18,13 @@ struct GuiFlags {
   bool every_rank = false;
   double train_tokens_b = 300;
   std::string project, screenshots;
+  std::string window_size;  // "WxH"; empty: the saved geometry (1900x1080 for --screenshots)
   void add_to(CLI::App& app);
 };
+
+// --window-size's width and height; throws SpecError naming the flag on anything but WxH with
+// both between 400 and 16384 pixels.
+std::pair<int, int> window_size_from(const std::string& text);
 
 // The project the window opens: --project's file, or the flags resolved as `simulate` resolves
 // them. With no model, cluster or layout given, GPT-3 175B over 1,024 A100-80GB GPUs at TP 8 x

@@ -3,6 +3,8 @@
 // opened as it is; --screenshots saves each tab as PNG and quits (docs, CI).
 #include <QApplication>
 #include <QDir>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QTabWidget>
 #include <QTimer>
 
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,13 +31,26 @@ namespace {
 using cc::gui::GuiFlags;
 using cc::gui::Project;
 
-// Shows each tab in turn and saves the whole window: Summary, Timeline and Memory once the
-// first result is on screen, Search once the search it starts has finished, then Compare
+// Shows each tab in turn and saves the whole window: Summary, Timeline, Memory and the setup
+// once the first result is on screen, Search once the search it starts has finished, then Compare
 // on the NeMo example and the Cluster map (and that of a layout with cross-node TP).
 void save_tab(cc::gui::MainWindow& w, int tab, const QString& dir, const char* name) {
   w.tabs()->setCurrentIndex(tab);
   QApplication::processEvents();
   cc::gui::save_widget_png(w, QDir(dir).filePath(QStringLiteral("%1.png").arg(name)));
+}
+
+// The setup dock scrolled to its Layout group (the parallel sizes, the pipeline split, the
+// recomputation), beside the Summary; scrolled back to the top afterwards.
+void save_setup(cc::gui::MainWindow& w, const QString& dir) {
+  QScrollArea* scroll = nullptr;
+  for (QScrollArea* s : w.findChildren<QScrollArea*>())
+    if (s->widget() == w.setup()) scroll = s;
+  if (!scroll) return;
+  const QWidget* layout_group = w.setup()->field("tp")->parentWidget();
+  scroll->verticalScrollBar()->setValue(layout_group->mapTo(w.setup(), QPoint(0, 0)).y());
+  save_tab(w, 0, dir, "setup");
+  scroll->verticalScrollBar()->setValue(0);
 }
 
 }  // namespace
@@ -48,11 +64,13 @@ int main(int argc, char** argv) {
   GuiFlags flags;
   flags.add_to(cli);
   Project p;
+  std::optional<std::pair<int, int>> window_size;
   std::vector<std::string> qt_args{argv[0]};
   try {
     cli.parse(argc, argv);
     for (const auto& extra : cli.remaining()) qt_args.push_back(extra);
     p = cc::gui::project_from_flags(flags, cli);
+    if (!flags.window_size.empty()) window_size = cc::gui::window_size_from(flags.window_size);
   } catch (const CLI::CallForHelp& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -81,8 +99,10 @@ int main(int argc, char** argv) {
 
   cc::gui::MainWindow w;
   const QString dir = QString::fromStdString(flags.screenshots);  // outlives the handlers below
+  const QSize shot_size = window_size ? QSize(window_size->first, window_size->second) : QSize(1900, 1080);
+  if (window_size) w.resize(shot_size);
   if (!dir.isEmpty()) {
-    w.resize(1900, 1080);
+    w.resize(shot_size);
     QDir().mkpath(dir);
     auto fail_with = [](const std::string& message, int code) {
       std::cerr << "clustercast-gui: " << message << "\n";
@@ -108,6 +128,7 @@ int main(int argc, char** argv) {
         save_tab(w, 0, dir, "summary");
         save_tab(w, 1, dir, "timeline");
         save_tab(w, 2, dir, "memory");
+        save_setup(w, dir);
       } catch (const cc::SpecError& e) {
         return fail_with(e.what(), 1);
       }
@@ -125,6 +146,11 @@ int main(int argc, char** argv) {
       if (w.compare_page()->busy() || w.compare_page()->pinned() < 2) return;
       try {
         save_tab(w, 4, dir, "compare");
+        // The pinned timelines can make the window taller than asked; the rest are saved at
+        // the size asked, with nothing pinned.
+        w.compare_page()->clear();
+        QApplication::processEvents();  // the layouts' smaller minimum first, then the size
+        w.resize(shot_size);
         save_tab(w, 5, dir, "cluster-map");
         Project tp16 = w.setup()->project();
         tp16.config.tp = 16;

@@ -120,17 +120,21 @@ SearchPage::SearchPage(QWidget* parent)
     modes->addWidget(b);
   }
   modes->addSpacing(16);
-  modes->addWidget(new QLabel(tr("sequence parallel")));
-  modes->addWidget(sp_);
-  modes->addWidget(new QLabel(tr("distributed optimizer")));
-  modes->addWidget(distopt_);
-  modes->addWidget(cross_node_tp_);
   modes->addWidget(new QLabel(tr("keep best")));
   top_->setRange(1, 100000);
   top_->setValue(200);
   modes->addWidget(top_);
   modes->addStretch(1);
   form->addRow(modes);
+  // A row of its own, so the page fits a 1280-pixel window beside the setup dock.
+  auto* switches = new QHBoxLayout;
+  switches->addWidget(new QLabel(tr("sequence parallel")));
+  switches->addWidget(sp_);
+  switches->addWidget(new QLabel(tr("distributed optimizer")));
+  switches->addWidget(distopt_);
+  switches->addWidget(cross_node_tp_);
+  switches->addStretch(1);
+  form->addRow(switches);
   auto* controls = new QHBoxLayout;
   controls->addWidget(run_);
   controls->addWidget(cancel_);

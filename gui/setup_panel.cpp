@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -62,9 +63,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   model_preset_ = new QComboBox;
   for (const auto& n : model_preset_names()) model_preset_->addItem(QString::fromStdString(n));
   model_preset_->addItem(tr("custom"));
-  m->addRow(tr("Preset"), model_preset_);
-  fields_["model"] = model_preset_;
-  forms_[model_preset_] = m;
+  row(m, tr("Preset"), model_preset_, "model");
   layers_ = spin(m, tr("Layers"), 1, 100000);
   hidden_ = spin(m, tr("Hidden size"), 1, 1 << 20);
   heads_ = spin(m, tr("Attention heads"), 1, 65536);
@@ -94,9 +93,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   QFormLayout* c = group(layout, tr("Cluster"));
   cluster_preset_ = new QComboBox;
   for (const auto& n : cluster_preset_names()) cluster_preset_->addItem(QString::fromStdString(n));
-  c->addRow(tr("Preset"), cluster_preset_);
-  fields_["cluster"] = cluster_preset_;
-  forms_[cluster_preset_] = c;
+  row(c, tr("Preset"), cluster_preset_, "cluster");
   // GPU type: any GPU a cluster preset describes, on this cluster's nodes and fabrics.
   gpu_ = new QComboBox;
   for (const auto& n : cluster_preset_names()) {
@@ -106,9 +103,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
       gpus_.push_back(gpu);
     }
   }
-  c->addRow(tr("GPU"), gpu_);
-  fields_["gpu"] = gpu_;
-  forms_[gpu_] = c;
+  row(c, tr("GPU"), gpu_, "gpu");
   connect(gpu_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (loading_ || i < 0) return;
     Project p = project();
@@ -137,9 +132,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   const QDir traces(bundled_traces_dir());
   for (const QString& f : traces.entryList({"*.json"}, QDir::Files, QDir::Name))
     costs_->addItem(f, traces.filePath(f));
-  k->addRow(tr("Costs"), costs_);
-  fields_["costs"] = costs_;
-  forms_[costs_] = k;
+  row(k, tr("Costs"), costs_, "costs");
   auto* open_costs = new QPushButton(tr("Cost database file…"));
   k->addRow(open_costs);
   costs_info_ = new QLabel;
@@ -179,9 +172,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   cp_comm_->setToolTip(tr("--cp-comm-type: how CP ranks exchange keys and values — p2p: a ring overlapped with "
                           "attention; a2a: all-to-all to a head split (Ulysses); allgather: K and V gathered before "
                           "attention; a2a+p2p: all-to-all inside groups, a ring between them"));
-  l->addRow(tr("CP communication"), cp_comm_);
-  fields_["cp_comm_type"] = cp_comm_;
-  forms_[cp_comm_] = l;
+  row(l, tr("CP communication"), cp_comm_, "cp_comm_type");
   connect(cp_comm_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
   cp_a2a_ = spin(l, tr("CP all-to-all group"), 0, 65536, "cp_a2a_size");
   cp_a2a_->setSpecialValueText(tr("none"));
@@ -194,16 +185,40 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   micro_ = spin(l, tr("Micro batch"), 1, 1 << 16, "micro_batch");
   global_ = spin(l, tr("Global batch"), 1, 1 << 24, "global_batch");
   virtual_ = spin(l, tr("Virtual stages per rank"), 1, 1024, "virtual_stages");
-  first_ = spin(l, tr("First stage layers (0 = even)"), 0, 100000, "uneven");
-  last_ = spin(l, tr("Last stage layers (0 = even)"), 0, 100000);
+  microbatch_group_ = spin(l, tr("Microbatch group per chunk"), 0, 1 << 24, "microbatch_group_size");
+  microbatch_group_->setSpecialValueText(tr("default: PP"));
+  microbatch_group_->setToolTip(tr("--microbatch-group-size-per-virtual-pipeline-stage: how many microbatches the "
+                                   "interleaved schedule runs on one chunk before the next; 0: PP, Megatron-Core's "
+                                   "default"));
+  // How the layers split over the stages: evenly, with lighter first/last stages, with the
+  // embedding and loss counted as layers, or spelled out by a layout string. The library says
+  // which of these cannot stand together; the panel keeps each as the user set it.
+  first_ = spin(l, tr("First stage layers (0 = even)"), 0, 100000, "first_stage_layers");
+  last_ = spin(l, tr("Last stage layers (0 = even)"), 0, 100000, "last_stage_layers");
+  first_->setToolTip(tr("--decoder-first-pipeline-num-layers"));
+  last_->setToolTip(tr("--decoder-last-pipeline-num-layers"));
+  account_embedding_ = check(l, tr("Count the embedding as a layer"), "account_for_embedding");
+  account_embedding_->setToolTip(tr("--account-for-embedding-in-pipeline-split"));
+  account_loss_ = check(l, tr("Count the loss as a layer"), "account_for_loss");
+  account_loss_->setToolTip(tr("--account-for-loss-in-pipeline-split"));
+  pipeline_layout_ = new QLineEdit;
+  pipeline_layout_->setPlaceholderText(tr("none: split as set above"));
+  pipeline_layout_->setToolTip(tr("--pipeline-model-parallel-layout: every virtual stage's layers, e.g. "
+                                  "E|(t|)*126L — E the embedding, t a transformer layer, L the loss, | between "
+                                  "virtual stages, (…)*N repeats; its stage count / PP sets the virtual stages"));
+  row(l, tr("Pipeline layout"), pipeline_layout_, "pipeline_layout");
+  // One edit per finished string (Return or leaving the field), not one per keystroke.
+  connect(pipeline_layout_, &QLineEdit::editingFinished, this, [this] {
+    if (!pipeline_layout_->isModified()) return;
+    pipeline_layout_->setModified(false);
+    changed();
+  });
   recompute_ = new QComboBox;
   recompute_->addItems({"none", "selective", "full"});
-  l->addRow(tr("Recompute"), recompute_);
-  fields_["recompute"] = recompute_;
-  forms_[recompute_] = l;
+  row(l, tr("Recompute"), recompute_, "recompute");
   method_ = new QComboBox;
   method_->addItems({"uniform", "block"});
-  l->addRow(tr("Recompute method"), method_);
+  row(l, tr("Recompute method"), method_);
   recompute_layers_ = spin(l, tr("Recompute layers"), 1, 100000);
   distopt_ = check(l, tr("Distributed optimizer"), "distributed_optimizer");
   overlap_grad_ = check(l, tr("Overlap grad reduce"));
@@ -212,9 +227,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   flash_ = check(l, tr("Flash attention"), "attention");
   precision_ = new QComboBox;
   precision_->addItems({"bf16", "fp16", "fp8", "fp32"});
-  l->addRow(tr("Precision"), precision_);
-  fields_["precision"] = precision_;
-  forms_[precision_] = l;
+  row(l, tr("Precision"), precision_, "precision");
   fields_["layout"] = tp_;
   for (QComboBox* box : {recompute_, method_, precision_})
     connect(box, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
@@ -235,13 +248,17 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   set_project(project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024));
 }
 
+void SetupPanel::row(QFormLayout* form, const QString& label, QWidget* editor, const std::string& field) {
+  form->addRow(label, editor);
+  forms_[editor] = form;
+  if (!field.empty()) fields_[field] = editor;
+}
+
 QSpinBox* SetupPanel::spin(QFormLayout* form, const QString& label, int min, int max, const std::string& field) {
   auto* s = new QSpinBox;
   s->setRange(min, max);
   s->setKeyboardTracking(false);  // typing "128" is one edit, not three
-  form->addRow(label, s);
-  forms_[s] = form;
-  if (!field.empty()) fields_[field] = s;
+  row(form, label, s, field);
   connect(s, &QSpinBox::valueChanged, this, &SetupPanel::changed);
   return s;
 }
@@ -251,8 +268,7 @@ QDoubleSpinBox* SetupPanel::dspin(QFormLayout* form, const QString& label, doubl
   s->setRange(min, max);
   s->setDecimals(decimals);
   s->setKeyboardTracking(false);
-  form->addRow(label, s);
-  forms_[s] = form;
+  row(form, label, s);
   connect(s, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
   return s;
 }
@@ -396,8 +412,12 @@ Project SetupPanel::project() const {
   c.micro_batch = micro_->value();
   c.global_batch = global_->value();
   c.virtual_stages = virtual_->value();
+  c.microbatch_group_size = microbatch_group_->value();
   c.first_stage_layers = first_->value();
   c.last_stage_layers = last_->value();
+  c.account_for_embedding = account_embedding_->isChecked();
+  c.account_for_loss = account_loss_->isChecked();
+  c.pipeline_layout = pipeline_layout_->text().toStdString();  // as typed: the library reads it or says why not
   c.recompute = recompute_granularity_from(recompute_->currentText().toStdString(), "recompute");
   c.recompute_method = recompute_method_from(method_->currentText().toStdString(), "recompute method");
   c.recompute_num_layers = recompute_layers_->value();
@@ -466,8 +486,13 @@ void SetupPanel::set_project(const Project& p) {
   micro_->setValue(c.micro_batch);
   global_->setValue(c.global_batch);
   virtual_->setValue(c.virtual_stages);
+  microbatch_group_->setValue(c.microbatch_group_size);
   first_->setValue(c.first_stage_layers);
   last_->setValue(c.last_stage_layers);
+  account_embedding_->setChecked(c.account_for_embedding);
+  account_loss_->setChecked(c.account_for_loss);
+  pipeline_layout_->setText(QString::fromStdString(c.pipeline_layout));
+  pipeline_layout_->setModified(false);
   recompute_->setCurrentText(to_string(c.recompute));
   method_->setCurrentText(to_string(c.recompute_method));
   recompute_layers_->setValue(c.recompute_num_layers);

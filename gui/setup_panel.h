@@ -1,6 +1,6 @@
 // setup_panel.h — the Setup dock: model (preset, every shape field, HuggingFace import),
 // cluster (preset, GPU, node figures), cost source (analytic or a cost database), layout
-// (Megatron-LM's options, context parallelism included), token budget and memory reserve. It edits a Project and says when it changed;
+// (Megatron-LM's options, context parallelism and pipeline splits included), token budget and memory reserve. It edits a Project and says when it changed;
 // a bad combination is explained next to the field it names, in the library's words.
 #pragma once
 
@@ -18,6 +18,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QSpinBox;
 
 namespace cc::gui {
@@ -42,6 +43,8 @@ class SetupPanel : public QWidget {
   void edited();
 
  private:
+  // A labelled editor in `form`, found by `field` (show_error, field()) when one is given.
+  void row(QFormLayout* form, const QString& label, QWidget* editor, const std::string& field = {});
   QSpinBox* spin(QFormLayout* form, const QString& label, int min, int max, const std::string& field = {});
   QDoubleSpinBox* dspin(QFormLayout* form, const QString& label, double min, double max, int decimals);
   QCheckBox* check(QFormLayout* form, const QString& label, const std::string& field = {});
@@ -73,6 +76,9 @@ class SetupPanel : public QWidget {
   QLabel* costs_info_;
   QLabel* coverage_;
   QSpinBox *tp_, *cp_, *cp_a2a_, *pp_, *dp_, *micro_, *global_, *virtual_, *first_, *last_, *recompute_layers_;
+  QSpinBox* microbatch_group_;
+  QLineEdit* pipeline_layout_;
+  QCheckBox *account_embedding_, *account_loss_;
   QComboBox* cp_comm_;
   QFormLayout* layout_form_;
   QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *tp_overlap_, *flash_, *every_rank_;

@@ -29,8 +29,10 @@ SimulationOutcome run_simulation(const Project& project);
 
 // The setup field that edits the flag or key a SpecError names (SpecError::field()): "tp",
 // "cp", "cp_comm_type", "cp_a2a_size", "pp", "dp", "gpus", "micro_batch", "global_batch",
-// "virtual_stages", "uneven", "recompute", "sequence_parallel", "distributed_optimizer",
-// "tp_comm_overlap", "precision", "attention", "model", "cluster", "costs"; "layout" for any other.
+// "virtual_stages", "microbatch_group_size", "first_stage_layers", "last_stage_layers",
+// "account_for_embedding", "account_for_loss", "pipeline_layout", "recompute", "sequence_parallel",
+// "distributed_optimizer", "tp_comm_overlap", "precision", "attention", "model", "cluster", "costs";
+// "layout" for any other.
 std::string setup_field_of(const std::string& field);
 
 }  // namespace cc::gui

@@ -9,40 +9,10 @@
 
 namespace cc::gui {
 
-QColor kind_color(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::Forward: return QColor(0x4e, 0x79, 0xa7);
-    case TaskKind::Backward: return QColor(0xf2, 0x8e, 0x2b);
-    case TaskKind::Send: return QColor(0x59, 0xa1, 0x4f);
-    case TaskKind::GradReduce: return QColor(0xe1, 0x57, 0x59);
-    case TaskKind::EmbeddingSync: return QColor(0xb0, 0x7a, 0xa1);
-    case TaskKind::GradNorm: return QColor(0x9c, 0x75, 0x5f);
-    case TaskKind::Optimizer: return QColor(0x76, 0xb7, 0xb2);
-    case TaskKind::ParamGather: return QColor(0xed, 0xc9, 0x48);
-  }
-  return Qt::gray;
-}
-
-QString kind_label(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::Forward: return QStringLiteral("forward");
-    case TaskKind::Backward: return QStringLiteral("backward (+recompute)");
-    case TaskKind::Send: return QStringLiteral("PP transfer");
-    case TaskKind::GradReduce: return QStringLiteral("DP gradient comm");
-    case TaskKind::EmbeddingSync: return QStringLiteral("embedding sync");
-    case TaskKind::GradNorm: return QStringLiteral("grad norm");
-    case TaskKind::Optimizer: return QStringLiteral("optimizer");
-    case TaskKind::ParamGather: return QStringLiteral("DP param gather");
-  }
-  return QStringLiteral("?");
-}
-
 QString stream_name(StreamLane lane) {
   const QString name = QString::fromUtf8(to_string(lane));
   return lane == StreamLane::Compute ? name : name.toUpper();
 }
-
-QColor bubble_color() { return QColor(0xe8, 0xe8, 0xe8); }
 
 QString format_time_ns(double ns) {
   const double a = std::abs(ns);
@@ -57,7 +27,8 @@ void TimelineModel::set_result(std::shared_ptr<const SimResult> result) {
   beginResetModel();
   result_ = std::move(result);
   lanes_.clear();
-  kinds_.clear();
+  legend_.clear();
+  swatch_.clear();
   end_ = 0;
   replicas_ = 1;
   if (result_) {
@@ -77,13 +48,15 @@ void TimelineModel::set_result(std::shared_ptr<const SimResult> result) {
                                  : QStringLiteral("stage %1 %2").arg(e->stage).arg(kind);
       lanes_.push_back(lane);
     }
-    std::set<TaskKind> kinds;
+    std::set<int> used;
+    swatch_.reserve(tl.size());
     for (std::size_t i = 0; i < tl.size(); ++i) {
       lanes_[static_cast<std::size_t>(index[{tl[i].process, tl[i].lane}])].events.push_back(static_cast<int>(i));
       end_ = std::max(end_, tl[i].start + tl[i].duration);
-      kinds.insert(tl[i].kind);
+      swatch_.push_back(static_cast<std::uint8_t>(swatch_index(tl[i].lane, tl[i].kind)));
+      used.insert(swatch_.back());
     }
-    kinds_.assign(kinds.begin(), kinds.end());
+    legend_.assign(used.begin(), used.end());
     for (auto& lane : lanes_)
       std::stable_sort(lane.events.begin(), lane.events.end(),
                        [&](int a, int b) { return tl[static_cast<std::size_t>(a)].start < tl[static_cast<std::size_t>(b)].start; });
@@ -116,7 +89,7 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
       default: return {};
     }
   }
-  if (role == Qt::DecorationRole && index.column() == Kind) return kind_color(e.kind);
+  if (role == Qt::DecorationRole && index.column() == Kind) return swatch_of(e).color;
   return {};
 }
 

@@ -4,12 +4,13 @@
 // timeline carries: a stream or kind the simulator adds shows without a change here.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 #include <QAbstractTableModel>
-#include <QColor>
 
+#include "gui/timeline_palette.h"
 #include "sim/simulator.h"
 
 namespace cc::gui {
@@ -31,7 +32,9 @@ class TimelineModel : public QAbstractTableModel {
   const SimResult* result() const { return result_.get(); }
   const TimelineEvent& event(int i) const { return result_->timeline[static_cast<std::size_t>(i)]; }
   const std::vector<TimelineLane>& lanes() const { return lanes_; }
-  const std::vector<TaskKind>& kinds() const { return kinds_; }  // those in the timeline, in TaskKind's order
+  // The palette rows (timeline_palette.h) the timeline's tasks are drawn with, in legend order.
+  const std::vector<int>& legend() const { return legend_; }
+  QRgb bar_rgb(int i) const { return timeline_palette()[swatch_[static_cast<std::size_t>(i)]].color.rgb(); }
   SimTime end_time() const { return end_; }
   // Layers each pass covers, for tooltips and details.
   int layers_of(const TimelineEvent& e) const;
@@ -44,18 +47,15 @@ class TimelineModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const SimResult> result_;
   std::vector<TimelineLane> lanes_;
-  std::vector<TaskKind> kinds_;
+  std::vector<int> legend_;
+  std::vector<std::uint8_t> swatch_;  // each task's palette row
   SimTime end_ = 0;
   int replicas_ = 1;  // every-rank mode: processes per pipeline stage
 };
 
-// The colour and legend name of each task kind (pipeline transfers, DP collectives, ...).
-QColor kind_color(TaskKind kind);
-QString kind_label(TaskKind kind);
 // A stream as lanes name it: "compute", and each communication stream by its library name in
 // capitals, as parallel dimensions are written ("P2P", "DP", "CP").
 QString stream_name(StreamLane lane);
-QColor bubble_color();
 // "12.3 ms", "850 µs", "2.10 s": the unit that keeps 3 significant digits readable.
 QString format_time_ns(double ns);
 

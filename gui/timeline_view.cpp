@@ -9,6 +9,7 @@
 #include <QToolTip>
 
 #include "gui/timeline_model.h"
+#include "gui/timeline_palette.h"
 
 namespace cc::gui {
 
@@ -209,13 +210,6 @@ void TimelineView::draw_bars(QPainter& p, const QRect& plot) {
   if (buffer_.size() != plot.size()) buffer_ = QImage(plot.size(), QImage::Format_RGB32);
   buffer_.fill(palette().base().color());
   const QRgb bubble = bubble_color().rgb();
-  // Each kind's colour, indexed by the kind: only kinds the timeline holds are ever looked up.
-  std::vector<QRgb> kind_rgb;
-  for (TaskKind k : model_->kinds()) {
-    const auto i = static_cast<std::size_t>(k);
-    if (kind_rgb.size() <= i) kind_rgb.resize(i + 1);
-    kind_rgb[i] = kind_color(k).rgb();
-  }
 
   const double t0 = scale_.to_time(0), t1 = scale_.to_time(w);
   const int first = vbar_->value();
@@ -240,7 +234,7 @@ void TimelineView::draw_bars(QPainter& p, const QRect& plot) {
       // without losing short transfers; later tasks in the same pixel overwrite earlier ones.
       const int x0 = std::clamp(static_cast<int>(std::floor(scale_.to_px(static_cast<double>(e.start)))), 0, w - 1);
       const int x1 = std::clamp(static_cast<int>(std::ceil(scale_.to_px(static_cast<double>(e.start + e.duration)))), x0 + 1, w);
-      std::fill(columns.begin() + x0, columns.begin() + x1, kind_rgb[static_cast<std::size_t>(e.kind)]);
+      std::fill(columns.begin() + x0, columns.begin() + x1, model_->bar_rgb(*it));
     }
     for (int y = std::max(0, y0); y < y1; ++y) {
       auto* line = reinterpret_cast<QRgb*>(buffer_.scanLine(y));
@@ -322,7 +316,10 @@ void TimelineView::draw_legend(QPainter& p) {
     p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
     x += 16 + fm.horizontalAdvance(text) + 14;
   };
-  for (TaskKind k : model_->kinds()) entry(kind_color(k), kind_label(k));
+  for (const int i : model_->legend()) {
+    const Swatch& s = timeline_palette()[static_cast<std::size_t>(i)];
+    entry(s.color, s.label);
+  }
   entry(bubble_color(), tr("idle (bubble)"));
 }
 

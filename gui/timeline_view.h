@@ -1,5 +1,6 @@
 // timeline_view.h — the Gantt chart of one simulated iteration: a row per pipeline stage
-// (or TP group) and stream, bars coloured by task kind, idle compute time shown as bubble.
+// (or TP group) and stream, bars coloured from timeline_palette.h (compute by task kind,
+// communication by what it moves), idle compute time shown as bubble.
 // Wheel zooms around the cursor, drag pans, W/S zoom, A/D pan, F fits (as in Perfetto);
 // hovering shows a tooltip, a click selects a task. Drawing is level-of-detail: only
 // visible tasks are visited (binary search per lane) and tasks narrower than a pixel merge

@@ -1,6 +1,10 @@
 // gui_test_support.h — what the GUI test programs share: the README's paper layout as a
-// project, and waiting for the window to show a result.
+// project, waiting for the window to show a result, the setup's editors, the library's
+// refusal of a project, and hand-made timelines.
 #pragma once
+
+#include <memory>
+#include <vector>
 
 #include <QCoreApplication>
 #include <QSettings>
@@ -9,6 +13,10 @@
 
 #include "gui/main_window.h"
 #include "gui/project.h"
+#include "gui/setup_panel.h"
+#include "sim/error.h"
+#include "sim/layout_validation.h"
+#include "sim/simulator.h"
 
 namespace cc::gui {
 
@@ -36,6 +44,43 @@ inline void isolate_settings() {
 inline bool wait_for_result(MainWindow& w) {
   QSignalSpy spy(&w, &MainWindow::result_shown);
   return spy.wait(120000);
+}
+
+// The setup's editor of `name` (SetupPanel::field), of the type the test expects.
+template <typename W>
+W* field(MainWindow& w, const char* name) {
+  auto* widget = qobject_cast<W*>(w.setup()->field(name));
+  if (!widget) qFatal("setup field %s is missing or of another type", name);
+  return widget;
+}
+
+// The library's refusal of `p` (the resolver's, then validate()'s), in its words; empty if none.
+inline QString refusal(const Project& p) {
+  try {
+    validate(p.resolved_config(), p.model, p.cluster, p.gpus);
+  } catch (const SpecError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+// A timeline of hand-made tasks: the model must lay out whatever streams they name.
+inline std::shared_ptr<SimResult> hand_timeline(const std::vector<TimelineEvent>& events) {
+  auto r = std::make_shared<SimResult>();
+  r->timeline = events;
+  return r;
+}
+
+inline TimelineEvent task(int stage, StreamLane lane, TaskKind kind, SimTime start, SimTime duration) {
+  TimelineEvent e;
+  e.process = stage;
+  e.stage = stage;
+  e.lane = lane;
+  e.kind = kind;
+  e.start = start;
+  e.duration = duration;
+  e.name = "t";
+  return e;
 }
 
 }  // namespace cc::gui

@@ -18,7 +18,6 @@
 #include "gui/timeline_model.h"
 #include "interop/layout_files.h"
 #include "sim/error.h"
-#include "sim/layout_validation.h"
 #include "tests/gui/gui_test_support.h"
 
 using namespace cc;
@@ -39,46 +38,10 @@ Project cp_project() {
   return p;
 }
 
-template <typename W>
-W* field(MainWindow& w, const char* name) {
-  auto* widget = qobject_cast<W*>(w.setup()->field(name));
-  if (!widget) qFatal("setup field %s is missing or of another type", name);
-  return widget;
-}
-
 // Whether the row of `widget` in its form is shown.
 bool row_visible(QWidget* widget) {
   auto* form = qobject_cast<QFormLayout*>(widget->parentWidget()->layout());
   return form && form->isRowVisible(widget);
-}
-
-// The library's refusal of `p`, as validate() words it.
-QString refusal(const Project& p) {
-  try {
-    validate(p.resolved_config(), p.model, p.cluster, p.gpus);
-  } catch (const SpecError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
-
-// A timeline of hand-made tasks: the model must lay out whatever streams they name.
-std::shared_ptr<SimResult> hand_timeline(const std::vector<TimelineEvent>& events) {
-  auto r = std::make_shared<SimResult>();
-  r->timeline = events;
-  return r;
-}
-
-TimelineEvent task(int stage, StreamLane lane, TaskKind kind, SimTime start, SimTime duration) {
-  TimelineEvent e;
-  e.process = stage;
-  e.stage = stage;
-  e.lane = lane;
-  e.kind = kind;
-  e.start = start;
-  e.duration = duration;
-  e.name = "t";
-  return e;
 }
 
 }  // namespace
@@ -249,7 +212,7 @@ class TestContextParallel : public QObject {
   }
 
   // Lanes are the (rank, stream) pairs the timeline carries, in StreamLane's order, named by
-  // the library's stream names; the legend lists the kinds it carries.
+  // the library's stream names; the legend lists the swatches its tasks are drawn with.
   void lanesFollowTheTimeline() {
     TimelineModel m;
     // Stage 1 has a compute and a DP stream only; stage 0 compute and P2P.
@@ -263,7 +226,9 @@ class TestContextParallel : public QObject {
     QCOMPARE(m.lanes()[2].label, QString("stage 1 compute"));
     QCOMPARE(m.lanes()[3].label, QString("stage 1 DP"));
     QVERIFY(m.lanes()[0].compute && !m.lanes()[1].compute);
-    QCOMPARE(m.kinds(), (std::vector<TaskKind>{TaskKind::Forward, TaskKind::Send, TaskKind::GradReduce}));
+    QStringList legend;
+    for (const int i : m.legend()) legend << timeline_palette()[static_cast<std::size_t>(i)].label;
+    QCOMPARE(legend, QStringList({"forward", "PP transfer", "DP gradient comm"}));
     QCOMPARE(m.end_time(), SimTime{60});
   }
 

@@ -94,6 +94,22 @@ const std::vector<std::string> kContextParallel{"--model", "llama3-70b", "--clus
                                                 "--tp", "8", "--cp", "2", "--seq-length", "32768",
                                                 "--sequence-parallel", "--global-batch-size", "32"};
 
+// Pipeline splits: Llama 3.1 405B as Meta split it (Dubey et al. 2024, Sec. 3.3.2), one layer
+// per model chunk, `E|(t|)*126L`: 128 chunks over PP 16, 8 per rank; 16,384 H100s at TP 8 x PP 16
+// leave DP 128, and 2,048 sequences are 16 microbatches.
+const std::vector<std::string> kPipelineLayout{
+    "--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "16384", "--tp", "8", "--pp", "16",
+    "--pipeline-model-parallel-layout", "E|(t|)*126L", "--recompute-granularity", "full", "--micro-batch-size", "1",
+    "--global-batch-size", "2048", "--seq-length", "8192", "--sequence-parallel", "--use-distributed-optimizer"};
+// The embedding and the loss counted as layers: GPT-3 1.3B's 24 layers + 2 = 26 over PP 2 (13
+// each); the embedding alone: 25 over PP 5.
+const std::vector<std::string> kCountedSplit{"--model", "gpt3-1.3b", "--gpus", "16", "--tp", "2", "--pp", "2",
+                                             "--account-for-embedding-in-pipeline-split",
+                                             "--account-for-loss-in-pipeline-split", "--global-batch-size", "32"};
+const std::vector<std::string> kEmbeddingCounted{"--model", "gpt3-1.3b", "--gpus", "20", "--tp", "2", "--pp", "5",
+                                                 "--account-for-embedding-in-pipeline-split",
+                                                 "--global-batch-size", "32"};
+
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -110,7 +126,9 @@ class TestLaunchParity : public QObject {
   // line: 2 GPUs on 8-GPU nodes stay 2 GPUs (the panel counted whole nodes, 8), and CP 2
   // stays CP 2 (the panel once had no CP field, and ran CP 1 with twice the DP).
   void windowShowsWhatSimulatePrints() {
-    for (const auto& args : {kCpuDatabase, kAnalytic, kContextParallel}) {
+    for (const auto& args : {kCpuDatabase, kAnalytic, kContextParallel, kPipelineLayout,
+                             with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "16"}),
+                             kCountedSplit, kEmbeddingCounted}) {
       MainWindow w;
       w.set_project(gui_project(args));
       QVERIFY(wait_for_result(w));
@@ -141,6 +159,24 @@ class TestLaunchParity : public QObject {
     const SimulationOutcome gui = gui_simulation(kContextParallel);
     QVERIFY2(gui.ok(), gui.error.c_str());
     QCOMPARE(gui.result->config.dp, 4);  // 64 / (8 x 2 x 1)
+  }
+  // The layout string, the group size and the counted embedding and loss mean one run in both.
+  void pipelineSplits() {
+    expect_same_prediction(kPipelineLayout);
+    expect_same_prediction(with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "16"}));
+    expect_same_prediction(kCountedSplit);
+    expect_same_prediction(kEmbeddingCounted);
+    const SimulationOutcome gui = gui_simulation(kPipelineLayout);
+    QVERIFY2(gui.ok(), gui.error.c_str());
+    QCOMPARE(gui.result->config.virtual_stages, 8);  // 128 stages / PP 16
+    QCOMPARE(gui.result->config.pipeline_layout, std::string("E|(t|)*126L"));
+    const SimulationOutcome grouped =
+        gui_simulation(with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "16"}));
+    QVERIFY2(grouped.ok(), grouped.error.c_str());
+    QCOMPARE(grouped.result->config.microbatch_group_size, 16);
+    const SimulationOutcome counted = gui_simulation(kCountedSplit);
+    QVERIFY2(counted.ok(), counted.error.c_str());
+    QVERIFY(counted.result->config.account_for_embedding && counted.result->config.account_for_loss);
   }
   void gpuDatabaseOtherStack() { expect_same_prediction(with(kGpuDatabase, {"--framework", "nemo"})); }
   // A database measured on an H200 priced for H100s: both warn, both predict the same.
@@ -184,7 +220,12 @@ class TestLaunchParity : public QObject {
           with(kContextParallel, {"--cp-comm-type", "a2a"}),
           // 2 x CP 2 x TP 8 = 32 does not divide 32760 tokens.
           {"--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64", "--tp", "8", "--cp", "2", "--seq-length",
-           "32760", "--sequence-parallel"}}) {
+           "32760", "--sequence-parallel"},
+          // 125 transformer layers placed for a model of 126.
+          {"--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "16384", "--tp", "8", "--pp", "16",
+           "--pipeline-model-parallel-layout", "E|(t|)*125L"},
+          // A group of 8 microbatches, fewer than PP 16.
+          with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "8"})}) {
       std::vector<std::string> simulate{"simulate"};
       simulate.insert(simulate.end(), bad.begin(), bad.end());
       const CliRun cli = run_program(CLUSTERCAST_BINARY, simulate);
@@ -243,6 +284,36 @@ class TestLaunchParity : public QObject {
     p = good;
     p.costs_file = "/nonexistent/costs.json";
     QCOMPARE(field_of(p), std::string("costs"));
+    p = good;
+    p.config.pipeline_layout = "Et*12|t*12L";  // 2 stages over PP 4
+    QCOMPARE(field_of(p), std::string("pipeline_layout"));
+    p = good;
+    p.config.microbatch_group_size = 4;  // no interleaving to group
+    QCOMPARE(field_of(p), std::string("microbatch_group_size"));
+    p = good;
+    p.config.account_for_embedding = true;  // 24 + 1 = 25 layers over PP 4
+    QCOMPARE(field_of(p), std::string("pp"));
+    p.config.first_stage_layers = 3;  // beside uneven stages Megatron-Core counts no embedding
+    QCOMPARE(field_of(p), std::string("account_for_embedding"));
+    p = good;
+    p.config.last_stage_layers = 5;  // 24 - 5 = 19 over 3 stages
+    QCOMPARE(field_of(p), std::string("last_stage_layers"));
+  }
+
+  // --window-size is WIDTHxHEIGHT in whole pixels; anything else exits 2 naming the flag.
+  void windowSizeIsWidthByHeight() {
+    QCOMPARE(window_size_from("1280x800"), (std::pair<int, int>{1280, 800}));
+    for (const char* bad : {"1280", "1280x", "x800", "1280x800x2", "1280X800", "100x800", "1280x-800", ""}) {
+      try {
+        window_size_from(bad);
+        QFAIL(bad);
+      } catch (const SpecError& e) {
+        QCOMPARE(e.field(), std::string("--window-size"));
+      }
+    }
+    const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, {"--window-size", "1280x8OO"});
+    QCOMPARE(gui.exit_code, 2);
+    QVERIFY2(gui.err.find("--window-size '1280x8OO'") != std::string::npos, gui.err.c_str());
   }
 
   void unknownOptionExitsTwo() {
