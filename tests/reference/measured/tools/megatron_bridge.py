@@ -23,6 +23,22 @@ DENSE = {
     "LLAMA3.1_405B": dict(num_layers=126, hidden_size=16384, num_attention_heads=128,
                           num_query_groups=8, ffn_hidden_size=53248, vocab_size=128256),
 }
+# Llama 3.1 405B's 126 layers do not split evenly over the published PP x VP: its recipe counts the
+# embedding and the loss as layers (llama31_405b_pretrain_config, recipes/llama/h100/llama3.py at
+# COMMIT: account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split True; the
+# H100 performance recipes start from it and keep them). As a Megatron-Core layout string, for
+# the PP x VP a row states: the first stage holds the embedding and one layer fewer, the last the
+# loss and one layer fewer.
+COUNTED_EMBEDDING_AND_LOSS = {"LLAMA3.1_405B"}
+
+
+def counted_layout(num_layers, stages):
+    """The layout string of --account-for-embedding/loss-in-pipeline-split over `stages`."""
+    per = (num_layers + 2) // stages
+    assert per * stages == num_layers + 2 and per >= 2, (num_layers, stages)
+    return "E" + "t" * (per - 1) + "|" + f"({'t' * per}|)*{stages - 2}" + "t" * (per - 1) + "L"
+
+
 SYSTEMS = {"DGX-H100": "dgx-h100", "DGX-A100": "dgx-a100-80gb"}
 PREC = {"FP8": "fp8", "FP8-CS": "fp8", "BF16": "bf16"}
 
@@ -91,12 +107,16 @@ def main(repo, out, context_parallel=False):
                 continue
             seen.add(key)
             T = gbs * seq / (tok * gpus)
+            layout = ""
+            if mname in COUNTED_EMBEDDING_AND_LOSS:
+                layout = counted_layout(DENSE[mname]["num_layers"], pp * vp)
+                assumed.append("pipeline_layout")  # the recipe's, not the published row's
             rows.append(dict(
                 id=f"mbridge-{release}-{mname.lower()}-{sysname.lower()}-{gpus}g-gbs{gbs}" + (f"-cp{cp}" if cp > 1 else ""),
                 source="megatron-bridge-perf", model=mname.lower(), **DENSE[mname],
                 swiglu=1, normalization="rmsnorm", seq_length=seq, cluster=SYSTEMS[sysname],
                 gpus=gpus, framework="nemo", attention="flash", precision=prec, tp=tp, cp=cp, pp=pp,
-                dp=gpus // (tp * cp * pp), virtual_stages=vp, first_stage_layers="",
+                dp=gpus // (tp * cp * pp), virtual_stages=vp, pipeline_layout=layout, first_stage_layers="",
                 last_stage_layers="", sequence_parallel=1 if tp > 1 else 0,
                 recompute_granularity="none", recompute_method="", recompute_num_layers="",
                 micro_batch=mbs, global_batch=gbs, distributed_optimizer=1,
