@@ -40,9 +40,11 @@ std::string context_parallel_section(const HeldOutRows& held_out, const Calibrat
   std::string md = fmt::format(
       "\n## Context parallelism (held out)\n\nMeasured runs with context parallelism (CP > 1), kept in "
       "`tests/reference/measured/excluded/` and out of the fit, predicted with the constants fitted to the corpus "
-      "above (the shipped ones), which never saw a CP run. {} rows are predicted, {} are refused by the "
-      "simulator (listed below). Time: mean error {}, worst {}, signed {}.\n\n",
-      rows.size(), refused.size(), abs_pct(all.mean_abs), abs_pct(all.worst_abs), pct(all.signed_mean));
+      "above (the shipped ones), which never saw a CP run. {} rows are predicted{}. Time: mean error {}, worst {}, "
+      "signed {}.\n\n",
+      rows.size(),
+      refused.empty() ? ", none refused" : fmt::format(", {} are refused by the simulator (listed below)", refused.size()),
+      abs_pct(all.mean_abs), abs_pct(all.worst_abs), pct(all.signed_mean));
   md += "| source | rows | mean | worst | signed |\n|---|---|---|---|---|\n";
   for (const auto& [source, s] : summarize_by(rows, predicted, [](const CorpusRow& r) { return r.source; }))
     md += fmt::format("| {} | {} | {} | {} | {} |\n", source, s.rows, abs_pct(s.mean_abs), abs_pct(s.worst_abs),
