@@ -62,7 +62,8 @@ TokenDispatcher token_dispatcher_from(const std::string& name, const std::string
             "{}: --moe-token-dispatcher-type flex (DeepEP / HybridEP kernels) is not modelled; valid: alltoall, "
             "allgather",
             where);
-  fail_at("--moe-token-dispatcher-type", "{}: --moe-token-dispatcher-type '{}' is not known; valid: alltoall, allgather",
+  fail_at("--moe-token-dispatcher-type",
+          "{}: --moe-token-dispatcher-type '{}' is not known; valid: alltoall, allgather",
           where, name);
 }
 

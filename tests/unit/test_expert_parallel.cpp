@@ -11,6 +11,7 @@
 #include "sim/parallel_config.h"
 #include "sim/presets.h"
 #include "refusal.h"
+#include "test_layout_files_support.h"
 
 namespace cc {
 namespace {
@@ -20,15 +21,10 @@ using Groups = std::vector<std::vector<int>>;
 // 16 GPUs as TP 2 x PP 2 x DP 4, with sequence parallelism (Megatron-Core asks for it beside
 // EP and TP), micro batch 1 and one microbatch per DP rank.
 ParallelConfig sixteen_gpus(int ep, int etp) {
-  ParallelConfig c;
-  c.tp = 2;
-  c.pp = 2;
-  c.dp = 4;
+  ParallelConfig c = layout_test::layout(2, 2, 4, 1, 4);
   c.ep = ep;
   c.etp = etp;
   c.sequence_parallel = true;
-  c.micro_batch = 1;
-  c.global_batch = 4;
   return c;
 }
 

@@ -12,17 +12,15 @@
 #include "sim/parallel_config.h"
 #include "sim/presets.h"
 #include "refusal.h"
+#include "test_layout_files_support.h"
 
 namespace cc {
 namespace {
 
 // 64 GPUs as TP 1 x PP 1 x DP 64 with EP 8: a layout every MoE preset folds.
 ParallelConfig ep8_on_64() {
-  ParallelConfig c;
-  c.dp = 64;
+  ParallelConfig c = layout_test::layout(1, 1, 64, 1, 64);
   c.ep = 8;
-  c.micro_batch = 1;
-  c.global_batch = 64;
   return c;
 }
 
@@ -141,6 +139,12 @@ MoeRunOptions all_set() {
   return o;
 }
 
+void expect_ep8_etp1_all_set(const ParallelConfig& c) {
+  EXPECT_TRUE(c.moe == all_set());
+  EXPECT_EQ(c.ep, 8);
+  EXPECT_EQ(c.etp, 1);
+}
+
 TEST(MoeRunOptions, MegatronArgumentsAndNemoYamlCarryThem) {
   const LayoutFile args = parse_layout_text(
       "--tensor-model-parallel-size 1 --expert-model-parallel-size 8 --expert-tensor-parallel-size 1\n"
@@ -148,9 +152,7 @@ TEST(MoeRunOptions, MegatronArgumentsAndNemoYamlCarryThem) {
       "--moe-pad-expert-input-to-capacity --moe-router-load-balancing-type seq_aux_loss --moe-aux-loss-coeff 1e-3\n"
       "--moe-token-drop-policy position --moe-shared-expert-overlap --overlap-moe-expert-parallel-comm\n",
       "f.args");
-  EXPECT_TRUE(args.config.moe == all_set());
-  EXPECT_EQ(args.config.ep, 8);
-  EXPECT_EQ(args.config.etp, 1);
+  expect_ep8_etp1_all_set(args.config);
   const LayoutFile yaml = parse_layout_text(
       "trainer:\n  devices: 8\nmodel:\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\n"
       "  expert_model_parallel_size: 8\n  expert_tensor_parallel_size: 1\n"
@@ -159,9 +161,7 @@ TEST(MoeRunOptions, MegatronArgumentsAndNemoYamlCarryThem) {
       "  moe_aux_loss_coeff: 0.001\n  moe_token_drop_policy: position\n  moe_shared_expert_overlap: true\n"
       "  overlap_moe_expert_parallel_comm: true\n",
       "f.yaml");
-  EXPECT_TRUE(yaml.config.moe == all_set());
-  EXPECT_EQ(yaml.config.ep, 8);
-  EXPECT_EQ(yaml.config.etp, 1);
+  expect_ep8_etp1_all_set(yaml.config);
   // Several losses at once (Megatron-LM takes lists) are refused by name, not read as the first.
   EXPECT_EQ(refusal_of([] { parse_layout_text("--moe-router-load-balancing-type aux_loss seq_aux_loss\n", "f"); })
                 .field,
