@@ -136,6 +136,11 @@ void LayoutFlags::add_to(CLI::App& app) {
   add_megatron_options<MegatronLayoutArgs>(app, *this, megatron_layout_options());
   app.add_option("--data-parallel-size,--dp", dp, "Data-parallel size (default: GPUs / (TP x PP))")->group(g);
   app.add_option("--precision", precision, "bf16 (default), fp16, fp8 or fp32")->group(g);
+  app.add_option("--moe-load-imbalance", moe_load_imbalance,
+                 fmt::format("clustercast's own: the busiest EP rank's tokens over the mean (>= 1; default 1 when "
+                             "padded to capacity, else {} from FEPLB's measurements, see docs/moe.md)",
+                             kDroplessLoadImbalance))
+      ->group("Mixture of experts (Megatron-LM names)");
   app.add_option("--framework", framework,
                  fmt::format("Software stack: {} (default: the one a --costs database measured, else {})",
                              fmt::join(framework_preset_names(), ", "), kDefaultFramework))
@@ -181,6 +186,7 @@ LayoutRequest LayoutFlags::request(const ModelSpec& model, const LayoutFile* fil
       fail("--fp8-format {} contradicts --precision {}; give one of them", *fp8_format, *precision);
     r.config.precision = precision_from(*precision, "--precision");
   }
+  if (moe_load_imbalance) r.config.moe.load_imbalance = *moe_load_imbalance;
   r.dp = dp;
   r.global_batch_named = global_batch.has_value();
   r.attention_named = use_flash_attn || attention_backend.has_value();

@@ -50,6 +50,7 @@ struct LayoutFlags : MegatronLayoutArgs {
   std::string config_file;
   std::optional<int> dp;
   std::optional<std::string> precision, framework;
+  std::optional<double> moe_load_imbalance;  // clustercast's own: never in a Megatron argument file
   void add_to(CLI::App& app);
   // The layout file first (when --config is given), then flags over it, and which values were
   // named; the resolver completes the rest. Prints one note line naming the Megatron-LM flags

@@ -57,6 +57,8 @@ void apply_clustercast_comment(const std::string& text, LayoutFile& out, const s
       out.config.last_stage_layers = to_int(*v, "--decoder-last-pipeline-num-layers", where);
     if (std::find(words.begin(), words.end(), "--overlap-grad-reduce") != words.end())
       out.config.overlap_grad_reduce = true;
+    if (const auto* v = value_of("--moe-load-imbalance"))
+      out.config.moe.load_imbalance = to_double(*v, "--moe-load-imbalance", where);
     MemoryReserve r;
     bool any = false;
     auto number = [&](const char* flag, double& field) {
@@ -74,10 +76,13 @@ void apply_clustercast_comment(const std::string& text, LayoutFile& out, const s
 }
 
 std::string clustercast_comment(const SimResult& r, const MemoryReserve& m, const std::string& extra) {
+  // --moe-load-imbalance is clustercast's own, so Megatron-LM's and NeMo's keys cannot carry it.
+  const auto& imbalance = r.config.moe.load_imbalance;
   return fmt::format("# clustercast: --cluster {} --gpus {} --cuda-context-gib {} --comm-buffers-gib {} "
-                     "--fragmentation {} --memory-headroom {}{}\n",
+                     "--fragmentation {} --memory-headroom {}{}{}\n",
                      r.cluster.name, r.config.gpus(), m.cuda_context_gib, m.comm_buffers_gib,
-                     m.fragmentation_fraction, m.headroom_fraction, extra);
+                     m.fragmentation_fraction, m.headroom_fraction,
+                     imbalance ? fmt::format(" --moe-load-imbalance {}", *imbalance) : "", extra);
 }
 
 std::string prediction_comment(const SimResult& r) {

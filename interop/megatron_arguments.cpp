@@ -100,6 +100,10 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
     fail("--export-megatron: model '{}' has a GeGLU MLP, which Megatron-LM has no flag for (--quick-geglu is a gated "
          "quick-GELU, another function); export it with --export or --export-nemo",
          m.name);
+  if (m.moe.enabled() || m.mla.enabled || m.mtp_num_layers > 0)
+    fail("--export-megatron: model '{}' has experts, multi-latent attention or multi-token prediction, whose "
+         "Megatron-LM model flags are not written yet; export it with --export (JSON)",
+         m.name);
   if (c.overlap_param_gather && !c.overlap_grad_reduce)
     fail("--export-megatron: the layout overlaps the parameter all-gather without overlapping the gradient "
          "reduction; Megatron-LM requires --overlap-grad-reduce with --overlap-param-gather");
@@ -109,6 +113,8 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   };
   arg("--tensor-model-parallel-size", std::to_string(c.tp));
   arg("--pipeline-model-parallel-size", std::to_string(c.pp));
+  if (c.ep > 1) arg("--expert-model-parallel-size", std::to_string(c.ep));
+  if (c.etp > 0) arg("--expert-tensor-parallel-size", std::to_string(c.etp));
   if (c.cp > 1) {
     arg("--context-parallel-size", std::to_string(c.cp));
     arg("--cp-comm-type", to_string(c.cp_comm_type));
@@ -142,6 +148,18 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   if (c.overlap_grad_reduce) arg("--overlap-grad-reduce");
   if (c.overlap_param_gather) arg("--overlap-param-gather");
   if (c.tp_comm_overlap) arg("--tp-comm-overlap");
+  if (c.moe != MoeRunOptions{}) {
+    const MoeRunOptions& o = c.moe;
+    arg("--moe-token-dispatcher-type", to_string(o.dispatcher));
+    if (o.grouped_gemm) arg("--moe-grouped-gemm");
+    if (o.capacity_factor) arg("--moe-expert-capacity-factor", fmt::format("{}", *o.capacity_factor));
+    if (o.pad_to_capacity) arg("--moe-pad-expert-input-to-capacity");
+    arg("--moe-router-load-balancing-type", to_string(o.load_balancing));
+    arg("--moe-aux-loss-coeff", fmt::format("{}", o.aux_loss_coeff));
+    arg("--moe-token-drop-policy", to_string(o.drop_policy));
+    if (o.shared_expert_overlap) arg("--moe-shared-expert-overlap");
+    if (o.overlap_ep_comm) arg("--overlap-moe-expert-parallel-comm");
+  }
   // Always written: without it Megatron-LM (and our reader) take auto, i.e. flash.
   arg("--attention-backend", c.attention == AttentionKernel::Flash ? "flash" : "unfused");
   switch (c.precision) {

@@ -25,6 +25,7 @@ using L = MegatronLayoutArgs;
 constexpr const char* kModel = "Model";
 constexpr const char* kModelMegatron = "Model (Megatron-LM names)";
 constexpr const char* kLayout = "Parallel layout (Megatron-LM names)";
+constexpr const char* kMoe = "Mixture of experts (Megatron-LM names)";
 
 const MegatronOption<M> kModelOptions[] = {
     {"--num-layers", nullptr, kModel, "Override: transformer layers", &M::num_layers},
@@ -120,11 +121,33 @@ const MegatronOption<L> kLayoutOptions[] = {
      "How CP ranks exchange keys and values: p2p (ring, default), a2a, allgather or a2a+p2p", &L::cp_comm_type},
     {"--hierarchical-context-parallel-sizes", nullptr, kLayout,
      "a2a+p2p: the all-to-all group size, then the ring size (their product is CP)", &L::hierarchical_cp_sizes},
-    {"--expert-model-parallel-size", nullptr, kLayout, "Expert parallelism: not modelled, only 1 is accepted",
+    {"--expert-model-parallel-size", "--ep", kLayout,
+     "Expert-parallel size: an MoE layer's routed experts spread over EP ranks (EP x ETP divides TP x CP x DP)",
      &L::expert_model_parallel_size},
-    {"--expert-tensor-parallel-size", nullptr, kLayout, "Expert tensor parallelism: not modelled, only 1 is accepted",
+    {"--expert-tensor-parallel-size", "--etp", kLayout,
+     "Expert tensor-parallel size: each expert's FFN split over ETP ranks (default TP, as in Megatron-LM)",
      &L::expert_tensor_parallel_size},
-    {"--num-experts", nullptr, kLayout, "Mixture of experts: not modelled, refused", &L::num_experts},
+    {"--num-experts", nullptr, kLayout,
+     "Mixture of experts: read from --model (a preset, model JSON or HuggingFace config.json); refused here",
+     &L::num_experts},
+    {"--moe-token-dispatcher-type", nullptr, kMoe,
+     "alltoall or allgather (default, as in Megatron-LM); flex is not modelled", &L::moe_token_dispatcher_type},
+    {"--moe-grouped-gemm", nullptr, kMoe, "One grouped GEMM for a rank's experts", &L::moe_grouped_gemm},
+    {"--moe-expert-capacity-factor", nullptr, kMoe,
+     "Tokens an expert takes, as a multiple of its even share (> 0); left out: dropless",
+     &L::moe_expert_capacity_factor},
+    {"--moe-pad-expert-input-to-capacity", nullptr, kMoe, "Every expert runs its full capacity (needs a factor)",
+     &L::moe_pad_expert_input_to_capacity},
+    {"--moe-router-load-balancing-type", nullptr, kMoe,
+     "aux_loss (default), seq_aux_loss, global_aux_loss, sinkhorn or none", &L::moe_router_load_balancing_type},
+    {"--moe-aux-loss-coeff", nullptr, kMoe, "Weight of the load-balancing loss (default 0)", &L::moe_aux_loss_coeff},
+    {"--moe-token-drop-policy", nullptr, kMoe, "probs (default) or position: which tokens over capacity drop",
+     &L::moe_token_drop_policy},
+    {"--moe-shared-expert-overlap", nullptr, kMoe, "Shared expert beside the token all-to-all (alltoall dispatcher)",
+     &L::moe_shared_expert_overlap},
+    {"--overlap-moe-expert-parallel-comm", nullptr, kMoe,
+     "Dispatch and combine beside another microbatch's compute (EP > 1, alltoall, virtual stages when PP > 1)",
+     &L::overlap_moe_expert_parallel_comm},
 };
 
 // Megatron-LM flags with no bearing on iteration time or memory: optimiser hyperparameters and
@@ -181,7 +204,9 @@ const IgnoredMegatronFlag kIgnored[] = {
 
 // Why a flag that is neither modelled nor ignored is refused, for the families users meet.
 std::string refusal_reason(const std::string& flag) {
-  if (flag.rfind("--moe-", 0) == 0) return "mixture of experts is not modelled";
+  if (flag == "--moe-load-imbalance")
+    return "clustercast's own flag, not Megatron-LM's: give it on the command line, beside --config";
+  if (flag.rfind("--moe-", 0) == 0) return "mixture of experts: not a flag clustercast reads; the model comes from --model";
   if (flag.rfind("--no-", 0) == 0 && flag.find("fusion") != std::string::npos)
     return "kernel fusion switches are not modelled";
   return "not a flag clustercast models or knows to leave time and memory unchanged";
@@ -240,21 +265,14 @@ void check_dropout(const char* flag, const std::optional<double>& p, const std::
     fail_at(flag, "{}{} is {}; it must be a probability in [0, 1)", prefix(where), flag, *p);
 }
 
-// Expert parallelism and MoE change the layout in ways the simulator does not
-// model: only their no-op values pass. Each one given otherwise, as "--flag VALUE (why)".
+// MoE model flags on a launch line are not read yet (the model's experts come from --model): only
+// their no-op value passes. Each one given otherwise, as "--flag VALUE (why)".
 std::vector<std::string> unmodelled(const MegatronLayoutArgs& a) {
   std::vector<std::string> out;
   if (a.num_experts && *a.num_experts > 0)
-    out.push_back(fmt::format("--num-experts {} (mixture of experts is not modelled; clustercast simulates dense "
-                              "models)",
+    out.push_back(fmt::format("--num-experts {} (mixture of experts: the model is read from --model, a preset, a "
+                              "model JSON or a HuggingFace config.json)",
                               *a.num_experts));
-  const std::pair<const char*, const std::optional<int>*> one_only[] = {
-      {"--expert-model-parallel-size", &a.expert_model_parallel_size},
-      {"--expert-tensor-parallel-size", &a.expert_tensor_parallel_size}};
-  for (const auto& [flag, v] : one_only)
-    if (*v && **v != 1)
-      out.push_back(fmt::format("{} {} (clustercast simulates TP x CP x PP x DP only; give 1 or leave it out)", flag,
-                                **v));
   return out;
 }
 
@@ -396,6 +414,14 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.tp) c.tp = *a.tp;
   if (a.context_parallel_size) c.cp = *a.context_parallel_size;
   if (a.pp) c.pp = *a.pp;
+  if (a.expert_model_parallel_size) c.ep = *a.expert_model_parallel_size;
+  if (a.expert_tensor_parallel_size) {
+    // 0 would read as "not given" (ETP = TP) further on: refuse it here, where it is a value.
+    if (*a.expert_tensor_parallel_size < 1)
+      fail_at("--expert-tensor-parallel-size", "{}--expert-tensor-parallel-size is {}; it must be >= 1",
+              prefix(where), *a.expert_tensor_parallel_size);
+    c.etp = *a.expert_tensor_parallel_size;
+  }
   if (!a.cp_comm_type.empty()) {
     // Megatron-LM takes one type for all layers or one per layer; layers that differ are not
     // modelled (every layer is priced alike).
@@ -417,6 +443,24 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
               prefix(where), fmt::join(sizes, " "), a.context_parallel_size ? *a.context_parallel_size : c.cp);
     c.cp_a2a_size = sizes[0];
   }
+  MoeRunOptions& moe = c.moe;
+  const std::string w = where.empty() ? "simulate" : where;
+  if (a.moe_token_dispatcher_type) moe.dispatcher = token_dispatcher_from(*a.moe_token_dispatcher_type, w);
+  moe.grouped_gemm = moe.grouped_gemm || a.moe_grouped_gemm;
+  if (a.moe_expert_capacity_factor) moe.capacity_factor = *a.moe_expert_capacity_factor;
+  moe.pad_to_capacity = moe.pad_to_capacity || a.moe_pad_expert_input_to_capacity;
+  for (const auto& [flag, values] : {std::pair{"--moe-router-load-balancing-type", &a.moe_router_load_balancing_type},
+                                     std::pair{"--moe-aux-loss-coeff", &a.moe_aux_loss_coeff}})
+    if (values->size() > 1)
+      fail_at(flag, "{}{} {}: several load-balancing losses at once are not modelled; give one", prefix(where), flag,
+              fmt::join(*values, " "));
+  if (!a.moe_router_load_balancing_type.empty())
+    moe.load_balancing = load_balancing_from(a.moe_router_load_balancing_type.front(), w);
+  if (!a.moe_aux_loss_coeff.empty())
+    moe.aux_loss_coeff = interop::to_double(a.moe_aux_loss_coeff.front(), "--moe-aux-loss-coeff", where);
+  if (a.moe_token_drop_policy) moe.drop_policy = token_drop_policy_from(*a.moe_token_drop_policy, w);
+  moe.shared_expert_overlap = moe.shared_expert_overlap || a.moe_shared_expert_overlap;
+  moe.overlap_ep_comm = moe.overlap_ep_comm || a.overlap_moe_expert_parallel_comm;
   if (a.pipeline_layout) c.pipeline_layout = *a.pipeline_layout;
   if (a.account_for_embedding) c.account_for_embedding = true;
   if (a.account_for_loss) c.account_for_loss = true;

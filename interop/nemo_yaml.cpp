@@ -79,13 +79,25 @@ Precision nemo_precision(const NemoKeys& y) {
 }
 
 void refuse_unmodelled(const NemoKeys& y) {
-  for (const char* key : {"model.expert_model_parallel_size"})
-    if (const auto v = y.integer(key); v && *v != 1)
-      fail_at(key, "{}: {} {} is not modelled: clustercast simulates TP x CP x PP x DP only; give 1", y.where(), key,
-              *v);
   if (const auto v = y.integer("model.num_moe_experts"); v && *v > 1)
     fail("{}: model.num_moe_experts {}: mixture of experts is not modelled; clustercast simulates dense models",
          y.where(), *v);
+}
+
+// NeMo hands the MoE keys to Megatron-Core's TransformerConfig under the same names as
+// Megatron-LM's flags (moe_token_dispatcher_type, ...); absent keys keep Megatron-Core's defaults.
+void read_moe_options(const NemoKeys& y, MoeRunOptions& o) {
+  const std::string& where = y.where();
+  if (const auto v = y.get("model.moe_token_dispatcher_type")) o.dispatcher = token_dispatcher_from(*v, where);
+  o.grouped_gemm = y.boolean("model.moe_grouped_gemm", o.grouped_gemm);
+  // null (dropless) reads as absent; any number is read, and validate_layout() judges it.
+  if (const auto v = y.number("model.moe_expert_capacity_factor")) o.capacity_factor = *v;
+  o.pad_to_capacity = y.boolean("model.moe_pad_expert_input_to_capacity", o.pad_to_capacity);
+  if (const auto v = y.get("model.moe_router_load_balancing_type")) o.load_balancing = load_balancing_from(*v, where);
+  if (const auto v = y.number("model.moe_aux_loss_coeff")) o.aux_loss_coeff = *v;
+  if (const auto v = y.get("model.moe_token_drop_policy")) o.drop_policy = token_drop_policy_from(*v, where);
+  o.shared_expert_overlap = y.boolean("model.moe_shared_expert_overlap", o.shared_expert_overlap);
+  o.overlap_ep_comm = y.boolean("model.overlap_moe_expert_parallel_comm", o.overlap_ep_comm);
 }
 
 // The tokenizers whose vocabulary is a fact of the tokenizer itself, not of a file we lack.
@@ -151,10 +163,17 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   c.tp = y.integer("model.tensor_model_parallel_size").value_or(1);
   c.pp = y.integer("model.pipeline_model_parallel_size").value_or(1);
   c.cp = y.integer("model.context_parallel_size").value_or(1);
+  // Megatron-Core's names; ETP left out is TP there, as here (0).
+  c.ep = y.integer("model.expert_model_parallel_size").value_or(1);
+  c.etp = y.integer("model.expert_tensor_parallel_size").value_or(0);
   for (const auto& [key, v] : {std::pair{"model.tensor_model_parallel_size", c.tp},
                                std::pair{"model.pipeline_model_parallel_size", c.pp},
-                               std::pair{"model.context_parallel_size", c.cp}})
+                               std::pair{"model.context_parallel_size", c.cp},
+                               std::pair{"model.expert_model_parallel_size", c.ep}})
     if (v < 1) fail_at(key, "{}: {} is {}; it must be >= 1", where, key, v);
+  if (y.has("model.expert_tensor_parallel_size") && c.etp < 1)
+    fail_at("model.expert_tensor_parallel_size", "{}: model.expert_tensor_parallel_size is {}; it must be >= 1", where,
+            c.etp);
   // NeMo hands model keys named as Megatron-Core's TransformerConfig fields to it; p2p is its default.
   c.cp_comm_type = cp_comm_type_from(y.choice("model.cp_comm_type", "p2p", {"p2p", "a2a", "allgather", "a2a+p2p"}), where);
   if (y.has("model.hierarchical_context_parallel_sizes.0")) {  // a list: its first entry
@@ -185,6 +204,7 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   c.overlap_grad_reduce = y.boolean("model.optim.overlap_grad_sync", false);
   c.overlap_param_gather = y.boolean("model.optim.overlap_param_sync", false);
   c.tp_comm_overlap = y.boolean("model.ub_tp_comm_overlap", false);
+  read_moe_options(y, c.moe);
   // Transformer Engine picks flash or fused attention itself; without it, NeMo's own
   // attention is flash only under use_flash_attention.
   c.attention = y.boolean("model.use_flash_attention", false) || y.boolean("model.transformer_engine", false)
@@ -236,6 +256,10 @@ const char* nemo_position(PositionEmbedding p) {
 std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   const ParallelConfig& c = r.config;
   const ModelSpec& m = r.model;
+  if (m.moe.enabled() || m.mla.enabled || m.mtp_num_layers > 0)
+    fail("--export-nemo: model '{}' has experts, multi-latent attention or multi-token prediction, whose NeMo model "
+         "keys are not written yet; export it with --export (JSON)",
+         m.name);
   if (c.precision == Precision::FP8 && c.attention == AttentionKernel::Unfused)
     fail("--export-nemo: FP8 needs Transformer Engine, which runs flash or fused attention; the layout's unfused "
          "attention cannot be written for NeMo");
@@ -275,6 +299,8 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   key("global_batch_size") << c.global_batch;
   key("tensor_model_parallel_size") << c.tp;
   key("pipeline_model_parallel_size") << c.pp;
+  if (c.ep > 1) key("expert_model_parallel_size") << c.ep;
+  if (c.etp > 0) key("expert_tensor_parallel_size") << c.etp;
   // Not keys of NeMo's base GPT config, but of its Llama 3 training configs, or fields of the
   // Megatron-Core config NeMo fills from model keys of the same name: written where CP is used.
   if (c.cp > 1) {
@@ -282,6 +308,18 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
     key("cp_comm_type") << to_string(c.cp_comm_type);
     if (c.cp_a2a_size)
       key("hierarchical_context_parallel_sizes") << YAML::Flow << std::vector<int>{c.cp_a2a_size, c.cp / c.cp_a2a_size};
+  }
+  if (c.moe != MoeRunOptions{}) {
+    const MoeRunOptions& o = c.moe;
+    key("moe_token_dispatcher_type") << to_string(o.dispatcher);
+    key("moe_grouped_gemm") << o.grouped_gemm;
+    if (o.capacity_factor) key("moe_expert_capacity_factor") << *o.capacity_factor;
+    key("moe_pad_expert_input_to_capacity") << o.pad_to_capacity;
+    key("moe_router_load_balancing_type") << to_string(o.load_balancing);
+    key("moe_aux_loss_coeff") << o.aux_loss_coeff;
+    key("moe_token_drop_policy") << to_string(o.drop_policy);
+    key("moe_shared_expert_overlap") << o.shared_expert_overlap;
+    key("overlap_moe_expert_parallel_comm") << o.overlap_ep_comm;
   }
   if (c.virtual_stages > 1) key("virtual_pipeline_model_parallel_size") << c.virtual_stages;
   else key("virtual_pipeline_model_parallel_size") << YAML::Null;

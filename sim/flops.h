@@ -13,9 +13,15 @@
 
 namespace cc {
 
-// Forward FLOPs of one transformer layer for one sequence (GEMMs and attention products).
+// Forward FLOPs of one dense transformer layer for one sequence (GEMMs and attention products;
+// multi-latent attention's own projections and head widths where the model has it).
 double layer_forward_flops(const ModelSpec& model);
-// Forward+backward FLOPs of an iteration of `global_batch` sequences, no recomputation.
+// The same for an MoE layer: its attention, the router's logits over every expert, each token's
+// top-k routed experts and the shared experts. Model FLOPs count the experts a token uses, so
+// they follow the active parameters, not the total.
+double moe_layer_forward_flops(const ModelSpec& model);
+// Forward+backward FLOPs of an iteration of `global_batch` sequences, no recomputation (each
+// layer dense or MoE as ModelSpec::is_moe_layer says; multi-token prediction layers not counted).
 double model_flops_per_iteration(const ModelSpec& model, int global_batch);
 // model FLOPs plus the recomputed forward work under `config`'s recompute settings:
 // full recomputation reruns each recomputed layer's forward (24·B·L·s·h²·(1 + s/(6h)) for

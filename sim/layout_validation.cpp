@@ -66,15 +66,150 @@ void validate_context_parallel(const ParallelConfig& c, const ModelSpec& m) {
             w, to_string(c.cp_comm_type), m.num_attention_heads / c.tp, m.num_query_groups / c.tp, a2a);
 }
 
+// The divisors of n, as a message lists them: "1, 2, 4, 8".
+std::string divisors_text(int n) {
+  std::vector<int> valid;
+  for (int v = 1; v <= n; ++v)
+    if (n % v == 0) valid.push_back(v);
+  return fmt::format("{}", fmt::join(valid, ", "));
+}
+
+// A dense model has no router, dispatcher or experts: an MoE switch given for it is refused by
+// name (the first one that differs from Megatron-LM's default), never dropped.
+void refuse_moe_options_on_dense(const ParallelConfig& c, const ModelSpec& m) {
+  const MoeRunOptions& o = c.moe;
+  const MoeRunOptions defaults;
+  const std::pair<const char*, bool> given[] = {
+      {"--moe-token-dispatcher-type", o.dispatcher != defaults.dispatcher},
+      {"--moe-grouped-gemm", o.grouped_gemm},
+      {"--moe-expert-capacity-factor", o.capacity_factor.has_value()},
+      {"--moe-pad-expert-input-to-capacity", o.pad_to_capacity},
+      {"--moe-router-load-balancing-type", o.load_balancing != defaults.load_balancing},
+      {"--moe-aux-loss-coeff", o.aux_loss_coeff != defaults.aux_loss_coeff},
+      {"--moe-token-drop-policy", o.drop_policy != defaults.drop_policy},
+      {"--moe-shared-expert-overlap", o.shared_expert_overlap},
+      {"--overlap-moe-expert-parallel-comm", o.overlap_ep_comm},
+      {"--moe-load-imbalance", o.load_imbalance.has_value()},
+  };
+  for (const auto& [flag, set] : given)
+    if (set)
+      fail_at(flag, "parallel config: {} is a mixture-of-experts option, but model '{}' has no experts (dense); "
+              "leave it out",
+              flag, m.name);
+}
+
+// The MoE switches as Megatron-Core's TransformerConfig accepts them, and clustercast's own
+// load imbalance.
+void validate_moe_options(const ParallelConfig& c, const ModelSpec& m) {
+  const std::string w = "parallel config";
+  const MoeRunOptions& o = c.moe;
+  // Megatron-Core reads a negative factor as "none"; a factor given here is meant, so it must be one.
+  if (o.capacity_factor && !(*o.capacity_factor > 0))
+    fail_at("--moe-expert-capacity-factor",
+            "{}: --moe-expert-capacity-factor is {}; it must be > 0 (leave it out for dropless routing)", w,
+            *o.capacity_factor);
+  if (o.capacity_factor && o.load_balancing == LoadBalancing::Sinkhorn)
+    fail_at("--moe-router-load-balancing-type",
+            "{}: --moe-expert-capacity-factor works with aux_loss, seq_aux_loss, global_aux_loss or none load "
+            "balancing (Megatron-Core), not sinkhorn",
+            w);
+  if (o.pad_to_capacity && !o.capacity_factor)
+    fail_at("--moe-pad-expert-input-to-capacity",
+            "{}: --moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (the capacity it pads to)", w);
+  if (!(o.aux_loss_coeff >= 0))
+    fail_at("--moe-aux-loss-coeff", "{}: --moe-aux-loss-coeff is {}; it must be >= 0", w, o.aux_loss_coeff);
+  if (o.load_imbalance && !(*o.load_imbalance >= 1 && *o.load_imbalance <= 1e3))
+    fail_at("--moe-load-imbalance",
+            "{}: --moe-load-imbalance is {}; it is the busiest EP rank's tokens over the mean, so >= 1 (1: "
+            "perfectly balanced)",
+            w, *o.load_imbalance);
+  if (o.shared_expert_overlap && m.moe.shared_expert_ffn_hidden_size == 0)
+    fail_at("--moe-shared-expert-overlap",
+            "{}: --moe-shared-expert-overlap: model '{}' has no shared expert to overlap", w, m.name);
+  if (o.shared_expert_overlap && o.dispatcher != TokenDispatcher::AllToAll)
+    fail_at("--moe-shared-expert-overlap",
+            "{}: --moe-shared-expert-overlap works with --moe-token-dispatcher-type alltoall only (Megatron-Core); it "
+            "is {}",
+            w, to_string(o.dispatcher));
+  if (o.overlap_ep_comm) {
+    // Megatron-Core's TransformerConfig, each check in its order.
+    const char* flag = "--overlap-moe-expert-parallel-comm";
+    if (c.ep == 1)
+      fail_at(flag, "{}: {} overlaps expert-parallel communication, which needs --expert-model-parallel-size > 1", w,
+              flag);
+    if (o.dispatcher != TokenDispatcher::AllToAll)
+      fail_at(flag, "{}: {} works with --moe-token-dispatcher-type alltoall (flex is not modelled); it is {}", w, flag,
+              to_string(o.dispatcher));
+    if (c.pp > 1 && c.virtual_stages == 1)
+      fail_at(flag, "{}: {} with PP {} needs virtual pipeline stages (Megatron-Core overlaps across chunks)", w, flag,
+              c.pp);
+    if (c.recompute == RecomputeGranularity::Full)
+      fail_at(flag, "{}: {} cannot be combined with full recomputation (Megatron-Core)", w, flag);
+    if (o.shared_expert_overlap)
+      fail_at(flag, "{}: {} cannot be combined with --moe-shared-expert-overlap (Megatron-Core)", w, flag);
+  }
+}
+
+// Expert parallelism as Megatron-Core folds it (parallel_state.py initialize_model_parallel):
+// the expert layers lay EP x ETP x EDP over the ranks of each pipeline stage, which the dense
+// layers lay out as TP x CP x DP. ETP not given is TP (arguments.py).
+void validate_expert_parallel(const ParallelConfig& c, const ModelSpec& m) {
+  const std::string w = "parallel config";
+  if (c.ep < 1)
+    fail_at("--expert-model-parallel-size", "{}: --expert-model-parallel-size is {}; it must be >= 1", w, c.ep);
+  if (c.etp < 0)
+    fail_at("--expert-tensor-parallel-size", "{}: --expert-tensor-parallel-size is {}; it must be >= 1", w, c.etp);
+  if (!m.moe.enabled()) {
+    refuse_moe_options_on_dense(c, m);
+    if (c.ep > 1)
+      fail_at("--expert-model-parallel-size",
+              "{}: --expert-model-parallel-size {}: model '{}' has no experts (dense); valid: 1", w, c.ep, m.name);
+    if (c.etp > 0 && c.etp != c.tp)
+      fail_at("--expert-tensor-parallel-size",
+              "{}: --expert-tensor-parallel-size {}: model '{}' has no experts (dense); leave it out or give TP {}", w,
+              c.etp, m.name, c.tp);
+    return;
+  }
+  // Megatron-LM's arguments.py: "Number of experts should be a multiple of expert model parallel_size".
+  if (m.moe.num_experts % c.ep != 0)
+    fail_at("--expert-model-parallel-size",
+            "{}: --expert-model-parallel-size {} does not divide the {} routed experts of model '{}'; valid: {}", w,
+            c.ep, m.moe.num_experts, m.name, divisors_text(m.moe.num_experts));
+  const int etp = c.expert_tp();
+  const std::int64_t stage_ranks = std::int64_t{c.tp} * c.cp * c.dp;
+  const std::int64_t expert_ranks = std::int64_t{c.ep} * etp;
+  // The field is EP: the dense layout (TP x CP x DP) is usually fixed first, experts fold into it.
+  if (stage_ranks % expert_ranks != 0)
+    fail_at("--expert-model-parallel-size",
+            "{}: EP {} x ETP {} = {} does not divide TP {} x CP {} x DP {} = {}, the ranks of one pipeline stage over "
+            "which Megatron-Core folds the experts; EP x ETP must divide {}",
+            w, c.ep, etp, expert_ranks, c.tp, c.cp, c.dp, stage_ranks, stage_ranks);
+  if (m.moe.ffn_hidden_size % etp != 0)
+    fail_at("--expert-tensor-parallel-size",
+            "{}: --expert-tensor-parallel-size {} does not divide the expert FFN size {} (--moe-ffn-hidden-size); "
+            "ETP must divide it",
+            w, etp, m.moe.ffn_hidden_size);
+  // Megatron-Core's TransformerConfig: "expert_tensor_parallel_size == 1 or not add_bias_linear".
+  if (m.moe.expert_linear_biases && etp > 1)
+    fail_at("--expert-tensor-parallel-size",
+            "{}: model '{}' has biases in its expert linears, which Megatron-Core splits over expert tensor parallel "
+            "ranks only at ETP 1 (ETP is {}); give --expert-tensor-parallel-size 1",
+            w, m.name, etp);
+  // Megatron-Core's TransformerConfig: "When using expert parallelism and tensor parallelism,
+  // sequence parallelism must be used".
+  if (c.ep > 1 && c.tp > 1 && !c.sequence_parallel)
+    fail_at("--sequence-parallel",
+            "{}: expert parallelism (EP {}) with TP {} needs --sequence-parallel, as Megatron-Core requires", w, c.ep,
+            c.tp);
+  validate_moe_options(c, m);
+}
+
 // The chunk counts per rank that divide every one of `counts` (Megatron-Core splits each
 // stage's layers evenly over its chunks), as a message lists them: "1, 2, 4".
 std::string chunk_counts_dividing(std::initializer_list<int> counts) {
   int common = 0;
   for (int n : counts) common = std::gcd(common, n);
-  std::vector<int> valid;
-  for (int v = 1; v <= common; ++v)
-    if (common % v == 0) valid.push_back(v);
-  return fmt::format("{}", fmt::join(valid, ", "));
+  return divisors_text(common);
 }
 
 // Megatron-Core's interleaved schedule runs microbatches in groups of
@@ -204,7 +339,8 @@ void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
 // The model description knows mixture-of-experts, multi-latent attention and multi-token
 // prediction (their parameters are counted); the time and memory models do not price them yet.
 // Every command that prices a layout (simulate, search, validate, train, the GUI) passes here,
-// so none of them prices such a model as if it were dense.
+// so none of them prices such a model as if it were dense. validate_layout() calls it last, so a
+// layout's own errors (an EP that does not divide the experts) are named before it.
 void refuse_unpriced_architecture(const ModelSpec& m) {
   if (m.moe.enabled())
     fail_at("--num-experts",
@@ -226,7 +362,6 @@ void refuse_unpriced_architecture(const ModelSpec& m) {
 
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   const std::string w = "parallel config";
-  refuse_unpriced_architecture(m);
   // Each refusal's field (sim/error.h) is the flag the user should change; where a check is
   // about two flags, the comment beside it says why that one.
   auto positive = [&](const char* field, const char* what, int v) {
@@ -289,6 +424,8 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   // parallelism is enabled".
   if (c.tp_comm_overlap && !c.sequence_parallel)  // the overlap is the extra asked for
     fail_at("--tp-comm-overlap", "{}: --tp-comm-overlap needs --sequence-parallel (and TP > 1), as in Megatron-LM", w);
+  validate_expert_parallel(c, m);
+  refuse_unpriced_architecture(m);
 }
 
 }  // namespace cc

@@ -1,6 +1,8 @@
 #include "sim/parallel_config.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -35,6 +37,59 @@ CpCommType cp_comm_type_from(const std::string& name, const std::string& where) 
   for (CpCommType t : {CpCommType::P2P, CpCommType::AllToAll, CpCommType::AllGather, CpCommType::AllToAllP2P})
     if (name == to_string(t)) return t;
   fail_at("--cp-comm-type", "{}: --cp-comm-type '{}' is not known; valid: p2p, a2a, allgather, a2a+p2p", where, name);
+}
+
+const char* to_string(TokenDispatcher d) { return d == TokenDispatcher::AllToAll ? "alltoall" : "allgather"; }
+
+const char* to_string(LoadBalancing b) {
+  switch (b) {
+    case LoadBalancing::AuxLoss: return "aux_loss";
+    case LoadBalancing::SeqAuxLoss: return "seq_aux_loss";
+    case LoadBalancing::GlobalAuxLoss: return "global_aux_loss";
+    case LoadBalancing::Sinkhorn: return "sinkhorn";
+    case LoadBalancing::None: return "none";
+  }
+  return "?";
+}
+
+const char* to_string(TokenDropPolicy p) { return p == TokenDropPolicy::Probs ? "probs" : "position"; }
+
+TokenDispatcher token_dispatcher_from(const std::string& name, const std::string& where) {
+  for (TokenDispatcher d : {TokenDispatcher::AllGather, TokenDispatcher::AllToAll})
+    if (name == to_string(d)) return d;
+  if (name == "flex")
+    fail_at("--moe-token-dispatcher-type",
+            "{}: --moe-token-dispatcher-type flex (DeepEP / HybridEP kernels) is not modelled; valid: alltoall, "
+            "allgather",
+            where);
+  fail_at("--moe-token-dispatcher-type",
+          "{}: --moe-token-dispatcher-type '{}' is not known; valid: alltoall, allgather",
+          where, name);
+}
+
+LoadBalancing load_balancing_from(const std::string& name, const std::string& where) {
+  for (LoadBalancing b : {LoadBalancing::AuxLoss, LoadBalancing::SeqAuxLoss, LoadBalancing::GlobalAuxLoss,
+                          LoadBalancing::Sinkhorn, LoadBalancing::None})
+    if (name == to_string(b)) return b;
+  fail_at("--moe-router-load-balancing-type",
+          "{}: --moe-router-load-balancing-type '{}' is not known; valid: aux_loss, seq_aux_loss, global_aux_loss, "
+          "sinkhorn, none",
+          where, name);
+}
+
+TokenDropPolicy token_drop_policy_from(const std::string& name, const std::string& where) {
+  if (name == "probs") return TokenDropPolicy::Probs;
+  if (name == "position") return TokenDropPolicy::Position;
+  fail_at("--moe-token-drop-policy", "{}: --moe-token-drop-policy '{}' is not known; valid: probs, position", where,
+          name);
+}
+
+double moe_load_imbalance(const ParallelConfig& c) {
+  const MoeRunOptions& o = c.moe;
+  if (o.pad_to_capacity && !o.load_imbalance) return 1.0;
+  // max/mean over EP ranks is at most EP (every token on one rank): 1 at EP 1, whatever was given.
+  const double routed = std::min(o.load_imbalance.value_or(kDroplessLoadImbalance), static_cast<double>(c.ep));
+  return o.capacity_factor ? std::min(routed, *o.capacity_factor) : routed;
 }
 
 RecomputeGranularity recompute_granularity_from(const std::string& name, const std::string& where) {
@@ -72,10 +127,16 @@ ParallelGrid ParallelConfig::grid() const {
   return ParallelGrid(kDenseGridOrder, {{"tp", tp}, {"cp", cp}, {"dp", dp}, {"pp", pp}});
 }
 
+ParallelGrid ParallelConfig::expert_grid() const {
+  return ParallelGrid(kExpertGridOrder, {{"etp", expert_tp()}, {"ep", ep}, {"edp", expert_dp()}, {"pp", pp}});
+}
+
 std::string ParallelConfig::summary() const {
   std::string s = fmt::format("tp{}", tp);
   if (cp > 1) s += fmt::format(" cp{} {}", cp, to_string(cp_comm_type));
-  s += fmt::format(" pp{} dp{}{} mb{} gb{}", pp, dp, sequence_parallel ? " sp" : "", micro_batch, global_batch);
+  s += fmt::format(" pp{} dp{}", pp, dp);
+  if (ep > 1 || etp > 0) s += fmt::format(" ep{} etp{}", ep, expert_tp());
+  s += fmt::format("{} mb{} gb{}", sequence_parallel ? " sp" : "", micro_batch, global_batch);
   if (virtual_stages > 1) s += fmt::format(" v{}", virtual_stages);
   // How the layers split when not evenly: the layout string, the lighter end stages, or the
   // embedding and loss counted as layers.
@@ -120,6 +181,22 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
   const ParallelGrid grid = c.grid();
   for (int i = 0; i < grid.dimension_count(); ++i)
     j[std::string(dimension_info(grid.dimension(i).name).json_key)] = grid.dimension(i).size;
+  if (c.moe != MoeRunOptions{}) {
+    // Megatron-LM's argument names; written only where a run set them, so dense exports read as before.
+    const MoeRunOptions& o = c.moe;
+    j["moe_token_dispatcher_type"] = to_string(o.dispatcher);
+    j["moe_grouped_gemm"] = o.grouped_gemm;
+    if (o.capacity_factor) j["moe_expert_capacity_factor"] = *o.capacity_factor;
+    j["moe_pad_expert_input_to_capacity"] = o.pad_to_capacity;
+    j["moe_router_load_balancing_type"] = to_string(o.load_balancing);
+    j["moe_aux_loss_coeff"] = o.aux_loss_coeff;
+    j["moe_token_drop_policy"] = to_string(o.drop_policy);
+    j["moe_shared_expert_overlap"] = o.shared_expert_overlap;
+    j["overlap_moe_expert_parallel_comm"] = o.overlap_ep_comm;
+    if (o.load_imbalance) j["moe_load_imbalance"] = *o.load_imbalance;
+  }
+  if (c.ep > 1) j[std::string(dimension_info("ep").json_key)] = c.ep;
+  if (c.etp > 0) j[std::string(dimension_info("etp").json_key)] = c.etp;
   if (c.cp > 1) j["cp_comm_type"] = to_string(c.cp_comm_type);
   if (c.cp_a2a_size) j["hierarchical_context_parallel_sizes"] = {c.cp_a2a_size, c.cp / c.cp_a2a_size};
   if (!c.pipeline_layout.empty()) j["pipeline_model_parallel_layout"] = c.pipeline_layout;
@@ -139,6 +216,23 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   c.tp = as_int("tensor_model_parallel_size", 1, c.tp);
   c.cp = as_int("context_parallel_size", 1, c.cp);
   c.pp = as_int("pipeline_model_parallel_size", 1, c.pp);
+  c.ep = as_int("expert_model_parallel_size", 1, c.ep);
+  c.etp = as_int("expert_tensor_parallel_size", 1, c.etp);
+  MoeRunOptions& o = c.moe;
+  if (f.has("moe_token_dispatcher_type"))
+    o.dispatcher = token_dispatcher_from(f.string("moe_token_dispatcher_type"), where);
+  o.grouped_gemm = f.boolean_or("moe_grouped_gemm", o.grouped_gemm);
+  // Any number: validate_layout() refuses a factor or an imbalance out of range, naming its flag.
+  constexpr double kAny = std::numeric_limits<double>::lowest();
+  if (f.has("moe_expert_capacity_factor")) o.capacity_factor = f.number("moe_expert_capacity_factor", kAny);
+  o.pad_to_capacity = f.boolean_or("moe_pad_expert_input_to_capacity", o.pad_to_capacity);
+  if (f.has("moe_router_load_balancing_type"))
+    o.load_balancing = load_balancing_from(f.string("moe_router_load_balancing_type"), where);
+  if (f.has("moe_aux_loss_coeff")) o.aux_loss_coeff = f.number("moe_aux_loss_coeff", kAny);
+  if (f.has("moe_token_drop_policy")) o.drop_policy = token_drop_policy_from(f.string("moe_token_drop_policy"), where);
+  o.shared_expert_overlap = f.boolean_or("moe_shared_expert_overlap", o.shared_expert_overlap);
+  o.overlap_ep_comm = f.boolean_or("overlap_moe_expert_parallel_comm", o.overlap_ep_comm);
+  if (f.has("moe_load_imbalance")) o.load_imbalance = f.number("moe_load_imbalance", kAny);
   if (f.has("cp_comm_type")) c.cp_comm_type = cp_comm_type_from(f.string("cp_comm_type"), where);
   if (f.has("hierarchical_context_parallel_sizes")) {
     const auto& sizes = doc.at("hierarchical_context_parallel_sizes");

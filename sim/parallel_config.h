@@ -3,6 +3,7 @@
 // Field meanings follow Megatron-LM's arguments of the same names.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,55 @@ enum class AttentionKernel { Unfused, Flash };
 // between them.
 enum class CpCommType { P2P, AllToAll, AllGather, AllToAllP2P };
 
+// How an MoE layer's tokens reach the EP ranks holding their experts (--moe-token-dispatcher-type):
+// an all-gather of every token over the EP group, the results summed back by reduce-scatter
+// (Megatron-LM's default), or an all-to-all each way that sends a token only where it is routed.
+// Megatron-LM's third, flex (DeepEP, HybridEP), is not modelled and refused by name.
+enum class TokenDispatcher { AllGather, AllToAll };
+// The router's load-balancing loss (--moe-router-load-balancing-type).
+enum class LoadBalancing { AuxLoss, SeqAuxLoss, GlobalAuxLoss, Sinkhorn, None };
+// Which tokens an expert over capacity drops (--moe-token-drop-policy): lowest router
+// probability first, or latest in the sequence first.
+enum class TokenDropPolicy { Probs, Position };
+
+// The run-time switches of MoE layers: Megatron-LM's --moe-* flags that are not the model's
+// shape (those live in MoeSpec), with its defaults. A dense model takes none of them.
+struct MoeRunOptions {
+  TokenDispatcher dispatcher = TokenDispatcher::AllGather;
+  bool grouped_gemm = false;  // --moe-grouped-gemm: one grouped GEMM for all local experts
+  // --moe-expert-capacity-factor: an expert takes at most factor x its even share of tokens and
+  // drops the rest; not given: dropless (every token reaches its experts).
+  std::optional<double> capacity_factor;
+  bool pad_to_capacity = false;  // --moe-pad-expert-input-to-capacity: every expert runs full capacity
+  LoadBalancing load_balancing = LoadBalancing::AuxLoss;
+  double aux_loss_coeff = 0.0;  // --moe-aux-loss-coeff
+  TokenDropPolicy drop_policy = TokenDropPolicy::Probs;
+  bool shared_expert_overlap = false;  // --moe-shared-expert-overlap: shared expert beside the all-to-all
+  bool overlap_ep_comm = false;        // --overlap-moe-expert-parallel-comm: dispatch/combine beside another microbatch
+  // --moe-load-imbalance (clustercast's own): tokens of the busiest EP rank over the mean; not
+  // given: moe_load_imbalance() picks it.
+  std::optional<double> load_imbalance;
+
+  bool operator==(const MoeRunOptions&) const = default;
+};
+
+// Tokens of the busiest EP rank over the mean, which sets an MoE layer's pace when routing is
+// dropless and not padded. FEPLB (Qi, Liu, Zhao, arXiv 2604.19654, Fig. 1b) measured GLM-5's MoE
+// layers (128 experts, EP 8, H100, no auxiliary loss) losing 18.6% of GPU time per layer to the
+// slowest rank: if the others wait for it, max/mean = 1 / (1 - 0.186) = 1.23.
+inline constexpr double kDroplessLoadImbalance = 1.23;
+
 struct ParallelConfig {
   int tp = 1;
   int cp = 1;  // context parallelism: each rank holds 1/CP of every sequence
   int pp = 1;
   int dp = 1;
+  // Expert parallelism (--expert-model-parallel-size): the routed experts of an MoE layer spread
+  // over EP ranks, tokens sent to them by all-to-all or all-gather. Dense layers ignore it.
+  int ep = 1;
+  // Expert tensor parallelism (--expert-tensor-parallel-size): each expert's FFN split over ETP
+  // ranks. 0: not given, which Megatron-LM's arguments.py turns into TP (expert_tp() reads it).
+  int etp = 0;
   CpCommType cp_comm_type = CpCommType::P2P;
   // a2a+p2p: the size of the inner all-to-all groups (the first of Megatron-LM's
   // --hierarchical-context-parallel-sizes); the ring runs over CP / this many of them.
@@ -63,6 +108,7 @@ struct ParallelConfig {
   bool tp_comm_overlap = false;
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
+  MoeRunOptions moe;
   // The software stack (a preset of traces/presets/frameworks/): how layers spread over
   // stages, whether sends block, and which fitted overheads the analytic model charges.
   std::string framework = kDefaultFramework;
@@ -70,10 +116,19 @@ struct ParallelConfig {
   // The ranks as a grid of named dimensions (kDenseGridOrder): every consumer takes group
   // sizes, coordinates and process groups from it.
   ParallelGrid grid() const;
+  // The expert layers' grid over the same ranks (Megatron-Core's expert RankGenerator: order
+  // "tp-cp-ep-dp-pp" with tp = ETP, cp = 1, dp = EDP, so "etp-ep-edp-pp"): MoE layers take their
+  // EP, ETP and expert-data-parallel groups from it, the pipeline groups are the dense grid's.
+  // Needs EP x ETP to divide TP x CP x DP (validate_layout refuses it otherwise).
+  ParallelGrid expert_grid() const;
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Expert data parallelism: the ranks of a pipeline stage (TP x CP x DP) over EP x ETP.
+  int expert_dp() const { return tp * cp * dp / (ep * expert_tp()); }
   int gpus() const { return tp * cp * pp * dp; }
   int num_microbatches() const { return global_batch / (micro_batch * dp); }
   bool interleaved() const { return virtual_stages > 1; }
-  // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective" ("cp2 p2p" after TP with CP;
+  // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective" ("cp2 p2p" after TP with CP,
+  // "ep8 etp1" after DP with expert parallelism or an ETP given;
   // "ends7/7", "countEL" or "layout E|t*8|..." where the layers do not split evenly).
   std::string summary() const;
 };
@@ -97,6 +152,20 @@ const char* to_string(RecomputeGranularity g);
 const char* to_string(RecomputeMethod m);
 const char* to_string(AttentionKernel a);
 const char* to_string(CpCommType t);  // Megatron-LM's spelling: p2p, a2a, allgather, a2a+p2p
+// Megatron-LM's spellings: alltoall, allgather; aux_loss, seq_aux_loss, global_aux_loss,
+// sinkhorn, none; probs, position. The readers refuse any other, naming the valid ones (flex
+// with its own reason).
+const char* to_string(TokenDispatcher d);
+const char* to_string(LoadBalancing b);
+const char* to_string(TokenDropPolicy p);
+TokenDispatcher token_dispatcher_from(const std::string& name, const std::string& where);
+LoadBalancing load_balancing_from(const std::string& name, const std::string& where);
+TokenDropPolicy token_drop_policy_from(const std::string& name, const std::string& where);
+// The busiest EP rank's tokens over the mean for `config`: --moe-load-imbalance when given; 1.0
+// when every expert is padded to capacity (all run the same count); otherwise
+// kDroplessLoadImbalance; capped by a capacity factor (no expert takes more than factor x mean)
+// and by EP (the busiest rank holds at most every token).
+double moe_load_imbalance(const ParallelConfig& config);
 CpCommType cp_comm_type_from(const std::string& name, const std::string& where);
 RecomputeGranularity recompute_granularity_from(const std::string& name, const std::string& where);
 RecomputeMethod recompute_method_from(const std::string& name, const std::string& where);

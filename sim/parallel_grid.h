@@ -48,6 +48,10 @@ const GridDimensionInfo& dimension_info(std::string_view name);
 // size 1 it leaves every rank where it is.
 inline constexpr std::string_view kDenseGridOrder = "tp-cp-dp-pp";
 
+// The expert layers' grid (ParallelConfig::expert_grid): Megatron-Core's expert RankGenerator
+// runs the same order "tp-cp-ep-dp-pp" with ETP in TP's place, CP 1 and EDP in DP's place.
+inline constexpr std::string_view kExpertGridOrder = "etp-ep-edp-pp";
+
 struct GridDimension {
   std::string_view name;  // one of kGridDimensions (the grid keeps its own static copy)
   int size = 1;

@@ -97,7 +97,7 @@ TEST(LayoutInterop, MegatronLmsMixtralLaunchIsRefusedNotSimulatedDense) {
   const RunResult file = run_clustercast({"simulate", "--config", dir.file("mixtral.args"), "--gpus", "64"});
   EXPECT_EQ(file.exit_code, 2);
   EXPECT_NE(file.err.find("--num-experts 8 (mixture of experts"), std::string::npos) << file.err;
-  EXPECT_NE(file.err.find("--expert-model-parallel-size 8"), std::string::npos) << file.err;
+  EXPECT_NE(file.err.find("--moe-router-topk (mixture of experts"), std::string::npos) << file.err;
 }
 
 TEST(LayoutInterop, NemosOwnConfigsSimulate) {

@@ -200,7 +200,6 @@ TEST(MegatronExport, TheArgumentsReadBackAsTheLayoutThatWasSimulated) {
 TEST(MegatronArguments, FlagsThatWouldChangeTheLayoutAreRefusedByName) {
   auto refusal = [](const std::string& text) { return error_of([&] { parse_layout_text(text, "f.args"); }); };
   EXPECT_NE(refusal("--num-experts 8\n").find("--num-experts 8 (mixture of experts"), std::string::npos);
-  EXPECT_NE(refusal("--expert-model-parallel-size 4\n").find("--expert-model-parallel-size 4"), std::string::npos);
   EXPECT_NE(refusal("--frobnicate 3 --tensor-model-parallel-size 2\n").find("--frobnicate"), std::string::npos);
   // Everything refused is named in one message, the MoE flags with their reason.
   const std::string all = refusal("--moe-router-topk 2 --no-masked-softmax-fusion --num-experts 8\n");
@@ -208,6 +207,10 @@ TEST(MegatronArguments, FlagsThatWouldChangeTheLayoutAreRefusedByName) {
     EXPECT_NE(all.find(part), std::string::npos) << part << " in " << all;
   // Their no-op values are what Megatron-LM runs without them.
   EXPECT_EQ(parse_layout_text("--context-parallel-size 1\n--expert-model-parallel-size 1\n", "f").config.tp, 1);
+  // Expert parallelism is read (whether the model has experts is validate_layout's question).
+  const ParallelConfig ep = parse_layout_text("--expert-model-parallel-size 4\n--expert-tensor-parallel-size 1\n", "f").config;
+  EXPECT_EQ(ep.ep, 4);
+  EXPECT_EQ(ep.etp, 1);
 }
 
 TEST(MegatronArguments, FlagsWithoutBearingOnTimeOrMemoryAreListed) {
