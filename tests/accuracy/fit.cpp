@@ -166,13 +166,16 @@ std::vector<FreeParameter> free_parameters(const std::vector<CorpusRow>& rows) {
   return p;
 }
 
+SimResult simulate_row(const CorpusRow& r, const Calibration& c, const ParallelConfig& config) {
+  const AnalyticCosts costs(r.cluster, config.precision, c.params_for(r.cluster.gpu, config.framework));
+  return simulate(r.model, r.cluster, config, costs);
+}
+
+SimResult simulate_row(const CorpusRow& r, const Calibration& c) { return simulate_row(r, c, r.config); }
+
 std::vector<double> predict(const std::vector<CorpusRow>& rows, const Calibration& c, int threads) {
   std::vector<double> out(rows.size(), 0.0);
-  parallel_rows(rows.size(), threads, [&](std::size_t i) {
-    const CorpusRow& r = rows[i];
-    const AnalyticCosts costs(r.cluster, r.config.precision, c.params_for(r.cluster.gpu, r.config.framework));
-    out[i] = simulate(r.model, r.cluster, r.config, costs).iteration_time_s;
-  });
+  parallel_rows(rows.size(), threads, [&](std::size_t i) { out[i] = simulate_row(rows[i], c).iteration_time_s; });
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "accuracy/corpus.h"
 #include "sim/calibration.h"
+#include "sim/simulator.h"
 
 namespace cc::accuracy {
 
@@ -39,6 +40,11 @@ struct FitOptions {
   std::size_t max_rows_per_source = 240;  // an even stride through larger sources
   int threads = 0;                        // 0: every core
 };
+
+// One row simulated under `c` (the calibrated analytic model at the row's GPU and stack), as
+// measured or with another layout of the same run.
+SimResult simulate_row(const CorpusRow& row, const Calibration& c);
+SimResult simulate_row(const CorpusRow& row, const Calibration& c, const ParallelConfig& config);
 
 // Predicted iteration time of every row under `c` (the calibrated analytic model).
 std::vector<double> predict(const std::vector<CorpusRow>& rows, const Calibration& c, int threads = 0);

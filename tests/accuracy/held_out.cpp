@@ -9,7 +9,6 @@
 #include "accuracy/fit.h"
 #include "accuracy/metrics.h"
 #include "accuracy/report.h"
-#include "sim/analytic_costs.h"
 #include "sim/simulator.h"
 
 namespace cc::accuracy {
@@ -90,13 +89,12 @@ std::string llama3_table4_section(const HeldOutRows& held_out, const Calibration
   for (const auto& r : held_out.rows) {
     const auto published = kLlama3PublishedTflops.find(r.id);
     if (published == kLlama3PublishedTflops.end()) continue;
-    const AnalyticCosts costs(r.cluster, r.config.precision, fitted.params_for(r.cluster.gpu, r.config.framework));
-    const SimResult s = simulate(r.model, r.cluster, r.config, costs);
+    const SimResult s = simulate_row(r, fitted);
     // Meta states no recompute policy; the row assumes the lightest that fits. The same layout
     // without recompute bounds the prediction from the other side.
     ParallelConfig bare = r.config;
     bare.recompute = RecomputeGranularity::None;
-    const SimResult without = simulate(r.model, r.cluster, bare, costs);
+    const SimResult without = simulate_row(r, fitted, bare);
     // The row's time is the published TFLOP/s at a stated FLOP count per token; the same count
     // over the predicted time is the TFLOP/s the prediction implies.
     const auto implied = [&](const SimResult& p) { return published->second * r.measured_s / p.iteration_time_s; };

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "accuracy/metrics.h"
-#include "sim/analytic_costs.h"
 #include "sim/simulator.h"
 
 namespace cc::accuracy {
@@ -177,8 +176,7 @@ std::string prediction_table(const std::vector<CorpusRow>& rows, const Calibrati
       "id,source,framework,gpu,gpus,tp,pp,dp,vp,mbs,gbs,recompute,sp,measured_s,predicted_s,compute,recompute_s,"
       "tp_comm,pp_comm,dp_comm,optimizer,host,bubble\n";
   for (const CorpusRow& r : rows) {
-    const AnalyticCosts costs(r.cluster, r.config.precision, c.params_for(r.cluster.gpu, r.config.framework));
-    const SimResult s = simulate(r.model, r.cluster, r.config, costs);
+    const SimResult s = simulate_row(r, c);
     const TimeBreakdown& b = s.breakdown;
     t += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n",
                      r.id, r.source, r.config.framework, gpu_generation(r.cluster.gpu), r.config.gpus(), r.config.tp,
