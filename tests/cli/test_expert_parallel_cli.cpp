@@ -57,10 +57,9 @@ TEST(ExpertParallelCli, BadMoeSwitchesNameTheirFlag) {
                  "--overlap-moe-expert-parallel-comm works with --moe-token-dispatcher-type alltoall");
 }
 
-TEST(ExpertParallelCli, AValidMixtureLayoutIsStillRefusedByItsPricing) {
-  expect_refused({"simulate", "--model", "mixtral-8x7b", "--gpus", "64", "--ep", "8", "--moe-token-dispatcher-type",
-                  "alltoall", "--moe-grouped-gemm"},
-                 "mixture-of-experts pricing (expert parallelism, token dispatch) is not modelled yet");
+TEST(ExpertParallelCli, MultiLatentAttentionIsStillRefusedByItsPricing) {
+  expect_refused({"simulate", "--model", "deepseek-v3", "--gpus", "2048", "--pp", "16", "--ep", "64"},
+                 "uses multi-latent attention: its time and memory are not modelled yet");
 }
 
 }  // namespace
