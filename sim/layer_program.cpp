@@ -375,6 +375,38 @@ double allgather_bytes(const LayerShape& x) {
   return x.elem * static_cast<double>(x.region_tokens * x.h) * x.moe.ep * x.moe.etp;
 }
 
+// The names of one exchange between the tokens' ranks and the experts' ranks: its all-to-all
+// over EP, its ETP collective, and the allgather dispatcher's collective over ETP x EP.
+struct ExpertExchange {
+  const char* all_to_all;
+  const char* etp;
+  const char* whole;
+};
+
+// Rows travelling to the experts' ranks (the forward dispatch; backward, the combine's
+// gradient): an all-to-all over EP then an all-gather over ETP, or an all-gather over ETP x EP.
+void to_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
+  const MoeShape& e = x.moe;
+  if (e.dispatcher == TokenDispatcher::AllToAll) {
+    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
+    b.ep_collective(names.etp, CollectiveKind::AllGather, e.etp * alltoall_bytes(x), e.etp_group, hides);
+  } else {
+    b.ep_collective(names.whole, CollectiveKind::AllGather, allgather_bytes(x), e.ep_etp_group, hides);
+  }
+}
+
+// Rows travelling back from the experts (the forward combine; backward, the dispatch's
+// gradient): a reduce-scatter over ETP then an all-to-all over EP, or a reduce-scatter over ETP x EP.
+void from_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
+  const MoeShape& e = x.moe;
+  if (e.dispatcher == TokenDispatcher::AllToAll) {
+    b.ep_collective(names.etp, CollectiveKind::ReduceScatter, e.etp * alltoall_bytes(x), e.etp_group, hides);
+    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
+  } else {
+    b.ep_collective(names.whole, CollectiveKind::ReduceScatter, allgather_bytes(x), e.ep_etp_group, hides);
+  }
+}
+
 // Megatron-Core's MoELayer forward after the post-attention norm: the router (a replicated
 // h x E linear, scores and top-k in fp32), the permutation of the routed copies, dispatch, the
 // local experts, combine and unpermutation, and the shared experts as a TP-split MLP.
@@ -395,33 +427,20 @@ void moe_forward(Builder& b, const LayerShape& x) {
     b.elementwise(x.gated ? "shared_swiglu" : "shared_gelu", x.tokens * e.shared_ffn, (x.gated ? 3 : 2) * x.elem, 8);
   }
   // Dispatch: hidden behind the shared FC1 (shared-expert overlap) or the expert FC1 (EP overlap).
-  auto dispatch_comm = [&](int hides) {
-    if (all_to_all) {
-      b.ep_collective("moe.dispatch_all_to_all", CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
-      b.ep_collective("moe.dispatch_etp_all_gather", CollectiveKind::AllGather, e.etp * alltoall_bytes(x),
-                      e.etp_group, hides);
-    } else {
-      b.ep_collective("moe.dispatch_all_gather", CollectiveKind::AllGather, allgather_bytes(x), e.ep_etp_group, hides);
-    }
-  };
-  if (!e.overlap_ep_comm) dispatch_comm(shared_fc1);
+  const ExpertExchange dispatch{"moe.dispatch_all_to_all", "moe.dispatch_etp_all_gather", "moe.dispatch_all_gather"};
+  if (!e.overlap_ep_comm) to_experts(b, x, dispatch, shared_fc1);
   if (!all_to_all) b.elementwise("moe.permute", routed * x.h, 2 * x.elem);
   const int fc1 = expert_gemm(b, e, "expert_fc1", routed, fc1_width(x, e.expert_ffn), x.h, true);
-  if (e.overlap_ep_comm) dispatch_comm(fc1);
+  if (e.overlap_ep_comm) to_experts(b, x, dispatch, fc1);
   b.elementwise(x.gated ? "expert_swiglu" : "expert_gelu", routed * e.expert_ffn, (x.gated ? 3 : 2) * x.elem, 8);
   const int fc2 = expert_gemm(b, e, "expert_fc2", routed, x.h, e.expert_ffn, true);
   if (shared && e.shared_expert_overlap) shared_fc2 = b.gemm("shared_fc2", x.tokens, x.h, e.shared_ffn);
   const int combine_hides = e.overlap_ep_comm ? fc2 : shared_fc2;
-  if (all_to_all) {
-    b.ep_collective("moe.combine_etp_reduce_scatter", CollectiveKind::ReduceScatter, e.etp * alltoall_bytes(x),
-                    e.etp_group, combine_hides);
-    b.ep_collective("moe.combine_all_to_all", CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, combine_hides);
-    b.elementwise("moe.unpermute", rows * e.topk * x.h, 2 * x.elem, 2);
-  } else {
-    b.elementwise("moe.unpermute", routed * x.h, 2 * x.elem, 2);
-    b.ep_collective("moe.combine_reduce_scatter", CollectiveKind::ReduceScatter, allgather_bytes(x), e.ep_etp_group,
-                    combine_hides);
-  }
+  // allgather unpermutes before its reduce-scatter, alltoall after its all-to-all.
+  if (!all_to_all) b.elementwise("moe.unpermute", routed * x.h, 2 * x.elem, 2);
+  from_experts(b, x, {"moe.combine_all_to_all", "moe.combine_etp_reduce_scatter", "moe.combine_reduce_scatter"},
+               combine_hides);
+  if (all_to_all) b.elementwise("moe.unpermute", rows * e.topk * x.h, 2 * x.elem, 2);
   if (shared && e.shared_expert_overlap) b.reduce_after("tp_reduce", shared_fc2);
   if (shared && !e.shared_expert_overlap)
     mlp_forward(b, x, e.shared_ffn, "shared_fc1", "shared_swiglu", "shared_gelu", "shared_fc2");
@@ -441,21 +460,13 @@ void moe_backward(Builder& b, const LayerShape& x) {
                  "shared_gelu.backward", "shared_fc1.dgrad", "shared_fc1.wgrad");
   }
   // The combine's gradient travels back as a dispatch, and the dispatch's as a combine.
-  auto combine_grad = [&](int hides) {
-    if (all_to_all) {
-      b.ep_collective("moe.combine_grad_all_to_all", CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
-      b.ep_collective("moe.combine_grad_etp_all_gather", CollectiveKind::AllGather, e.etp * alltoall_bytes(x),
-                      e.etp_group, hides);
-    } else {
-      b.ep_collective("moe.combine_grad_all_gather", CollectiveKind::AllGather, allgather_bytes(x), e.ep_etp_group,
-                      hides);
-    }
-  };
+  const ExpertExchange combine_grad{"moe.combine_grad_all_to_all", "moe.combine_grad_etp_all_gather",
+                                    "moe.combine_grad_all_gather"};
   b.elementwise("moe.unpermute.backward", (all_to_all ? rows * e.topk : routed) * x.h, 3 * x.elem, 2);
-  if (!e.overlap_ep_comm) combine_grad(shared_fc2);
+  if (!e.overlap_ep_comm) to_experts(b, x, combine_grad, shared_fc2);
   expert_gemm(b, e, "expert_fc2.dgrad", routed, e.expert_ffn, x.h, true);
   const int fc2_wgrad = expert_gemm(b, e, "expert_fc2.wgrad", e.expert_ffn, x.h, routed, false);
-  if (e.overlap_ep_comm) combine_grad(fc2_wgrad);
+  if (e.overlap_ep_comm) to_experts(b, x, combine_grad, fc2_wgrad);
   b.elementwise(x.gated ? "expert_swiglu.backward" : "expert_gelu.backward", routed * e.expert_ffn,
                 (x.gated ? 5 : 3) * x.elem, 12);
   expert_gemm(b, e, "expert_fc1.dgrad", routed, x.h, fc1_width(x, e.expert_ffn), true);
@@ -466,17 +477,12 @@ void moe_backward(Builder& b, const LayerShape& x) {
     shared_fc1 = b.gemm("shared_fc1.wgrad", x.h, fc1_width(x, e.shared_ffn), x.tokens);
   }
   const int dispatch_hides = e.overlap_ep_comm ? fc1_wgrad : shared_fc1;
-  if (all_to_all) {
-    b.ep_collective("moe.dispatch_grad_etp_reduce_scatter", CollectiveKind::ReduceScatter, e.etp * alltoall_bytes(x),
-                    e.etp_group, dispatch_hides);
-    b.ep_collective("moe.dispatch_grad_all_to_all", CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group,
-                    dispatch_hides);
-    b.elementwise("moe.permute.backward", rows * e.topk * x.h, 2 * x.elem);
-  } else {
-    b.elementwise("moe.permute.backward", routed * x.h, 2 * x.elem);
-    b.ep_collective("moe.dispatch_grad_reduce_scatter", CollectiveKind::ReduceScatter, allgather_bytes(x),
-                    e.ep_etp_group, dispatch_hides);
-  }
+  // allgather scatters the gradient rows back before its reduce-scatter, alltoall after its all-to-all.
+  if (!all_to_all) b.elementwise("moe.permute.backward", routed * x.h, 2 * x.elem);
+  from_experts(b, x,
+               {"moe.dispatch_grad_all_to_all", "moe.dispatch_grad_etp_reduce_scatter", "moe.dispatch_grad_reduce_scatter"},
+               dispatch_hides);
+  if (all_to_all) b.elementwise("moe.permute.backward", rows * e.topk * x.h, 2 * x.elem);
   if (shared && e.shared_expert_overlap) b.tp_reduce("tp_reduce.input_grad", shared_fc1);
   b.elementwise("router.topk.backward", rows * e.experts, x.elem + 8, 8);
   b.gemm("router.dgrad", rows, x.h, e.experts);
