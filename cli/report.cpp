@@ -74,6 +74,7 @@ std::string format_report(const SimResult& r) {
   row("recompute", b.recompute);
   row("tensor-parallel comm (exposed)", b.tp_comm);
   if (c.cp > 1) row("context-parallel comm (exposed)", b.cp_comm);
+  if (c.ep > 1 || c.expert_tp() > 1) row("expert-parallel comm (exposed)", b.ep_comm);
   row("pipeline comm (exposed)", b.pp_comm);
   row("data-parallel comm (exposed)", b.dp_comm);
   row("optimizer step", b.optimizer);

@@ -21,6 +21,7 @@ PassCost as_pass(const ProgramCost& whole, bool standing_start, const ProgramCos
   p.compute_s = whole.compute_s - recompute.compute_s;
   p.recompute_s = recompute.device();
   p.tp_comm_s = whole.comm_exposed_s - recompute.comm_exposed_s;
+  p.ep_comm_s = whole.ep_comm_exposed_s - recompute.ep_comm_exposed_s;
   p.cp_comm_s = whole.cp_comm_exposed_s - recompute.cp_comm_exposed_s;
   p.cp_transfer_s = whole.cp_comm_s;
   p.measured_s = whole.measured_s;
@@ -47,6 +48,14 @@ LayerCosts price_layers(const ModelSpec& m, const ClusterSpec& cluster, const Pa
   l.embedding_backward = cost_of(ops.embedding_backward, costs);
   l.output_forward = cost_of(ops.output_forward, costs);
   l.output_backward = cost_of(ops.output_backward, costs);
+  if (!ops.moe_forward.empty()) {
+    const LayerShape moe = moe_layer_shape(shape);
+    l.moe_forward = cost_of(ops.moe_forward, costs);
+    l.moe_backward = cost_of(ops.moe_backward, costs);
+    l.moe_full_recompute = cost_of(ops.moe_recompute, costs);
+    l.moe_selective_recompute =
+        cost_of(recompute_program(moe, recompute_scope(RecomputeGranularity::Selective, c.attention)), costs);
+  }
   return l;
 }
 
@@ -85,6 +94,14 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
       chunk.layers = plan.layers.count;
       const int n = chunk.layers;
       const int recomputed = plan.recomputed_layers();
+      // MoE layers among the chunk's, and among its recomputed ones. Each kind is priced as one
+      // run of its layers: the pass's device time is the same in any order, and so is its span
+      // while the device stays busier than the host.
+      int moe = 0, moe_recomputed = 0;
+      for (int i = 0; i < n; ++i) moe += m.is_moe_layer(plan.layers.first + i) ? 1 : 0;
+      for (const LayerRange& g : plan.recompute_groups)
+        for (int i = g.first; i < g.end(); ++i) moe_recomputed += m.is_moe_layer(plan.layers.first + i) ? 1 : 0;
+      const ProgramCost moe_recompute = l.recompute_for(c, true);
       const bool first = plan.has_embedding, last = plan.has_output;
       // Each pass in the order it runs: the stack's per-pass host work (schedule, p2p setup,
       // autograd) first, then embedding, layers, output layer (backward the other way round;
@@ -92,17 +109,26 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
       // method the recomputed layers are the chunk's first, so they come last in backward).
       ProgramCost forward = ProgramCost::host_only(costs.pass_overhead_s());
       if (first) forward += emb_f;
-      forward += fwd.repeated(n);
+      forward += fwd.repeated(n - moe);
+      if (moe > 0) forward += l.moe_forward.repeated(moe);
       if (last) forward += out_f;
       ProgramCost recompute_then_backward = recompute;
       recompute_then_backward += bwd;
       ProgramCost backward = ProgramCost::host_only(costs.pass_overhead_s());
       if (last) backward += out_b;
-      backward += bwd.repeated(n - recomputed);
-      backward += recompute_then_backward.repeated(recomputed);
+      backward += bwd.repeated(n - moe - (recomputed - moe_recomputed));
+      backward += recompute_then_backward.repeated(recomputed - moe_recomputed);
+      ProgramCost recomputed_work = recompute.repeated(recomputed - moe_recomputed);
+      if (moe > 0) {
+        ProgramCost moe_recompute_then_backward = moe_recompute;
+        moe_recompute_then_backward += l.moe_backward;
+        backward += l.moe_backward.repeated(moe - moe_recomputed);
+        backward += moe_recompute_then_backward.repeated(moe_recomputed);
+        recomputed_work += moe_recompute.repeated(moe_recomputed);
+      }
       if (first) backward += emb_b;
       chunk.forward = as_pass(forward, synced);
-      chunk.backward = as_pass(backward, synced, recompute.repeated(recomputed));
+      chunk.backward = as_pass(backward, synced, recomputed_work);
       // Each chunk runs once per microbatch: weight the measured share accordingly.
       out.measured_s += c.num_microbatches() * (chunk.forward.measured_s + chunk.backward.measured_s);
       out.modelled_s += c.num_microbatches() * (chunk.forward.total() + chunk.backward.total());
@@ -130,28 +156,44 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   out.bucket_params = std::max(40e6, 1e6 * dp_ranks);
   const CollectiveKind reduce_kind = c.distributed_optimizer ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
   const double shard = c.distributed_optimizer ? dp_ranks : 1.0;
+  // Routed experts' gradients (and parameter gathers) go over their expert-data-parallel group
+  // (EDP, expert grid), as Megatron-Core's DDP keeps expert parameters in buffers of their own.
+  const bool experts = m.moe.enabled();
+  const GroupPlacement edp_group = experts ? placed(c.expert_grid().group(0, "edp")) : GroupPlacement{};
+  const double expert_shard = c.distributed_optimizer ? c.expert_dp() : 1.0;
   for (int s = 0; s < c.pp; ++s) {
     const std::int64_t params = stage_parameters(m, c, s);
+    const std::int64_t expert_params = stage_expert_parameters(m, c, s);
+    const double dense_params = static_cast<double>(params - expert_params);
     out.stage_params.push_back(params);
-    const double bytes = static_cast<double>(params) * grad_bytes(c.precision);
-    out.grad_reduce_s.push_back(track_op(costs.collective({"dp.grad_reduce", reduce_kind, Phase::Backward, bytes, dp_group})));
+    const double bytes = dense_params * grad_bytes(c.precision);
+    const double expert_bytes = static_cast<double>(expert_params) * grad_bytes(c.precision);
+    double reduce = track_op(costs.collective({"dp.grad_reduce", reduce_kind, Phase::Backward, bytes, dp_group}));
+    if (expert_params > 0)
+      reduce += track_op(
+          costs.collective({"edp.grad_reduce", reduce_kind, Phase::Backward, expert_bytes, edp_group}));
+    out.grad_reduce_s.push_back(reduce);
     out.bucket_reduce_s.push_back(costs.collective(
         {"dp.grad_reduce_bucket", reduce_kind, Phase::Backward, out.bucket_params * grad_bytes(c.precision), dp_group}).seconds);
     // Adam over the local shard: read grad, master, two moments; write master, moments and
     // the bf16 weight (30 B/param); the gradient-norm pass reads the shard's fp32 grads
     // (4 B) and the grad buffer is zeroed for the next iteration (4 B over all of it).
-    const double local = static_cast<double>(params) / shard;
+    const double local = dense_params / shard + static_cast<double>(expert_params) / expert_shard;
     ComputeOp step{"optimizer.adam", OpKind::Optimizer, Phase::Forward,
                    static_cast<std::int64_t>(local), 1, 1, 1, 12.0 * local,
                    local * 34.0 + static_cast<double>(params) * 4.0};
     // The stack's per-iteration host work (launches, loss reduction, logging, data loader)
     // is charged with the optimizer step that closes the iteration.
     out.optimizer_s.push_back(track_op(costs.compute(step)) + costs.iteration_overhead_s());
-    out.param_gather_s.push_back(
-        c.distributed_optimizer
-            ? track_op(costs.collective({"dp.param_gather", CollectiveKind::AllGather, Phase::Forward,
-                                         static_cast<double>(params) * shape.elem, dp_group}))
-            : 0.0);
+    double gather = 0;
+    if (c.distributed_optimizer) {
+      gather = track_op(costs.collective(
+          {"dp.param_gather", CollectiveKind::AllGather, Phase::Forward, dense_params * shape.elem, dp_group}));
+      if (expert_params > 0)
+        gather += track_op(costs.collective({"edp.param_gather", CollectiveKind::AllGather, Phase::Forward,
+                                             static_cast<double>(expert_params) * shape.elem, edp_group}));
+    }
+    out.param_gather_s.push_back(gather);
   }
   if (c.pp > 1 && m.tied_embeddings) {
     const GroupPlacement ends = placed({0, grid.rank({0, 0, 0, c.pp - 1})});

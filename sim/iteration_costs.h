@@ -19,12 +19,13 @@ struct PassCost {
   double compute_s = 0;
   double recompute_s = 0;
   double tp_comm_s = 0;  // exposed tensor-parallel communication
+  double ep_comm_s = 0;  // exposed expert-parallel dispatch and combine (MoE layers)
   double cp_comm_s = 0;  // exposed context-parallel communication
   double cp_transfer_s = 0;  // context-parallel communication in full, hidden or not (the timeline's cp lane)
   double measured_s = 0;
   double host_s = 0;     // host time to issue the pass (ProgramCost::host_s, per-pass overhead)
   double span_s = 0;     // the pass from a standing start, host and device together (ProgramCost)
-  double device() const { return compute_s + recompute_s + tp_comm_s + cp_comm_s; }
+  double device() const { return compute_s + recompute_s + tp_comm_s + ep_comm_s + cp_comm_s; }
   double total() const { return span_s; }
   // The stretch the device sits idle waiting for the host to issue work.
   double host_wait() const { return span_s - device(); }
@@ -56,12 +57,15 @@ struct LayerCosts {
   ProgramCost forward, backward;
   ProgramCost selective_recompute, full_recompute;
   ProgramCost embedding_forward, embedding_backward, output_forward, output_backward;
+  // An MoE layer's (zero for a dense model).
+  ProgramCost moe_forward, moe_backward, moe_selective_recompute, moe_full_recompute;
 
-  // What one layer reruns in backward under `config` (nothing without recomputation).
-  ProgramCost recompute_for(const ParallelConfig& config) const {
+  // What one layer (an MoE one when `moe`) reruns in backward under `config` (nothing without
+  // recomputation).
+  ProgramCost recompute_for(const ParallelConfig& config, bool moe = false) const {
     switch (recompute_scope(config)) {
-      case RecomputeScope::WholeLayer: return full_recompute;
-      case RecomputeScope::CoreAttention: return selective_recompute;
+      case RecomputeScope::WholeLayer: return moe ? moe_full_recompute : full_recompute;
+      case RecomputeScope::CoreAttention: return moe ? moe_selective_recompute : selective_recompute;
       case RecomputeScope::Nothing: break;
     }
     return {};

@@ -1,6 +1,7 @@
 #include "sim/layer_program.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -45,9 +46,45 @@ LayerGroups place_layer_groups(const ParallelConfig& c, int nvlink_domain_gpus) 
   auto place_first = [&](CommGroup runs_on) {
     return place_group(context_parallel_subgroups(cp, runs_on, a2a).front(), nvlink_domain_gpus);
   };
-  return {place_group(grid.group(0, "tp"), nvlink_domain_gpus), place_group(cp, nvlink_domain_gpus),
-          place_first(CommGroup::ContextAllToAll), place_first(CommGroup::ContextRing)};
+  LayerGroups groups{place_group(grid.group(0, "tp"), nvlink_domain_gpus), place_group(cp, nvlink_domain_gpus),
+                     place_first(CommGroup::ContextAllToAll), place_first(CommGroup::ContextRing), {}, {}, {}};
+  if (c.ep > 1 || c.expert_tp() > 1) {
+    const ParallelGrid experts = c.expert_grid();
+    groups.ep = place_group(experts.group(0, "ep"), nvlink_domain_gpus);
+    groups.etp = place_group(experts.group(0, "etp"), nvlink_domain_gpus);
+    groups.ep_etp = place_group(experts.group(0, "etp-ep"), nvlink_domain_gpus);
+  }
+  return groups;
 }
+
+namespace {
+
+MoeShape make_moe_shape(const ModelSpec& m, const ParallelConfig& c, const LayerGroups& groups,
+                        std::int64_t region_tokens) {
+  MoeShape x;
+  if (!m.moe.enabled()) return x;
+  const int etp = c.expert_tp();
+  x.experts = m.moe.num_experts;
+  x.local_experts = m.moe.num_experts / c.ep;
+  x.topk = m.moe.router_topk;
+  x.expert_ffn = m.moe.ffn_hidden_size / etp;
+  x.shared_ffn = m.moe.shared_expert_ffn_hidden_size / c.tp;
+  x.imbalance = moe_load_imbalance(c);
+  x.routed_tokens = static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(region_tokens * x.topk * etp) * x.imbalance - 1e-9));
+  x.ep = c.ep;
+  x.etp = etp;
+  x.dispatcher = c.moe.dispatcher;
+  x.grouped_gemm = c.moe.grouped_gemm;
+  x.shared_expert_overlap = c.moe.shared_expert_overlap;
+  x.overlap_ep_comm = c.moe.overlap_ep_comm;
+  x.ep_group = groups.ep;
+  x.etp_group = groups.etp;
+  x.ep_etp_group = groups.ep_etp;
+  return x;
+}
+
+}  // namespace
 
 LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const LayerGroups& groups) {
   LayerShape x;
@@ -77,11 +114,18 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.cp_group = groups.cp;
   x.cp_all_to_all_group = groups.cp_all_to_all;
   x.cp_ring_group = groups.cp_ring;
+  x.moe = make_moe_shape(m, c, groups, x.region_tokens);
   return x;
 }
 
+LayerShape moe_layer_shape(LayerShape shape) {
+  shape.moe.layer = true;
+  return shape;
+}
+
 LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, GroupPlacement tp_group) {
-  LayerGroups groups = place_layer_groups(c, c.tp * c.cp);  // TP x CP ranks fill one NVLink domain
+  // TP x CP ranks fill one NVLink domain (and an expert layer's ETP x EP ranks, when more).
+  LayerGroups groups = place_layer_groups(c, std::max(c.tp * c.cp, c.ep * c.expert_tp()));
   groups.tp = tp_group;
   return make_layer_shape(m, c, groups);
 }
@@ -130,6 +174,11 @@ class Builder {
   }
   void collective(const char* name, CollectiveKind kind, double bytes, int hides_behind = -1) {
     if (x_.tp > 1) communicate({name, kind, phase_, bytes, x_.tp_group, CommGroup::Tensor}, hides_behind);
+  }
+  // A dispatch or combine collective of an MoE layer over `group` (expert grid).
+  void ep_collective(const char* name, CollectiveKind kind, double bytes, const GroupPlacement& group,
+                     int hides_behind = -1) {
+    if (group.size > 1) communicate({name, kind, phase_, bytes, group, CommGroup::Expert}, hides_behind);
   }
   // A collective of the context-parallel group `runs_on` (placed at `group`).
   void cp_collective(const char* name, CollectiveKind kind, double bytes, CommGroup runs_on,
@@ -276,6 +325,180 @@ OpProgram attention_core_forward(const LayerShape& x, Phase phase) {
   return b.take();
 }
 
+namespace {
+
+std::int64_t fc1_width(const LayerShape& x, std::int64_t ffn) { return ffn * (x.gated ? 2 : 1); }
+// Weights of one MLP of FFN width `ffn` on this rank: FC1 (two matrices when gated) and FC2.
+std::int64_t mlp_weights(const LayerShape& x, std::int64_t ffn) { return x.h * fc1_width(x, ffn) + ffn * x.h; }
+
+// A TP-split MLP of width `ffn` (the dense layer's, or the shared experts'), after its norm.
+void mlp_forward(Builder& b, const LayerShape& x, std::int64_t ffn, const char* fc1, const char* act_gated,
+                 const char* act, const char* fc2) {
+  b.gathered_gemm("sp_all_gather", fc1, x.tokens, fc1_width(x, ffn), x.h);
+  b.elementwise(x.gated ? act_gated : act, x.tokens * ffn, (x.gated ? 3 : 2) * x.elem, 8);
+  b.reduce_after("tp_reduce", b.gemm(fc2, x.tokens, x.h, ffn));
+}
+
+void mlp_backward(Builder& b, const LayerShape& x, std::int64_t ffn, const char* fc2_dgrad, const char* fc2_wgrad,
+                  const char* act_gated, const char* act, const char* fc1_dgrad, const char* fc1_wgrad) {
+  b.gathered_gemm("sp_all_gather", fc2_dgrad, x.tokens, ffn, x.h);  // backward of the forward reduce-scatter
+  b.gemm(fc2_wgrad, ffn, x.h, x.tokens);
+  b.elementwise(x.gated ? act_gated : act, x.tokens * ffn, (x.gated ? 5 : 3) * x.elem, 12);
+  const int dgrad = b.gemm(fc1_dgrad, x.tokens, x.h, fc1_width(x, ffn));
+  b.sp_gather("sp_all_gather.wgrad_input", dgrad);  // SP saved only 1/t of the input
+  const int wgrad = b.gemm(fc1_wgrad, x.h, fc1_width(x, ffn), x.tokens);
+  b.tp_reduce("tp_reduce.input_grad", wgrad);
+}
+
+// The local experts' GEMM over their routed rows: one grouped GEMM (--moe-grouped-gemm, priced
+// by the GEMM model at the per-expert shape with its tiles counted over the group), else one
+// GEMM per local expert in turn (Megatron-Core's SequentialMLP). Returns the last kernel's index.
+int expert_gemm(Builder& b, const MoeShape& e, const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
+                bool rows_are_m) {
+  // Rows per expert: the busiest rank's rows spread evenly over its experts.
+  auto per_expert = [&](std::int64_t rows) { return (rows + e.local_experts - 1) / e.local_experts; };
+  const std::int64_t em = rows_are_m ? per_expert(m) : m, ek = rows_are_m ? k : per_expert(k);
+  if (e.grouped_gemm) return b.batched(name, e.local_experts, em, n, ek);
+  int last = -1;
+  for (std::int64_t i = 0; i < e.local_experts; ++i) last = b.gemm(name, em, n, ek);
+  return last;
+}
+
+// Bytes of the dispatch (and the combine) for the rank's tokens. alltoall: top-k copies of
+// each region token go to the EP ranks of their experts; the busiest rank receives the
+// imbalance times the mean, which paces the exchange. allgather: every rank's region tokens
+// are gathered over ETP x EP (the routing is applied locally after it).
+double alltoall_bytes(const LayerShape& x) {
+  return x.elem * static_cast<double>(x.region_tokens * x.moe.topk * x.h) * x.moe.imbalance;
+}
+double allgather_bytes(const LayerShape& x) {
+  return x.elem * static_cast<double>(x.region_tokens * x.h) * x.moe.ep * x.moe.etp;
+}
+
+// The names of one exchange between the tokens' ranks and the experts' ranks: its all-to-all
+// over EP, its ETP collective, and the allgather dispatcher's collective over ETP x EP.
+struct ExpertExchange {
+  const char* all_to_all;
+  const char* etp;
+  const char* whole;
+};
+
+// Rows travelling to the experts' ranks (the forward dispatch; backward, the combine's
+// gradient): an all-to-all over EP then an all-gather over ETP, or an all-gather over ETP x EP.
+void to_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
+  const MoeShape& e = x.moe;
+  if (e.dispatcher == TokenDispatcher::AllToAll) {
+    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
+    b.ep_collective(names.etp, CollectiveKind::AllGather, e.etp * alltoall_bytes(x), e.etp_group, hides);
+  } else {
+    b.ep_collective(names.whole, CollectiveKind::AllGather, allgather_bytes(x), e.ep_etp_group, hides);
+  }
+}
+
+// Rows travelling back from the experts (the forward combine; backward, the dispatch's
+// gradient): a reduce-scatter over ETP then an all-to-all over EP, or a reduce-scatter over ETP x EP.
+void from_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
+  const MoeShape& e = x.moe;
+  if (e.dispatcher == TokenDispatcher::AllToAll) {
+    b.ep_collective(names.etp, CollectiveKind::ReduceScatter, e.etp * alltoall_bytes(x), e.etp_group, hides);
+    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
+  } else {
+    b.ep_collective(names.whole, CollectiveKind::ReduceScatter, allgather_bytes(x), e.ep_etp_group, hides);
+  }
+}
+
+// Megatron-Core's MoELayer forward after the post-attention norm: the router (a replicated
+// h x E linear, scores and top-k in fp32), the permutation of the routed copies, dispatch, the
+// local experts, combine and unpermutation, and the shared experts as a TP-split MLP.
+// --moe-shared-expert-overlap runs the shared experts' FC1 and FC2 beside dispatch and combine;
+// --overlap-moe-expert-parallel-comm hides them behind another microbatch's expert GEMMs,
+// priced here as the expert GEMMs of this layer (the paired microbatch runs the same shapes).
+void moe_forward(Builder& b, const LayerShape& x) {
+  const MoeShape& e = x.moe;
+  const std::int64_t rows = x.region_tokens, routed = e.routed_tokens;
+  b.gemm("router", rows, e.experts, x.h);
+  b.elementwise("router.topk", rows * e.experts, x.elem + 4, 8);
+  const bool all_to_all = e.dispatcher == TokenDispatcher::AllToAll;
+  const bool shared = e.shared_ffn > 0;
+  int shared_fc1 = -1, shared_fc2 = -1;
+  if (all_to_all) b.elementwise("moe.permute", rows * e.topk * x.h, 2 * x.elem);
+  if (shared && e.shared_expert_overlap) {
+    shared_fc1 = b.gathered_gemm("sp_all_gather", "shared_fc1", x.tokens, fc1_width(x, e.shared_ffn), x.h);
+    b.elementwise(x.gated ? "shared_swiglu" : "shared_gelu", x.tokens * e.shared_ffn, (x.gated ? 3 : 2) * x.elem, 8);
+  }
+  // Dispatch: hidden behind the shared FC1 (shared-expert overlap) or the expert FC1 (EP overlap).
+  const ExpertExchange dispatch{"moe.dispatch_all_to_all", "moe.dispatch_etp_all_gather", "moe.dispatch_all_gather"};
+  if (!e.overlap_ep_comm) to_experts(b, x, dispatch, shared_fc1);
+  if (!all_to_all) b.elementwise("moe.permute", routed * x.h, 2 * x.elem);
+  const int fc1 = expert_gemm(b, e, "expert_fc1", routed, fc1_width(x, e.expert_ffn), x.h, true);
+  if (e.overlap_ep_comm) to_experts(b, x, dispatch, fc1);
+  b.elementwise(x.gated ? "expert_swiglu" : "expert_gelu", routed * e.expert_ffn, (x.gated ? 3 : 2) * x.elem, 8);
+  const int fc2 = expert_gemm(b, e, "expert_fc2", routed, x.h, e.expert_ffn, true);
+  if (shared && e.shared_expert_overlap) shared_fc2 = b.gemm("shared_fc2", x.tokens, x.h, e.shared_ffn);
+  const int combine_hides = e.overlap_ep_comm ? fc2 : shared_fc2;
+  // allgather unpermutes before its reduce-scatter, alltoall after its all-to-all.
+  if (!all_to_all) b.elementwise("moe.unpermute", routed * x.h, 2 * x.elem, 2);
+  from_experts(b, x, {"moe.combine_all_to_all", "moe.combine_etp_reduce_scatter", "moe.combine_reduce_scatter"},
+               combine_hides);
+  if (all_to_all) b.elementwise("moe.unpermute", rows * e.topk * x.h, 2 * x.elem, 2);
+  if (shared && e.shared_expert_overlap) b.reduce_after("tp_reduce", shared_fc2);
+  if (shared && !e.shared_expert_overlap)
+    mlp_forward(b, x, e.shared_ffn, "shared_fc1", "shared_swiglu", "shared_gelu", "shared_fc2");
+}
+
+void moe_backward(Builder& b, const LayerShape& x) {
+  const MoeShape& e = x.moe;
+  const std::int64_t rows = x.region_tokens, routed = e.routed_tokens;
+  const bool all_to_all = e.dispatcher == TokenDispatcher::AllToAll;
+  const bool shared = e.shared_ffn > 0;
+  int shared_fc2 = -1, shared_fc1 = -1;
+  if (shared && e.shared_expert_overlap) {
+    b.gathered_gemm("sp_all_gather", "shared_fc2.dgrad", x.tokens, e.shared_ffn, x.h);
+    shared_fc2 = b.gemm("shared_fc2.wgrad", e.shared_ffn, x.h, x.tokens);
+  } else if (shared) {
+    mlp_backward(b, x, e.shared_ffn, "shared_fc2.dgrad", "shared_fc2.wgrad", "shared_swiglu.backward",
+                 "shared_gelu.backward", "shared_fc1.dgrad", "shared_fc1.wgrad");
+  }
+  // The combine's gradient travels back as a dispatch, and the dispatch's as a combine.
+  const ExpertExchange combine_grad{"moe.combine_grad_all_to_all", "moe.combine_grad_etp_all_gather",
+                                    "moe.combine_grad_all_gather"};
+  b.elementwise("moe.unpermute.backward", (all_to_all ? rows * e.topk : routed) * x.h, 3 * x.elem, 2);
+  if (!e.overlap_ep_comm) to_experts(b, x, combine_grad, shared_fc2);
+  expert_gemm(b, e, "expert_fc2.dgrad", routed, e.expert_ffn, x.h, true);
+  const int fc2_wgrad = expert_gemm(b, e, "expert_fc2.wgrad", e.expert_ffn, x.h, routed, false);
+  if (e.overlap_ep_comm) to_experts(b, x, combine_grad, fc2_wgrad);
+  b.elementwise(x.gated ? "expert_swiglu.backward" : "expert_gelu.backward", routed * e.expert_ffn,
+                (x.gated ? 5 : 3) * x.elem, 12);
+  expert_gemm(b, e, "expert_fc1.dgrad", routed, x.h, fc1_width(x, e.expert_ffn), true);
+  const int fc1_wgrad = expert_gemm(b, e, "expert_fc1.wgrad", x.h, fc1_width(x, e.expert_ffn), routed, false);
+  if (shared && e.shared_expert_overlap) {
+    const int dgrad = b.gemm("shared_fc1.dgrad", x.tokens, x.h, fc1_width(x, e.shared_ffn));
+    b.sp_gather("sp_all_gather.wgrad_input", dgrad);
+    shared_fc1 = b.gemm("shared_fc1.wgrad", x.h, fc1_width(x, e.shared_ffn), x.tokens);
+  }
+  const int dispatch_hides = e.overlap_ep_comm ? fc1_wgrad : shared_fc1;
+  // allgather scatters the gradient rows back before its reduce-scatter, alltoall after its all-to-all.
+  if (!all_to_all) b.elementwise("moe.permute.backward", routed * x.h, 2 * x.elem);
+  from_experts(b, x,
+               {"moe.dispatch_grad_all_to_all", "moe.dispatch_grad_etp_reduce_scatter", "moe.dispatch_grad_reduce_scatter"},
+               dispatch_hides);
+  if (all_to_all) b.elementwise("moe.permute.backward", rows * e.topk * x.h, 2 * x.elem);
+  if (shared && e.shared_expert_overlap) b.tp_reduce("tp_reduce.input_grad", shared_fc1);
+  b.elementwise("router.topk.backward", rows * e.experts, x.elem + 8, 8);
+  b.gemm("router.dgrad", rows, x.h, e.experts);
+  b.gemm("router.wgrad", x.h, e.experts, rows);
+}
+
+// Weights of one layer's MLP or MoE block on this rank: the dense MLP, or the router, the
+// local experts and the shared experts.
+std::int64_t block_weights(const LayerShape& x) {
+  if (!x.moe.layer) return mlp_weights(x, x.ffn);
+  const MoeShape& e = x.moe;
+  return x.h * e.experts + e.local_experts * mlp_weights(x, e.expert_ffn) + mlp_weights(x, e.shared_ffn);
+}
+
+}  // namespace
+
 OpProgram layer_forward(const LayerShape& x, Phase phase) {
   Builder b(x, phase);
   const std::int64_t region = x.region_tokens * x.h;
@@ -286,9 +509,8 @@ OpProgram layer_forward(const LayerShape& x, Phase phase) {
   b.reduce_after("tp_reduce", b.gemm("attention_proj", x.tokens, x.h, x.heads * x.head_dim));
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   b.elementwise("post_attention_norm", region, 2 * x.elem, 8);
-  b.gathered_gemm("sp_all_gather", "fc1", x.tokens, x.ffn * (x.gated ? 2 : 1), x.h);
-  b.elementwise(x.gated ? "swiglu" : "gelu", x.tokens * x.ffn, (x.gated ? 3 : 2) * x.elem, 8);
-  b.reduce_after("tp_reduce", b.gemm("fc2", x.tokens, x.h, x.ffn));
+  if (x.moe.layer) moe_forward(b, x);
+  else mlp_forward(b, x, x.ffn, "fc1", "swiglu", "gelu", "fc2");
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   return b.take();
 }
@@ -296,17 +518,14 @@ OpProgram layer_forward(const LayerShape& x, Phase phase) {
 OpProgram layer_backward(const LayerShape& x) {
   Builder b(x, Phase::Backward);
   const std::int64_t region = x.region_tokens * x.h;
-  const std::int64_t fc1_out = x.ffn * (x.gated ? 2 : 1);
   const std::int64_t attn_width = x.heads * x.head_dim;
-  // MLP block, last op first.
+  // MLP (or MoE) block, last op first.
   b.elementwise("bias_dropout_add.backward", region, 2 * x.elem + (x.dropout ? 1 : 0));
-  b.gathered_gemm("sp_all_gather", "fc2.dgrad", x.tokens, x.ffn, x.h);  // backward of the forward reduce-scatter
-  b.gemm("fc2.wgrad", x.ffn, x.h, x.tokens);
-  b.elementwise(x.gated ? "swiglu.backward" : "gelu.backward", x.tokens * x.ffn, (x.gated ? 5 : 3) * x.elem, 12);
-  int dgrad = b.gemm("fc1.dgrad", x.tokens, x.h, fc1_out);
-  b.sp_gather("sp_all_gather.wgrad_input", dgrad);  // SP saved only 1/t of the input
-  int wgrad = b.gemm("fc1.wgrad", x.h, fc1_out, x.tokens);
-  b.tp_reduce("tp_reduce.input_grad", wgrad);
+  if (x.moe.layer)
+    moe_backward(b, x);
+  else
+    mlp_backward(b, x, x.ffn, "fc2.dgrad", "fc2.wgrad", "swiglu.backward", "gelu.backward", "fc1.dgrad",
+                 "fc1.wgrad");
   b.elementwise("post_attention_norm.backward", region, 4 * x.elem, 12);
   // Attention block.
   b.elementwise("bias_dropout_add.backward", region, 2 * x.elem + (x.dropout ? 1 : 0));
@@ -325,14 +544,14 @@ OpProgram layer_backward(const LayerShape& x) {
     b.batched("attention_scores.dgrad_key", batch, x.s, x.head_dim, x.s);
   }
   if (x.rope) b.elementwise("rope.backward", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);
-  dgrad = b.gemm("qkv.dgrad", x.tokens, x.h, x.qkv_out);
+  const int dgrad = b.gemm("qkv.dgrad", x.tokens, x.h, x.qkv_out);
   b.sp_gather("sp_all_gather.wgrad_input", dgrad);
-  wgrad = b.gemm("qkv.wgrad", x.h, x.qkv_out, x.tokens);
+  const int wgrad = b.gemm("qkv.wgrad", x.h, x.qkv_out, x.tokens);
   b.tp_reduce("tp_reduce.input_grad", wgrad);
   b.elementwise("input_norm.backward", region, 4 * x.elem, 12);
   // Weight gradients accumulate into fp32 main_grad buffers (Megatron-LM's gradient
   // accumulation fusion: the wgrad GEMM epilogue reads and writes 8 bytes per parameter).
-  const std::int64_t layer_weights = x.h * x.qkv_out + attn_width * x.h + x.h * fc1_out + x.ffn * x.h;
+  const std::int64_t layer_weights = x.h * x.qkv_out + attn_width * x.h + block_weights(x);
   b.elementwise("main_grad_accumulate", layer_weights, 8, 1);
   return b.take();
 }
@@ -387,6 +606,7 @@ ProgramCost& ProgramCost::operator+=(const ProgramCost& o) {
   span_s = std::max(span_s + o.device(), host_s + o.span_s);
   compute_s += o.compute_s;
   comm_exposed_s += o.comm_exposed_s;
+  ep_comm_exposed_s += o.ep_comm_exposed_s;
   cp_comm_exposed_s += o.cp_comm_exposed_s;
   cp_comm_s += o.cp_comm_s;
   measured_s += o.measured_s;
@@ -399,7 +619,7 @@ ProgramCost ProgramCost::repeated(int n) const {
   if (n <= 0) return {};
   const double f = n;
   ProgramCost p = *this;
-  for (double* x : {&p.compute_s, &p.comm_exposed_s, &p.cp_comm_exposed_s, &p.cp_comm_s, &p.measured_s, &p.flops,
+  for (double* x : {&p.compute_s, &p.comm_exposed_s, &p.ep_comm_exposed_s, &p.cp_comm_exposed_s, &p.cp_comm_s, &p.measured_s, &p.flops,
                     &p.host_s})
     *x *= f;
   p.span_s = span_s + (f - 1) * std::max(device(), host_s);
@@ -435,6 +655,8 @@ ProgramCost cost_of(const OpProgram& program, const CostSource& costs) {
       if (is_context_parallel(step.comm.runs_on)) {
         op.cp_comm_exposed_s = exposed;
         op.cp_comm_s = c.seconds;
+      } else if (step.comm.runs_on == CommGroup::Expert) {
+        op.ep_comm_exposed_s = exposed;
       } else {
         op.comm_exposed_s = exposed;
       }

@@ -19,6 +19,9 @@ namespace cc {
 // context parallelism, its CP group with a2a+p2p's all-to-all groups and the ring across them.
 struct LayerGroups {
   GroupPlacement tp, cp, cp_all_to_all, cp_ring;
+  // MoE layers (expert grid): the EP group, the ETP group, and ETP x EP (the allgather
+  // dispatcher's group).
+  GroupPlacement ep, etp, ep_etp;
 };
 // Rank 0's group of each kind in `config`'s grid placed on NVLink domains of
 // `nvlink_domain_gpus` GPUs (the groups are regular, so one stands for all).
@@ -32,6 +35,28 @@ int cp_all_to_all_size(const ParallelConfig& config);
 // rings through every `all_to_all`-th one (Megatron-Core's hierarchical CP groups).
 std::vector<std::vector<int>> context_parallel_subgroups(const std::vector<int>& cp_group, CommGroup runs_on,
                                                          int all_to_all);
+
+// The MoE block of a layer on one rank (Megatron-Core's MoELayer): the router over the rank's
+// own tokens, their dispatch to the EP ranks holding their experts, the local experts' GEMMs,
+// the combine back, and the shared experts as a TP-split dense MLP. Megatron-Core runs MoE
+// under TP only with sequence parallelism, so a rank routes its b·s/(CP·TP) region tokens.
+struct MoeShape {
+  bool layer = false;             // this shape prices an MoE layer (the model's other layers are dense)
+  std::int64_t experts = 0;       // routed experts E: the router's width
+  std::int64_t local_experts = 0; // E / EP on this rank
+  std::int64_t topk = 0;
+  std::int64_t expert_ffn = 0;    // one expert's FFN width / ETP
+  std::int64_t shared_ffn = 0;    // shared-expert width / TP; 0: none
+  // Routed token rows this rank's local experts run, the busiest EP rank's: region tokens x
+  // top-k (each EP rank receives top-k copies of as many tokens as it sends, on average) x ETP
+  // (the ETP group gathers its members' rows) x the load imbalance, rounded up.
+  std::int64_t routed_tokens = 0;
+  double imbalance = 1;           // moe_load_imbalance(): the busiest EP rank's share over the mean
+  int ep = 1, etp = 1;
+  TokenDispatcher dispatcher = TokenDispatcher::AllGather;
+  bool grouped_gemm = false, shared_expert_overlap = false, overlap_ep_comm = false;
+  GroupPlacement ep_group, etp_group, ep_etp_group;
+};
 
 // Per-rank shape of one microbatch through a layer. Under context parallelism (CP) each rank
 // holds s/CP tokens of every sequence — chunks i and 2·CP-1-i of 2·CP, so that causal
@@ -58,6 +83,7 @@ struct LayerShape {
   CpCommType cp_comm = CpCommType::P2P;
   int cp_all_to_all = 1;
   GroupPlacement cp_group, cp_all_to_all_group, cp_ring_group;
+  MoeShape moe;  // filled for a model with experts; moe.layer chooses the MoE block
   std::int64_t local_seq() const { return s / cp; }
   int cp_ring() const { return cp / cp_all_to_all; }
   // Bytes of this rank's K and V (its s/CP tokens, its TP share of the key/value heads).
@@ -67,6 +93,8 @@ struct LayerShape {
 LayerShape make_layer_shape(const ModelSpec& model, const ParallelConfig& config, const LayerGroups& groups);
 // The same with the CP groups placed as if on one node (the step plan knows no cluster).
 LayerShape make_layer_shape(const ModelSpec& model, const ParallelConfig& config, GroupPlacement tp_group);
+// `shape` as an MoE layer (moe.layer set): its programs run the MoE block in place of the MLP.
+LayerShape moe_layer_shape(LayerShape shape);
 
 // Bytes a CP rank holds beyond its kept activations while one layer's attention runs, the
 // larger of forward and backward (Transformer Engine's context_parallel.py): p2p keeps every
@@ -84,6 +112,7 @@ struct ProgramStep {
 };
 using OpProgram = std::vector<ProgramStep>;
 
+// A dense layer, or an MoE layer when shape.moe.layer is set.
 OpProgram layer_forward(const LayerShape& shape, Phase phase);  // Forward or Recompute
 OpProgram layer_backward(const LayerShape& shape);
 OpProgram attention_core_forward(const LayerShape& shape, Phase phase);  // what selective recompute reruns
@@ -105,13 +134,14 @@ OpProgram pipeline_receive(const LayerShape& shape);
 struct ProgramCost {
   double compute_s = 0;     // kernels, on the device
   double comm_exposed_s = 0;     // tensor-parallel (and other) collectives beyond what hides them
+  double ep_comm_exposed_s = 0;  // an MoE layer's dispatch and combine (CommGroup::Expert) beyond what hides them
   double cp_comm_exposed_s = 0;  // context-parallel collectives beyond what hides them
   double cp_comm_s = 0;          // context-parallel collectives in full, hidden or not (the timeline's lane)
   double measured_s = 0;    // part of the device time that came from measurements
   double flops = 0;
   double host_s = 0;        // host time to issue every kernel and collective (OpCost::host_s)
   double span_s = 0;        // flow-shop makespan from a standing start (>= device and host)
-  double device() const { return compute_s + comm_exposed_s + cp_comm_exposed_s; }
+  double device() const { return compute_s + comm_exposed_s + ep_comm_exposed_s + cp_comm_exposed_s; }
   double total() const { return span_s; }
   // `o` runs after this: span = max(span + o's device time, host time + o's span).
   ProgramCost& operator+=(const ProgramCost& o);

@@ -201,6 +201,14 @@ void validate_expert_parallel(const ParallelConfig& c, const ModelSpec& m) {
     fail_at("--sequence-parallel",
             "{}: expert parallelism (EP {}) with TP {} needs --sequence-parallel, as Megatron-Core requires", w, c.ep,
             c.tp);
+  // Megatron-Core's MoELayer refuses to train MoE layers under TP without sequence parallelism
+  // (moe_layer.py: "performance may degrade if MoE and tensor parallelism are enabled without
+  // also enabling sequence parallelism"); the pricing routes each rank's SP share of tokens.
+  if (m.moe.enabled() && c.tp > 1 && !c.sequence_parallel)
+    fail_at("--sequence-parallel",
+            "{}: model '{}' has MoE layers and TP is {}: Megatron-Core trains MoE layers under TP only with "
+            "--sequence-parallel; give it, or TP 1",
+            w, m.name, c.tp);
   validate_moe_options(c, m);
 }
 
@@ -337,22 +345,18 @@ void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
 }  // namespace
 
 // The model description knows mixture-of-experts, multi-latent attention and multi-token
-// prediction (their parameters are counted); the time and memory models do not price them yet.
+// prediction (their parameters are counted); the time and memory models price MoE layers, not
+// yet multi-latent attention or multi-token prediction layers.
 // Every command that prices a layout (simulate, search, validate, train, the GUI) passes here,
 // so none of them prices such a model as if it were dense. validate_layout() calls it last, so a
 // layout's own errors (an EP that does not divide the experts) are named before it.
 void refuse_unpriced_architecture(const ModelSpec& m) {
-  if (m.moe.enabled())
-    fail_at("--num-experts",
-            "model '{}' has {} experts (top-{}): mixture-of-experts pricing (expert parallelism, token dispatch) is "
-            "not modelled yet; its parameters are counted ({} total, {} active per token) but it cannot be "
-            "simulated or searched; dense models can",
-            m.name, m.moe.num_experts, m.moe.router_topk, m.total_parameters(), m.active_parameters());
   if (m.mla.enabled)
     fail_at("--multi-latent-attention",
-            "model '{}' uses multi-latent attention: its time and memory are not modelled yet; models with "
-            "multi-head or grouped-query attention can be simulated",
-            m.name);
+            "model '{}' uses multi-latent attention: its time and memory are not modelled yet; its parameters are "
+            "counted ({} total, {} active per token) but it cannot be simulated or searched; models with "
+            "multi-head or grouped-query attention can be (mixture-of-experts ones too)",
+            m.name, m.total_parameters(), m.active_parameters());
   if (m.mtp_num_layers > 0)
     fail_at("--mtp-num-layers",
             "model '{}' has {} multi-token prediction layers: their time and memory are not modelled yet; use "

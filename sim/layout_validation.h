@@ -15,8 +15,9 @@ namespace cc {
 void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
 // The same checks that need no cluster (used by the training engine).
 void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
-// Refuses a model whose architecture the time and memory models do not price yet (mixture of
-// experts, multi-latent attention, multi-token prediction). validate_layout() ends with it (a layout's own errors come first); the
+// Refuses a model whose architecture the time and memory models do not price yet (multi-latent
+// attention, multi-token prediction; MoE layers are priced). validate_layout() ends with it (a
+// layout's own errors come first); the
 // search calls it once before enumerating, so its refusal is named instead of counted per layout.
 void refuse_unpriced_architecture(const ModelSpec& model);
 

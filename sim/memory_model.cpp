@@ -1,6 +1,7 @@
 #include "sim/memory_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "sim/layer_program.h"
@@ -47,6 +48,35 @@ double local_tokens(const ModelSpec& m, const ParallelConfig& c) {
   return static_cast<double>(m.seq_length) * c.micro_batch / c.cp;
 }
 
+// What an MoE block keeps per microbatch for backward on one rank, in bytes (moe_block_activation_bytes()). Megatron-Core runs
+// MoE under TP with sequence parallelism only, so the router sees the rank's R = b·s/(CP·TP)
+// region tokens; with ETP the dispatched rows are gathered over ETP, and the busiest EP rank
+// holds the load imbalance times the mean (moe_load_imbalance()). Per term:
+//   router:   its input (the post-attention norm output) e·h and the fp32 scores 4·E it
+//             differentiates top-k through, plus the routing map, one byte per expert: R·(eh + 5E)
+//   routed:   for each of the X = R·top-k·ETP·imbalance rows the rank's experts take, the
+//             permuted FC1 input e·h, the FC1 output e·f' (2f' when gated), the activation's
+//             output (FC2 input) e·f', f' = expert FFN / ETP: X·e·(h + 3f' or h + 2f')
+//   combine:  the expert outputs the unpermutation weights by their router probabilities,
+//             R·top-k rows of e·h after the ETP reduce-scatter: R·top-k·e·h
+//   shared:   the shared experts' FC1 output and FC2 input as in a dense MLP of width f_s / TP
+//             over the b·s/CP tokens (their input is the router's, kept above)
+double moe_block_bytes(const ModelSpec& m, const ParallelConfig& c) {
+  const double e = activation_element_bytes(c.precision);
+  const double h = m.hidden_size, experts = m.moe.num_experts, topk = m.moe.router_topk;
+  const double etp = c.expert_tp();
+  const double tokens = static_cast<double>(m.seq_length) * c.micro_batch / c.cp;
+  const double region = tokens / (c.sequence_parallel ? c.tp : 1);
+  const double rows = std::ceil(region * topk * etp * moe_load_imbalance(c) - 1e-9);
+  const double f = m.moe.ffn_hidden_size / etp;
+  const double router = region * (e * h + 5 * experts);
+  const double routed = rows * e * (h + (m.gated_mlp() ? 3 : 2) * f);
+  const double combine = region * topk * e * h;
+  const double fs = static_cast<double>(m.moe.shared_expert_ffn_hidden_size) / c.tp;
+  const double shared = tokens * e * (m.gated_mlp() ? 3 : 2) * fs;
+  return router + routed + combine + shared;
+}
+
 double layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranularity recompute) {
   const double t = c.tp;
   const double e = activation_element_bytes(c.precision);
@@ -63,6 +93,18 @@ double layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranula
       bytes += 4.0 * heads * sb;  // flash attention keeps only the fp32 log-sum-exp per row
   }
   return bytes;
+}
+
+// An MoE layer's bytes: the dense layer's without its MLP (the FC1 input in the region, the FC1
+// output and FC2 input inside the TP region), with the MoE block's in their place. Full
+// recomputation keeps only the layer input, as for a dense layer.
+double moe_layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranularity recompute) {
+  const double dense = layer_bytes(m, c, recompute);
+  if (recompute == RecomputeGranularity::Full) return dense;
+  const double e = activation_element_bytes(c.precision), f = m.ffn_hidden_size;
+  const double mlp_region = e * m.hidden_size / (c.sequence_parallel ? c.tp : 1.0);
+  const double mlp_tp = (m.gated_mlp() ? 3 * e * f : 2 * e * f) / c.tp;
+  return dense - local_tokens(m, c) * (mlp_region + mlp_tp) + moe_block_bytes(m, c);
 }
 
 double weight_bytes_per_param(Precision p) { return p == Precision::FP32 ? 4 : 2; }
@@ -82,11 +124,28 @@ double optimizer_bytes_per_param(Precision p) {
 
 double layer_activation_bytes(const ModelSpec& m, const ParallelConfig& c) { return layer_bytes(m, c, c.recompute); }
 
+double moe_block_activation_bytes(const ModelSpec& m, const ParallelConfig& c) { return moe_block_bytes(m, c); }
+
 double layer_activation_bytes_without_recompute(const ModelSpec& m, const ParallelConfig& c) {
   return layer_bytes(m, c, RecomputeGranularity::None);
 }
 
 int gradient_group_size(const ParallelConfig& c) { return c.grid().group_size(kGradientGroup); }
+
+int stage_moe_layer_count(const ModelSpec& m, const ParallelConfig& c, int stage) {
+  if (!m.moe.enabled()) return 0;
+  int n = 0;
+  for (int k = 0; k < c.virtual_stages; ++k) {
+    const LayerRange r = chunk_layers(m, c, stage, k);
+    for (int i = r.first; i < r.end(); ++i) n += m.is_moe_layer(i) ? 1 : 0;
+  }
+  return n;
+}
+
+std::int64_t stage_expert_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
+  if (!m.moe.enabled()) return 0;
+  return stage_moe_layer_count(m, c, stage) * (m.moe.num_experts / c.ep) * (m.expert_parameters() / c.expert_tp());
+}
 
 std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
   const std::int64_t h = m.hidden_size, q = m.query_width(), f = m.ffn_hidden_size, kv = m.kv_channels(), t = c.tp;
@@ -97,7 +156,16 @@ std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int s
   const std::int64_t split = h * (q + 2 * kv) + (q + 2 * kv) + q * h + (gated ? 3 * h * f : 2 * h * f + f);
   const std::int64_t replicated = h + (gated ? 0 : h) + 2 * norm;
   const std::int64_t per_layer = split / t + replicated;
-  std::int64_t params = per_layer * stage_layer_count(m, c, stage);
+  const int moe_layers = stage_moe_layer_count(m, c, stage);
+  std::int64_t params = per_layer * (stage_layer_count(m, c, stage) - moe_layers);
+  if (moe_layers > 0) {
+    // An MoE layer: its attention split over TP (the few biases and q/k norm weights among
+    // them too, an overcount of thousands), two norms, the replicated router, the shared
+    // experts split over TP, and the local experts (stage_expert_parameters()).
+    const std::int64_t dense_part = m.attention_parameters() / t + 2 * norm + m.router_parameters() +
+                                    m.shared_expert_parameters() / t;
+    params += moe_layers * dense_part + stage_expert_parameters(m, c, stage);
+  }
   const std::int64_t vocab_slice = (std::int64_t{m.vocab_size} + t - 1) / t * h;
   if (stage == 0) {
     params += vocab_slice;
@@ -118,6 +186,8 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   const double e = activation_element_bytes(c.precision);
   const double kept = layer_activation_bytes(m, c);
   const double full = layer_activation_bytes_without_recompute(m, c);
+  const double moe_kept = m.moe.enabled() ? moe_layer_bytes(m, c, c.recompute) : kept;
+  const double moe_full = m.moe.enabled() ? moe_layer_bytes(m, c, RecomputeGranularity::None) : full;
 
   // One (microbatch, chunk) of stored activations, priced at the stage's largest chunk: a
   // stage's chunks are alike unless the split makes them differ (the embedding or loss counted
@@ -126,20 +196,28 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   for (int k = 1; k < c.virtual_stages; ++k)
     if (ChunkPlan other = chunk_plan(m, c, s, k); other.layers.count > chunk.layers.count) chunk = std::move(other);
   const int chunk_layers = chunk.layers.count;
+  auto is_moe = [&](int i) { return m.is_moe_layer(chunk.layers.first + i); };
+  int moe_layers = 0;
+  for (int i = 0; i < chunk_layers; ++i) moe_layers += is_moe(i) ? 1 : 0;
   StageActivations a;
-  a.per_in_flight = chunk_layers * kept;
+  a.per_in_flight = (chunk_layers - moe_layers) * kept + moe_layers * moe_kept;
   if (chunk.recompute == RecomputeScope::WholeLayer) {
     // Each recompute group keeps only its input; layers outside every group keep everything.
     const auto groups = static_cast<int>(chunk.recompute_groups.size());
     const int recomputed = chunk.recomputed_layers();
-    a.per_in_flight = groups * e * sb * h / region_split + (chunk_layers - recomputed) * full;
+    int moe_kept_whole = 0;
+    for (int i = 0; i < chunk_layers; ++i) moe_kept_whole += is_moe(i) && chunk.keeps_all(i) ? 1 : 0;
+    a.per_in_flight = groups * e * sb * h / region_split + (chunk_layers - recomputed - moe_kept_whole) * full +
+                      moe_kept_whole * moe_full;
     // A group's rerun holds all of its layers at once. Backward runs last layer first,
     // freeing each kept layer as it goes: by the time the block method's first layers rerun,
     // the chunk's kept layers are gone, so a rerun adds to the peak only when every layer
     // of the chunk recomputes.
     int largest = 0;
     for (const LayerRange& g : chunk.recompute_groups) largest = std::max(largest, g.count);
-    a.working = recomputed == chunk_layers ? largest * full : 0.0;
+    // A group's layers rerun together; with MoE layers among them, each at the larger kind's
+    // working set (an upper bound by the dense layers' difference).
+    a.working = recomputed == chunk_layers ? largest * (moe_layers > 0 ? std::max(full, moe_full) : full) : 0.0;
   }
   a.context_parallel_buffers = context_parallel_buffer_bytes(make_layer_shape(m, c, GroupPlacement{c.tp, 1, c.tp}));
   // Korthikanti Sec. 4.3: the embedding dropout mask on the first stage per microbatch
@@ -162,7 +240,11 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     const double params = static_cast<double>(stage.parameters);
     stage.bytes.weights = params * weight_bytes_per_param(c.precision);
     stage.bytes.gradients = params * grad_bytes_per_param(c.precision);
-    stage.bytes.optimizer = params * optimizer_bytes_per_param(c.precision) / shard;
+    // Routed experts' optimizer state is sharded over their own data-parallel group (EDP).
+    const double experts = static_cast<double>(stage_expert_parameters(m, c, s));
+    const double expert_shard = c.distributed_optimizer ? c.expert_dp() : 1.0;
+    stage.bytes.optimizer =
+        ((params - experts) / shard + experts / expert_shard) * optimizer_bytes_per_param(c.precision);
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);
     const StageActivations a = stage_activations(m, c, s);

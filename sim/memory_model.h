@@ -94,5 +94,15 @@ int gradient_group_size(const ParallelConfig& config);  // DP x CP
 // row-parallel biases replicated; the embedding on the first stage, the output layer on
 // the last — tied embeddings keep a copy there when PP > 1, as Megatron-LM does).
 std::int64_t stage_parameters(const ModelSpec& model, const ParallelConfig& config, int stage);
+// The part of stage_parameters() that is routed experts: the stage's MoE layers x its E/EP local
+// experts x one expert's parameters / ETP. Their gradients are reduced, and their optimizer state
+// sharded, over the expert-data-parallel group (EDP), not DP x CP.
+std::int64_t stage_expert_parameters(const ModelSpec& model, const ParallelConfig& config, int stage);
+// MoE layers among the layers pipeline stage `stage` holds.
+int stage_moe_layer_count(const ModelSpec& model, const ParallelConfig& config, int stage);
+
+// Activation bytes one MoE block keeps for backward per microbatch beyond its attention (in place
+// of the dense MLP's), on one rank: see moe_block_activation_bytes() in memory_model.cpp.
+double moe_block_activation_bytes(const ModelSpec& model, const ParallelConfig& config);
 
 }  // namespace cc

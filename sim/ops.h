@@ -20,8 +20,9 @@ enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, SendRecv, AllTo
 // The process group a collective runs on, so that pricing, the traffic map and the timeline
 // tell context-parallel traffic from the rest without reading names. A context-parallel
 // group is the grid's "cp" group; a2a+p2p splits it into all-to-all groups of consecutive CP
-// ranks (--hierarchical-context-parallel-sizes' first size) and rings across them.
-enum class CommGroup { Other, Tensor, Context, ContextAllToAll, ContextRing };
+// ranks (--hierarchical-context-parallel-sizes' first size) and rings across them. Expert: an
+// MoE layer's token dispatch and combine over its EP, ETP or ETP x EP group (expert grid).
+enum class CommGroup { Other, Tensor, Context, ContextAllToAll, ContextRing, Expert };
 bool is_context_parallel(CommGroup g);
 
 struct ComputeOp {

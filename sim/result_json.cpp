@@ -53,6 +53,7 @@ nlohmann::json result_to_json(const SimResult& r) {
         {"recompute", b.recompute},
         {"tp_communication", b.tp_comm},
         {"cp_communication", b.cp_comm},
+        {"ep_communication", b.ep_comm},
         {"pp_communication", b.pp_comm},
         {"dp_communication", b.dp_comm},
         {"optimizer", b.optimizer},

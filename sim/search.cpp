@@ -111,14 +111,20 @@ void parallel_for(std::size_t n, int threads, const SearchProgress& progress, co
 }
 
 // What a layer's price depends on: the per-rank shape and the CP exchange.
+// What a layer's price depends on: the per-rank shape, the CP exchange and, for MoE layers,
+// the expert groups (EP, ETP: the innermost dimensions of the expert grid, so their placement
+// does not depend on DP).
 struct ShapeKey {
   int tp, cp, micro_batch;
   bool sp;
   CpCommType cp_comm_type;
+  int ep, etp;
   explicit ShapeKey(const ParallelConfig& c)
-      : tp(c.tp), cp(c.cp), micro_batch(c.micro_batch), sp(c.sequence_parallel), cp_comm_type(c.cp_comm_type) {}
+      : tp(c.tp), cp(c.cp), micro_batch(c.micro_batch), sp(c.sequence_parallel), cp_comm_type(c.cp_comm_type),
+        ep(c.ep), etp(c.etp) {}
   bool operator<(const ShapeKey& o) const {
-    return std::tie(tp, cp, micro_batch, sp, cp_comm_type) < std::tie(o.tp, o.cp, o.micro_batch, o.sp, o.cp_comm_type);
+    return std::tie(tp, cp, micro_batch, sp, cp_comm_type, ep, etp) <
+           std::tie(o.tp, o.cp, o.micro_batch, o.sp, o.cp_comm_type, o.ep, o.etp);
   }
 };
 
@@ -137,6 +143,10 @@ const char* exclusion_for(const std::string& field) {
       {"--pipeline-model-parallel-size", "layers do not split over PP x virtual stages"},
       {"--sequence-parallel", "sequence not divisible by TP (sequence parallelism)"},
       {"--recompute-num-layers", "recompute layer count does not fit the chunk"},
+      {"--expert-model-parallel-size", "EP x ETP does not divide the ranks of a stage (TP x CP x DP)"},
+      {"--expert-tensor-parallel-size", "ETP does not divide the expert FFN (or biased experts need ETP 1)"},
+      {"--overlap-moe-expert-parallel-comm", "EP communication overlap does not apply (Megatron-Core's rules)"},
+      {"--moe-shared-expert-overlap", "shared-expert overlap does not apply (Megatron-Core's rules)"},
   };
   for (const auto& [flag, reason] : kReasons)
     if (field == flag) return reason;
@@ -223,38 +233,59 @@ class Enumerator {
         }
         for (bool sp : space_.sequence_parallel) {
           if (sp && (tp == 1 || m_.seq_length % tp != 0)) continue;  // not a distinct layout
+          if (m_.moe.enabled() && tp > 1 && !sp) {
+            reject(out, "MoE under TP needs sequence parallelism (Megatron-Core)");
+            continue;
+          }
           for (bool distopt : space_.distributed_optimizer) {
             if (distopt && dp * cp == 1) continue;  // identical to the plain optimizer
-            ParallelConfig c;
-            c.tp = tp;
-            c.cp = cp;
-            c.cp_comm_type = cp_comm_type;
-            c.pp = pp;
-            c.dp = dp;
-            c.virtual_stages = v;
-            c.first_stage_layers = first;
-            c.last_stage_layers = last;
-            c.account_for_embedding = c.account_for_loss = counted;
-            c.micro_batch = mb;
-            c.global_batch = r_.global_batch;
-            c.sequence_parallel = sp;
-            c.distributed_optimizer = distopt;
-            c.overlap_grad_reduce = space_.overlap_grad_reduce;
-            c.tp_comm_overlap = space_.tp_comm_overlap && sp;
-            c.precision = space_.precision;
-            c.attention = space_.attention;
-            c.framework = space_.framework;
-            try {
-              validate_layout(c, m_, r_.gpus);  // the rules every other path applies
-            } catch (const SpecError& e) {
-              reject(out, exclusion_for(e.field()));
-              continue;
+            for (const auto& [ep, etp] : expert_choices(tp)) {
+              ParallelConfig c;
+              c.ep = ep;
+              c.etp = etp;
+              c.moe = space_.moe;
+              c.tp = tp;
+              c.cp = cp;
+              c.cp_comm_type = cp_comm_type;
+              c.pp = pp;
+              c.dp = dp;
+              c.virtual_stages = v;
+              c.first_stage_layers = first;
+              c.last_stage_layers = last;
+              c.account_for_embedding = c.account_for_loss = counted;
+              c.micro_batch = mb;
+              c.global_batch = r_.global_batch;
+              c.sequence_parallel = sp;
+              c.distributed_optimizer = distopt;
+              c.overlap_grad_reduce = space_.overlap_grad_reduce;
+              c.tp_comm_overlap = space_.tp_comm_overlap && sp;
+              c.precision = space_.precision;
+              c.attention = space_.attention;
+              c.framework = space_.framework;
+              try {
+                validate_layout(c, m_, r_.gpus);  // the rules every other path applies
+              } catch (const SpecError& e) {
+                reject(out, exclusion_for(e.field()));
+                continue;
+              }
+              add_recompute_choices(c, out, valid);
             }
-            add_recompute_choices(c, out, valid);
           }
         }
       }
     }
+  }
+
+  // (EP, ETP) pairs to try: EP 1 and no ETP for a dense model; else the space's lists, or every
+  // divisor of the routed experts and of TP (ETP 0 stands for "not given", which is TP).
+  std::vector<std::pair<int, int>> expert_choices(int tp) const {
+    if (!m_.moe.enabled()) return {{1, 0}};
+    const std::vector<int> eps = space_.ep.empty() ? divisors(m_.moe.num_experts) : space_.ep;
+    const std::vector<int> etps = space_.etp.empty() ? divisors(tp) : space_.etp;
+    std::vector<std::pair<int, int>> out;
+    for (int ep : eps)
+      for (int etp : etps) out.emplace_back(ep, space_.etp.empty() && etp == tp ? 0 : etp);
+    return out;
   }
 
   void reject(SearchOutcome& out, const char* reason) {
@@ -347,7 +378,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
          reasons.empty() ? "the search space is empty" : reasons);
   }
 
-  // Per-rank layer costs depend only on (TP, micro batch, SP): price each shape once.
+  // Per-rank layer costs depend only on the ShapeKey: price each shape once.
   const AnalyticCosts analytic(r.cluster, r.space.precision, r.space.framework);
   const CostSource& costs = r.costs ? *r.costs : analytic;
   std::map<ShapeKey, LayerCosts> shapes;
@@ -366,6 +397,10 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     c.precision = r.space.precision;
     c.attention = r.space.attention;
     c.framework = r.space.framework;
+    c.ep = key.ep;
+    c.etp = key.etp;
+    c.dp = c.ep * c.expert_tp();  // any DP the expert grid folds into; the groups priced do not depend on it
+    c.moe = r.space.moe;
     shape_slots[i]->second = price_layers(r.model, r.cluster, c, costs);
   });
 

@@ -40,10 +40,14 @@ struct SearchSpace {
                                                  RecomputeGranularity::Full};
   std::vector<RecomputeMethod> recompute_method = {RecomputeMethod::Uniform, RecomputeMethod::Block};
   std::vector<int> recompute_num_layers;  // empty: every count that divides (uniform) or fits (block)
+  // MoE models: EP (empty: every divisor of the routed experts) and ETP (empty: every divisor of
+  // TP, Megatron-LM's default TP among them). Dense models search EP 1 and no ETP.
+  std::vector<int> ep, etp;
   bool allow_cross_node_tp = false;
   // Applied to every layout (not searched).
   bool overlap_grad_reduce = false;
   bool tp_comm_overlap = false;  // to every layout with sequence parallelism
+  MoeRunOptions moe;             // MoE models' run-time switches (dispatcher, grouped GEMM, overlaps)
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
   std::string framework = kDefaultFramework;

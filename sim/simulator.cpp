@@ -125,7 +125,7 @@ class IterationGraph {
           TaskId first = -1;
           for (int piece = 0; piece < pieces; ++piece) {
             PassCost share = cost;
-            for (double* x : {&share.compute_s, &share.recompute_s, &share.tp_comm_s, &share.cp_comm_s,
+            for (double* x : {&share.compute_s, &share.recompute_s, &share.tp_comm_s, &share.ep_comm_s, &share.cp_comm_s,
                               &share.cp_transfer_s, &share.measured_s, &share.host_s, &share.span_s})
               *x /= pieces;
             const TaskId t = add(share.total() * slowdown(gg), {compute_[static_cast<std::size_t>(gg)]},
@@ -308,6 +308,7 @@ TimeBreakdown breakdown_of(const EventEngine& engine, const std::vector<TaskInfo
       b.recompute += i.cost.recompute_s * scale;
       b.tp_comm += i.cost.tp_comm_s * scale;
       b.cp_comm += i.cost.cp_comm_s * scale;
+      b.ep_comm += i.cost.ep_comm_s * scale;
       b.host += i.cost.host_wait() * scale;
     }
     cursor = engine.end(t);

@@ -38,13 +38,14 @@ struct TimeBreakdown {  // seconds on the reported stage; they sum to the iterat
   double recompute = 0;
   double tp_comm = 0;  // exposed
   double cp_comm = 0;  // exposed
+  double ep_comm = 0;  // exposed: MoE layers' dispatch and combine
   double pp_comm = 0;  // exposed
   double dp_comm = 0;  // exposed
   double optimizer = 0;
   double host = 0;     // idle, waiting for the host to issue kernels (a host-bound pass)
   double bubble = 0;   // idle, waiting on other stages
   double total() const {
-    return compute + recompute + tp_comm + cp_comm + pp_comm + dp_comm + optimizer + host + bubble;
+    return compute + recompute + tp_comm + cp_comm + ep_comm + pp_comm + dp_comm + optimizer + host + bubble;
   }
 };
 

@@ -188,6 +188,12 @@ LayerOps layer_ops(const LayerShape& shape, RecomputeScope scope) {
   ops.output_forward = output_forward(shape);
   ops.output_backward = output_backward(shape);
   ops.pipeline_receive = pipeline_receive(shape);
+  if (shape.moe.experts > 0) {
+    const LayerShape moe = moe_layer_shape(shape);
+    ops.moe_forward = layer_forward(moe, Phase::Forward);
+    ops.moe_backward = layer_backward(moe);
+    ops.moe_recompute = recompute_program(moe, scope);
+  }
   return ops;
 }
 

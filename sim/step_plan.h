@@ -113,6 +113,9 @@ struct LayerOps {
   OpProgram embedding_forward, embedding_backward;
   OpProgram output_forward, output_backward;
   OpProgram pipeline_receive;  // after an activation or gradient arrives from another stage
+  // An MoE layer's programs (moe_layer_shape()); empty for a dense model. The chunk's layers
+  // say which run which (ModelSpec::is_moe_layer).
+  OpProgram moe_forward, moe_backward, moe_recompute;
 };
 // What one layer reruns before its backward under `scope` (empty for Nothing).
 OpProgram recompute_program(const LayerShape& shape, RecomputeScope scope);

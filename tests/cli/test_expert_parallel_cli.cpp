@@ -57,10 +57,11 @@ TEST(ExpertParallelCli, BadMoeSwitchesNameTheirFlag) {
                  "--overlap-moe-expert-parallel-comm works with --moe-token-dispatcher-type alltoall");
 }
 
-TEST(ExpertParallelCli, AValidMixtureLayoutIsStillRefusedByItsPricing) {
-  expect_refused({"simulate", "--model", "mixtral-8x7b", "--gpus", "64", "--ep", "8", "--moe-token-dispatcher-type",
-                  "alltoall", "--moe-grouped-gemm"},
-                 "mixture-of-experts pricing (expert parallelism, token dispatch) is not modelled yet");
+TEST(ExpertParallelCli, MultiLatentAttentionIsStillRefusedByItsPricing) {
+  // The DeepSeek-V3 report's layout (PP 16, EP 64, no TP); 61 layers as 3 + 14 x 4 + 2.
+  expect_refused({"simulate", "--model", "deepseek-v3", "--gpus", "2048", "--pp", "16", "--ep", "64",
+                  "--decoder-first-pipeline-num-layers", "3", "--decoder-last-pipeline-num-layers", "2"},
+                 "uses multi-latent attention: its time and memory are not modelled yet");
 }
 
 }  // namespace
