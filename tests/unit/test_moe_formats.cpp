@@ -364,5 +364,31 @@ TEST(NemoMoeKeys, MegatronCoresNamesAndDefaults) {
             std::string::npos);
 }
 
+TEST(NemoMoeKeys, TheLaunchersMixtralConfigIsMixtral8x7B) {
+  std::ifstream in(reference("nemo/mixtral_8x7b.yaml"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const LayoutFile f = parse_layout_text(text, "mixtral_8x7b.yaml");
+  ASSERT_TRUE(f.model);
+  ModelSpec m = *f.model;
+  m.vocab_size = 32000;  // its tokenizer (mistralai/Mixtral-8x7B-v0.1) is not read; a note says so
+  EXPECT_EQ(m.total_parameters(), 46'702'792'704);
+  ModelSpec preset = load_model("mixtral-8x7b");
+  preset.name = m.name;
+  preset.seq_length = 4096;
+  EXPECT_EQ(model_to_json(m).dump(), model_to_json(preset).dump());
+  // Its layout as written: TP 1, PP 4 with 8 virtual stages, EP 8 on 8 nodes x 8, padded to a
+  // capacity factor of 1.
+  EXPECT_EQ(f.config.tp, 1);
+  EXPECT_EQ(f.config.pp, 4);
+  EXPECT_EQ(f.config.virtual_stages, 8);
+  EXPECT_EQ(f.config.ep, 8);
+  EXPECT_EQ(f.gpus, 64);
+  EXPECT_EQ(f.config.moe.dispatcher, TokenDispatcher::AllToAll);
+  EXPECT_FALSE(f.config.moe.grouped_gemm);
+  EXPECT_TRUE(f.config.moe.pad_to_capacity);
+  EXPECT_EQ(f.config.moe.capacity_factor, 1.0);
+  EXPECT_DOUBLE_EQ(f.config.moe.aux_loss_coeff, 0.01);
+}
+
 }  // namespace
 }  // namespace cc
