@@ -142,19 +142,20 @@ void read_model_architecture(const NemoKeys& y, MegatronModelArgs& a) {
   a.moe_router_topk_scaling_factor = y.number("model.moe_router_topk_scaling_factor");
   a.moe_router_enable_expert_bias = y.boolean("model.moe_router_enable_expert_bias", false);
   a.multi_latent_attention = y.boolean("model.multi_latent_attention", false);
-  if (a.multi_latent_attention) {
-    a.q_lora_rank = y.is_null("model.q_lora_rank") ? 0 : y.integer("model.q_lora_rank").value_or(512);
-    a.kv_lora_rank = y.integer("model.kv_lora_rank").value_or(512);
-    a.qk_head_dim = y.integer("model.qk_head_dim").value_or(128);
-    a.qk_pos_emb_head_dim = y.integer("model.qk_pos_emb_head_dim").value_or(64);
-    a.v_head_dim = y.integer("model.v_head_dim").value_or(128);
-  } else {
-    // Given without MLA, apply_megatron_model refuses them by name.
-    a.q_lora_rank = y.integer("model.q_lora_rank");
-    a.kv_lora_rank = y.integer("model.kv_lora_rank");
-    a.qk_head_dim = y.integer("model.qk_head_dim");
-    a.qk_pos_emb_head_dim = y.integer("model.qk_pos_emb_head_dim");
-    a.v_head_dim = y.integer("model.v_head_dim");
+  // With MLA a key left out takes MLATransformerConfig's default; without it, one given is
+  // refused by apply_megatron_model, naming it.
+  const struct {
+    const char* key;
+    std::optional<int> MegatronModelArgs::*field;
+    int mla_default;
+  } widths[] = {{"model.q_lora_rank", &MegatronModelArgs::q_lora_rank, 512},
+                {"model.kv_lora_rank", &MegatronModelArgs::kv_lora_rank, 512},
+                {"model.qk_head_dim", &MegatronModelArgs::qk_head_dim, 128},
+                {"model.qk_pos_emb_head_dim", &MegatronModelArgs::qk_pos_emb_head_dim, 64},
+                {"model.v_head_dim", &MegatronModelArgs::v_head_dim, 128}};
+  for (const auto& w : widths) {
+    a.*w.field = y.integer(w.key);
+    if (a.multi_latent_attention && !(a.*w.field)) a.*w.field = y.is_null(w.key) ? 0 : w.mla_default;
   }
   a.mtp_num_layers = y.integer("model.mtp_num_layers");
 }

@@ -10,25 +10,18 @@
 namespace cc::cli_test {
 namespace {
 
-nlohmann::json run_json(const std::vector<std::string>& args) {
-  const RunResult r = run_clustercast(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return nlohmann::json::object();
-  return nlohmann::json::parse(r.out);
-}
-
 void expect_exports_read_back(const std::vector<std::string>& search) {
   const TempDir dir;
-  const nlohmann::json found = run_json(with(search, {"--json"}));
+  const nlohmann::json found = json_output(with(search, {"--json"}));
   ASSERT_TRUE(found.contains("results"));
   const nlohmann::json& best = found["results"][0];
   // The model's own count (search's JSON lists layouts, not the model): the preset simulated alone.
-  const nlohmann::json model = run_json({"simulate", "--model", search.at(2), "--gpus", "1", "--json"});
+  const nlohmann::json model = json_output({"simulate", "--model", search.at(2), "--gpus", "1", "--json"});
   const RunResult s = run_clustercast(
       with(search, {"--export-megatron", dir.file("best.args"), "--export-nemo", dir.file("best.yaml")}));
   ASSERT_EQ(s.exit_code, 0) << s.err;
   for (const char* file : {"best.args", "best.yaml"}) {
-    const nlohmann::json back = run_json({"simulate", "--config", dir.file(file), "--json"});
+    const nlohmann::json back = json_output({"simulate", "--config", dir.file(file), "--json"});
     ASSERT_TRUE(back.contains("iteration_time_s")) << file;
     EXPECT_EQ(back["iteration_time_s"], best["iteration_time_s"]) << file;
     EXPECT_EQ(back["peak_memory_gib"], best["peak_memory_gib"]) << file;
@@ -54,8 +47,8 @@ TEST(MoeFormatsCli, Qwen3MoesMegatronAndNemoExportsReadBackToTheirPrediction) {
 TEST(MoeFormatsCli, ModelFlagsOnTheCommandLineMakeAPresetMoe) {
   // --num-experts over a dense preset: Megatron-LM's defaults fill the rest (top-2, experts as
   // wide as the FFN), and the count follows: 8 experts of 3 x 4096 x 14336 per layer.
-  const nlohmann::json dense = run_json({"simulate", "--model", "llama3-8b", "--gpus", "8", "--json"});
-  const nlohmann::json moe = run_json({"simulate", "--model", "llama3-8b", "--gpus", "8", "--num-experts", "8", "--json"});
+  const nlohmann::json dense = json_output({"simulate", "--model", "llama3-8b", "--gpus", "8", "--json"});
+  const nlohmann::json moe = json_output({"simulate", "--model", "llama3-8b", "--gpus", "8", "--num-experts", "8", "--json"});
   const long long expert = 3LL * 4096 * 14336, router = 4096LL * 8;
   EXPECT_EQ(moe["parameters_total"].get<long long>() - dense["parameters_total"].get<long long>(),
             32 * (7 * expert + router));
