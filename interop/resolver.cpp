@@ -78,6 +78,16 @@ ResolvedRun resolve_run(RunRequest request) {
   if (c.dp < 1) fail_at("--data-parallel-size", "--data-parallel-size is {}; it must be >= 1", c.dp);
   if (!layout.global_batch_named && !layout.from_file) c.global_batch = default_global_batch(c.micro_batch, c.dp);
 
+  // Megatron-LM's arguments.py (and NeMo after it) turns sequence parallelism off at TP 1 —
+  // "Disabling sequence parallelism because tensor model parallelism is disabled" — so a launch
+  // line that asks for both trains without it; the warning says so, as Megatron's does. (Its
+  // --tp-comm-overlap check comes after, so that flag is then refused, as Megatron refuses it.)
+  if (c.sequence_parallel && c.tp == 1) {
+    c.sequence_parallel = false;
+    out.warnings.push_back(
+        "--sequence-parallel is off at --tensor-model-parallel-size 1, as Megatron-LM turns it off (there is no "
+        "TP group to split the sequence over)");
+  }
   request.model.validate("model '" + request.model.name + "'");
   try {
     request.cluster.validate("cluster '" + request.cluster.name + "'");

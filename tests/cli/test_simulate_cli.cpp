@@ -163,3 +163,25 @@ TEST(SimulateCli, ConfigFileReproducesTheLayout) {
 
 }  // namespace
 }  // namespace cc::cli_test
+
+namespace cc::cli_test {
+namespace {
+
+// Megatron-LM turns --sequence-parallel off at TP 1 (arguments.py) and trains on; so does
+// simulate, with a warning, and the run is the run without it.
+TEST(SimulateCli, SequenceParallelAtTp1IsOffAsInMegatron) {
+  const std::vector<std::string> plain = {"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--tp", "1", "--pp", "2",
+                                          "--global-batch-size", "64", "--json"};
+  const RunResult without = run_clustercast(plain);
+  const RunResult with_sp = run_clustercast(with(plain, {"--sequence-parallel"}));
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  ASSERT_EQ(with_sp.exit_code, 0) << with_sp.err;
+  EXPECT_NE(with_sp.err.find("warning: --sequence-parallel is off at --tensor-model-parallel-size 1"),
+            std::string::npos)
+      << with_sp.err;
+  EXPECT_EQ(nlohmann::json::parse(with_sp.out)["iteration_time_s"], nlohmann::json::parse(without.out)["iteration_time_s"]);
+  EXPECT_EQ(nlohmann::json::parse(with_sp.out)["config"]["sequence_parallel"], false);
+}
+
+}  // namespace
+}  // namespace cc::cli_test
