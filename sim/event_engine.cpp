@@ -89,21 +89,27 @@ void EventEngine::push(SimTime time, TaskId task, EventKind kind) {
 
 void EventEngine::join_links(TaskId id, SimTime now) {
   Task& t = tasks_[static_cast<std::size_t>(id)];
-  t.remaining = static_cast<double>(t.link_time);
-  t.rate = 0;
-  t.rated_at = now;
-  for (auto i = t.links_begin; i < t.links_end; ++i)
-    links_[static_cast<std::size_t>(task_links_[static_cast<std::size_t>(i)])].active.push_back(id);
-  share_bandwidth(id, now);
+  progress_[static_cast<std::size_t>(id)] = {static_cast<double>(t.link_time), 0.0, now};
+  bool alone = true;
+  for (auto i = t.links_begin; i < t.links_end; ++i) {
+    auto& active = links_[static_cast<std::size_t>(task_links_[static_cast<std::size_t>(i)])].active;
+    active.push_back(id);
+    alone = alone && active.size() == 1;
+  }
+  if (!alone) return share_bandwidth(id, now);
+  progress_[static_cast<std::size_t>(id)].rate = 1.0;  // the common case: nobody to share with
+  push(now + t.link_time, id, EventKind::Finish);
 }
 
 void EventEngine::leave_links(TaskId id, SimTime now) {
   const Task& t = tasks_[static_cast<std::size_t>(id)];
+  bool others = false;
   for (auto i = t.links_begin; i < t.links_end; ++i) {
     auto& active = links_[static_cast<std::size_t>(task_links_[static_cast<std::size_t>(i)])].active;
     active.erase(std::find(active.begin(), active.end(), id));
+    others = others || !active.empty();
   }
-  share_bandwidth(id, now);
+  if (others) share_bandwidth(id, now);
 }
 
 // Max-min fair rates over the links and tasks a change reaches (its connected component:
@@ -142,10 +148,10 @@ void EventEngine::share_bandwidth(TaskId changed, SimTime now) {
     }
   // Bring every task's progress up to now at its old rate, then rate them afresh.
   for (TaskId a : component_tasks_) {
-    Task& t = tasks_[static_cast<std::size_t>(a)];
-    t.remaining = std::max(0.0, t.remaining - static_cast<double>(now - t.rated_at) * t.rate);
-    t.rated_at = now;
-    t.rate = 0;
+    LinkProgress& p = progress_[static_cast<std::size_t>(a)];
+    p.remaining = std::max(0.0, p.remaining - static_cast<double>(now - p.rated_at) * p.rate);
+    p.rated_at = now;
+    p.rate = 0;
   }
   for (LinkId l : component_links_) {
     capacity_left_[static_cast<std::size_t>(l)] = 1.0;
@@ -163,9 +169,10 @@ void EventEngine::share_bandwidth(TaskId changed, SimTime now) {
     }
     share = std::max(share, 1e-12);  // rounding can leave a link a hair below its users' due
     for (TaskId a : links_[static_cast<std::size_t>(bottleneck)].active) {
-      Task& t = tasks_[static_cast<std::size_t>(a)];
-      if (t.rate > 0) continue;
-      t.rate = share;
+      const Task& t = tasks_[static_cast<std::size_t>(a)];
+      LinkProgress& p = progress_[static_cast<std::size_t>(a)];
+      if (p.rate > 0) continue;
+      p.rate = share;
       --left;
       for (auto i = t.links_begin; i < t.links_end; ++i) {
         const auto l = static_cast<std::size_t>(task_links_[static_cast<std::size_t>(i)]);
@@ -177,9 +184,9 @@ void EventEngine::share_bandwidth(TaskId changed, SimTime now) {
   // New finish times; the events of the old rates go stale. The small allowance keeps a share
   // of 1/3 (which doubles store a hair low) from adding a nanosecond to an exact finish.
   for (TaskId a : component_tasks_) {
-    Task& t = tasks_[static_cast<std::size_t>(a)];
-    ++t.version;
-    push(now + static_cast<SimTime>(std::ceil(t.remaining / t.rate - 1e-6)), a, EventKind::Finish);
+    const LinkProgress& p = progress_[static_cast<std::size_t>(a)];
+    ++tasks_[static_cast<std::size_t>(a)].version;
+    push(now + static_cast<SimTime>(std::ceil(p.remaining / p.rate - 1e-6)), a, EventKind::Finish);
   }
 }
 
@@ -208,6 +215,7 @@ void EventEngine::run() {
     }
   }
 
+  if (!task_links_.empty()) progress_.assign(n, {});
   for (TaskId t = 0; t < static_cast<TaskId>(n); ++t) try_start(t, 0);
   std::size_t finished = 0;
   while (!heap_.empty()) {

@@ -74,11 +74,14 @@ class EventEngine {
     // Link use: the last link_time of duration, over task_links_[links_begin, links_end).
     SimTime link_time = 0;
     std::int32_t links_begin = 0, links_end = 0;
-    // While on its links: link time left (ns at full rate), the share it progresses at, since when.
-    double remaining = 0, rate = 0;
-    SimTime rated_at = 0;
     std::uint32_t version = 0;  // a finish event of an older version was superseded by a new rate
     bool on_links() const { return link_time > 0 && links_end > links_begin; }
+  };
+  // A task's progress while on its links: link time left (ns at full rate), the share it
+  // progresses at, since when. Apart from Task, which the loop over every task reads.
+  struct LinkProgress {
+    double remaining = 0, rate = 0;
+    SimTime rated_at = 0;
   };
   struct Stream {
     std::string name;
@@ -105,6 +108,7 @@ class EventEngine {
   void share_bandwidth(TaskId changed, SimTime now);
 
   std::vector<Task> tasks_;
+  std::vector<LinkProgress> progress_;  // per task, sized by run() when any task uses links
   std::vector<StreamId> task_streams_;
   std::vector<TaskId> stream_predecessor_;  // parallel to task_streams_: previous task on that stream
   std::vector<Stream> streams_;
