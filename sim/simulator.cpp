@@ -10,6 +10,9 @@
 #include "sim/event_engine.h"
 #include "sim/flops.h"
 #include "sim/iteration_costs.h"
+#include "sim/layer_program.h"
+#include "sim/memory_model.h"
+#include "sim/parallel_layout.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_plan.h"
 
@@ -42,8 +45,10 @@ struct TaskInfo {
 
 class IterationGraph {
  public:
-  IterationGraph(const ModelSpec& m, const ParallelConfig& c, const IterationCosts& costs, const SimOptions& o)
+  IterationGraph(const ModelSpec& m, const ClusterSpec& cluster, const ParallelConfig& c, const IterationCosts& costs,
+                 const SimOptions& o)
       : m_(m),
+        cluster_(cluster),
         c_(c),
         costs_(costs),
         replicas_(o.every_rank ? c.dp : 1),
@@ -68,6 +73,7 @@ class IterationGraph {
       for (int k = 0; k < c_.virtual_stages; ++k)
         chunks_[static_cast<std::size_t>(s)].push_back(chunk_plan(m_, c_, s, k));
     add_streams();
+    add_links();
     add_compute_passes();
     add_pipeline_transfers();
     add_gradient_reductions();
@@ -101,6 +107,55 @@ class IterationGraph {
     last_pieces_.assign(gangs, {});
   }
 
+  // Links of every simulated rank, one direction each: its NIC (traffic to other NVLink domains)
+  // and its NVLink port (inside its domain). A simulated rank stands for each GPU of its TP x CP
+  // gang (and, in symmetric mode, of its DP replicas), each with its own NIC and port carrying
+  // the same traffic, so one rank's links are every such GPU's. Whether a group leaves its NVLink
+  // domain is read from its placement, as pricing reads it (the groups are regular: rank 0's
+  // stands for all).
+  void add_links() {
+    const ParallelGrid grid = c_.grid();
+    for (int s = 0; s < c_.pp; ++s)
+      for (int r = 0; r < replicas_; ++r) {
+        auto name = [&](const char* what) { return fmt::format("stage {} replica {} {}", s, r, what); };
+        first_rank_.push_back(grid.rank({0, 0, r, s}));  // kDenseGridOrder: tp, cp, dp, pp
+        links_.push_back({engine_.add_link(name("nic out")), engine_.add_link(name("nic in")),
+                          engine_.add_link(name("nvlink out")), engine_.add_link(name("nvlink in"))});
+      }
+    dp_leaves_domain_ = place_in_nvlink_domains(grid.group(0, kGradientGroup), cluster_).nodes > 1;
+    if (m_.moe.enabled()) {
+      dp_leaves_domain_ =
+          dp_leaves_domain_ || place_in_nvlink_domains(c_.expert_grid().group(0, "edp"), cluster_).nodes > 1;
+      ep_leaves_domain_ = place_layer_groups(c_, cluster_.nvlink_domain_size()).ep_etp.nodes > 1;
+    }
+  }
+  struct RankLinks {
+    LinkId nic_out, nic_in, nvlink_out, nvlink_in;
+  };
+  // A transfer from `from` to `to` (gangs) goes out of one and into the other, over NICs when
+  // they are in different NVLink domains.
+  std::vector<LinkId> transfer_links(int from, int to) const {
+    const RankLinks& a = links_[static_cast<std::size_t>(from)];
+    const RankLinks& b = links_[static_cast<std::size_t>(to)];
+    if (cluster_.same_nvlink_domain(first_rank_[static_cast<std::size_t>(from)], first_rank_[static_cast<std::size_t>(to)]))
+      return {a.nvlink_out, b.nvlink_in};
+    return {a.nic_out, b.nic_in};
+  }
+  // A collective's ring sends and receives at every member: both directions of each one's NIC
+  // when the group leaves its NVLink domain, else of its NVLink port.
+  std::vector<LinkId> collective_links(const std::vector<int>& gangs, bool leaves_domain) const {
+    std::vector<LinkId> out;
+    for (int gg : gangs) {
+      const RankLinks& l = links_[static_cast<std::size_t>(gg)];
+      if (leaves_domain) out.insert(out.end(), {l.nic_out, l.nic_in});
+      else out.insert(out.end(), {l.nvlink_out, l.nvlink_in});
+    }
+    return out;
+  }
+  // The whole of a transfer's priced time shares its links (its latency, microseconds against
+  // the milliseconds of its bytes, too).
+  void share_links(TaskId t, const std::vector<LinkId>& links) { engine_.use_links(t, engine_.duration_alone(t), links); }
+
   // Compute passes, in each rank's schedule order.
   void add_compute_passes() {
     for (int r = 0; r < replicas_; ++r)
@@ -130,6 +185,13 @@ class IterationGraph {
               *x /= pieces;
             const TaskId t = add(share.total() * slowdown(gg), {compute_[static_cast<std::size_t>(gg)]},
                                  {forward ? TaskKind::Forward : TaskKind::Backward, gg, pass.microbatch, pass.chunk, share});
+            // MoE dispatch and combine that leave the NVLink domain share the NIC with the
+            // pipeline and DP traffic of the moment; taken as the pass's last stretch (the
+            // engine's link part comes after its own-pace part).
+            if (ep_leaves_domain_ && share.ep_comm_s > 0) {
+              const RankLinks& l = links_[static_cast<std::size_t>(gg)];
+              engine_.use_links(t, std::min(engine_.duration_alone(t), to_sim_time(share.ep_comm_s)), {l.nic_out, l.nic_in});
+            }
             if (first < 0) first = t;
             if (pieces > 1) last_pieces_[static_cast<std::size_t>(gg)].push_back(t);
           }
@@ -156,6 +218,7 @@ class IterationGraph {
                                   {TaskKind::Send, gg, pass.microbatch, pass.chunk, {}});
           engine_.add_dependency(from, send);
           const int to_gang = gang(pass.send_to, r);
+          share_links(send, transfer_links(gg, to_gang));
           engine_.add_dependency(send, (forward ? fwd_ : bwd_)[static_cast<std::size_t>(to_gang)][slot(pass.send_to_chunk, pass.microbatch)]);
           const TaskId next = next_compute_[static_cast<std::size_t>(from)];
           if (next >= 0 && blocking_p2p_) engine_.add_dependency(send, next);
@@ -169,6 +232,7 @@ class IterationGraph {
     for (int s = 0; s < c_.pp; ++s) {
       std::vector<StreamId> group;
       for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
+      const std::vector<LinkId> links = collective_links(replica_gangs(s), dp_leaves_domain_);
       auto dep_all = [&](TaskId t, auto pick) {
         for (int r = 0; r < replicas_; ++r) engine_.add_dependency(pick(gang(s, r)), t);
       };
@@ -178,20 +242,26 @@ class IterationGraph {
           for (std::size_t k = 0; k < pieces0.size(); ++k) {
             const TaskId t = add(costs_.bucket_reduce_s[static_cast<std::size_t>(s)], group,
                                  {TaskKind::GradReduce, gang(s, 0), -1, 0, {}});
+            share_links(t, links);
             dep_all(t, [&](int gg) { return last_pieces_[static_cast<std::size_t>(gg)][k]; });
           }
         } else {
           const TaskId t = add(costs_.grad_reduce_s[static_cast<std::size_t>(s)], group,
                                {TaskKind::GradReduce, gang(s, 0), -1, 0, {}});
+          share_links(t, links);
           dep_all(t, [&](int gg) { return engine_.stream_tasks(compute_[static_cast<std::size_t>(gg)]).back(); });
         }
       }
     }
     // Tied embeddings: first and last stage sum their word-embedding gradients.
     if (costs_.embedding_sync_s > 0)
-      for (int r = 0; r < replicas_; ++r)
-        add(costs_.embedding_sync_s, {dp_[static_cast<std::size_t>(gang(0, r))], dp_[static_cast<std::size_t>(gang(c_.pp - 1, r))]},
-            {TaskKind::EmbeddingSync, gang(0, r), -1, 0, {}});
+      for (int r = 0; r < replicas_; ++r) {
+        const int first = gang(0, r), last = gang(c_.pp - 1, r);
+        const TaskId t = add(costs_.embedding_sync_s, {dp_[static_cast<std::size_t>(first)], dp_[static_cast<std::size_t>(last)]},
+                             {TaskKind::EmbeddingSync, first, -1, 0, {}});
+        share_links(t, collective_links({first, last}, !cluster_.same_nvlink_domain(first_rank_[static_cast<std::size_t>(first)],
+                                                                                      first_rank_[static_cast<std::size_t>(last)])));
+      }
   }
 
   // Global gradient norm (every stage meets), then each stage's optimizer step.
@@ -222,11 +292,17 @@ class IterationGraph {
       for (int r = 0; r < replicas_; ++r) group.push_back(dp_[static_cast<std::size_t>(gang(s, r))]);
       const TaskId t = add(costs_.param_gather_s[static_cast<std::size_t>(s)], group,
                            {TaskKind::ParamGather, gang(s, 0), -1, 0, {}});
+      share_links(t, collective_links(replica_gangs(s), dp_leaves_domain_));
       for (int r = 0; r < replicas_; ++r) engine_.add_dependency(optimizer_[static_cast<std::size_t>(r * c_.pp + s)], t);
     }
   }
 
   int gang(int stage, int replica) const { return stage * replicas_ + replica; }
+  std::vector<int> replica_gangs(int stage) const {
+    std::vector<int> out;
+    for (int r = 0; r < replicas_; ++r) out.push_back(gang(stage, r));
+    return out;
+  }
   std::size_t slot(int chunk, int microbatch) const {
     return static_cast<std::size_t>(chunk * c_.num_microbatches() + microbatch);
   }
@@ -252,6 +328,7 @@ class IterationGraph {
     return t;
   }
   const ModelSpec& m_;
+  const ClusterSpec& cluster_;
   const ParallelConfig& c_;
   const IterationCosts& costs_;
   int replicas_;
@@ -260,6 +337,9 @@ class IterationGraph {
   EventEngine engine_;
   std::vector<TaskInfo> info_;
   std::vector<StreamId> compute_, send_, dp_;
+  std::vector<RankLinks> links_;  // per gang
+  std::vector<int> first_rank_;   // per gang: its TP-rank-0, CP-rank-0 GPU
+  bool dp_leaves_domain_ = false, ep_leaves_domain_ = false;
   std::vector<std::vector<TaskId>> fwd_, bwd_, bwd_last_;  // [gang][slot]; bwd_last_: last bucket piece
   std::vector<TaskId> last_compute_;  // per gang, while building
   std::vector<std::vector<PipelinePass>> schedule_;  // each stage's passes
@@ -298,7 +378,9 @@ TimeBreakdown breakdown_of(const EventEngine& engine, const std::vector<TaskInfo
   for (TaskId t : engine.stream_tasks(stream)) {
     classify_gap(cursor, engine.start(t), engine.waited_for(t));
     const TaskInfo& i = info[static_cast<std::size_t>(t)];
-    const double seconds = to_seconds(engine.duration(t));
+    const double seconds = to_seconds(engine.duration_alone(t));
+    // A pass outlasts its own time only while its dispatch and combine share a NIC.
+    b.ep_comm += to_seconds(engine.duration(t) - engine.duration_alone(t));
     if (i.kind == TaskKind::Optimizer) {
       b.optimizer += seconds;
     } else {
@@ -369,7 +451,7 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
     fail("one iteration of {} under {} would take about {:.3g} s of compute; that is beyond what the simulator "
          "represents (1e9 s) — check the model shape and batch",
          model.name, config.summary(), serial);
-  IterationGraph graph(model, config, priced, options);
+  IterationGraph graph(model, cluster, config, priced, options);
   graph.build();
   EventEngine& engine = graph.engine();
   engine.run();
@@ -436,7 +518,7 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
         if (i.cost.cp_transfer_s > 0 && modelled > 0)
           r.timeline.push_back({gang, gang / replicas, gang % replicas, StreamLane::Cp, i.microbatch, i.chunk,
                                 "cp " + pass_name(i), i.kind, engine.start(t),
-                                to_sim_time(i.cost.cp_transfer_s * to_seconds(engine.duration(t)) / modelled)});
+                                to_sim_time(i.cost.cp_transfer_s * to_seconds(engine.duration_alone(t)) / modelled)});
       }
     }
   }
