@@ -288,6 +288,7 @@ CorpusRow moe_row_from(const RowFields& f) {
   const std::string& recipe = f.text("fp8_recipe");
   if (recipe == "blockwise" || recipe == "mxfp8") not_modelled("fp8_recipe", fmt::format("FP8 recipe '{}'", recipe));
   apply_features(r, f);
+  r.measured_resident_gib = f.positive_or_none("allocated_memory_gib");
   return checked(r, f);
 }
 

@@ -20,6 +20,9 @@ struct CorpusRow {
   ParallelConfig config;
   double measured_s = 0;
   std::optional<double> measured_peak_gib;
+  // Memory resident between steps (weights, gradients, optimizer state), where the source logs
+  // it: Megatron-LM's mem-allocated-bytes after warm-up (the MoE rows' allocated_memory_gib).
+  std::optional<double> measured_resident_gib;
   std::vector<std::string> assumed;  // columns the source does not state
   std::string note;
 

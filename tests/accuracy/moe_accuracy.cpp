@@ -9,6 +9,8 @@
 #include "accuracy/fit.h"
 #include "accuracy/metrics.h"
 #include "accuracy/report.h"
+#include "sim/memory_model.h"
+#include "sim/units.h"
 
 namespace cc::accuracy {
 
@@ -56,6 +58,18 @@ MemoryComparison compare_peak_memory(const std::vector<CorpusRow>& rows) {
   }
   c.median_abs = median(errors);
   return c;
+}
+
+PeakSplit split_peak_memory(const std::vector<CorpusRow>& rows) {
+  std::vector<double> resident, transient;
+  for (const CorpusRow& r : rows) {
+    if (!states_peak(r) || !r.measured_resident_gib || !(*r.measured_peak_gib > *r.measured_resident_gib)) continue;
+    const MemoryReport report = memory_model(r.model, r.config);
+    const MemoryBreakdown& last = report.stages.back().bytes;
+    resident.push_back(relative_error((last.weights + last.gradients + last.optimizer) / kGiB, *r.measured_resident_gib));
+    transient.push_back(relative_error(last.activations / kGiB, *r.measured_peak_gib - *r.measured_resident_gib));
+  }
+  return {resident.size(), median(resident), median(transient)};
 }
 
 TimeComparison compare_time(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted) {
@@ -114,6 +128,7 @@ std::string moe_report(const MoeRows& moe, const Calibration& fitted, const std:
   for (const CorpusRow& r : dense)
     if (r.source == "megatron-functional-tests") dense_ci.push_back(r);
   const MemoryComparison dense_memory = compare_peak_memory(dense_ci);
+  const PeakSplit split = split_peak_memory(moe.rows);
 
   std::string md = fmt::format(
       "\n## Mixture of experts (held out)\n\nThe measured MoE runs of `tests/reference/measured/moe/` (sources and "
@@ -123,10 +138,13 @@ std::string moe_report(const MoeRows& moe, const Calibration& fitted, const std:
       "error {}, median {}, {} within 10%, predicted / measured {:.2f} on average. Peak memory ({} rows; "
       "`mem-max-allocated-bytes` of the last rank against the memory model's last stage without its reserve, as in "
       "\"Peak memory\" above): median error {}, {} within 10%; the dense functional tests, compared the same way: "
-      "median {}, {} within 10% ({} rows).\n\n",
+      "median {}, {} within 10% ({} rows). Where a row also logs the memory resident between steps "
+      "(`mem-allocated-bytes`, {} rows), the miss splits into weights, gradients and optimizer state against it "
+      "(median {}) and activations against the rest of the peak (median {}).\n\n",
       moe.rows.size(), moe.refused.size(), abs_pct(all.mean_abs), abs_pct(all.median_abs), abs_pct(all.within_10),
       all.predicted_over_measured, memory.rows, abs_pct(memory.median_abs), abs_pct(memory.within_10),
-      abs_pct(dense_memory.median_abs), abs_pct(dense_memory.within_10), dense_memory.rows);
+      abs_pct(dense_memory.median_abs), abs_pct(dense_memory.within_10), dense_memory.rows, split.rows,
+      fmt::format("{:+.1f}%", 100 * split.resident_median), fmt::format("{:+.1f}%", 100 * split.transient_median));
   md += table;
 
   std::map<std::string, std::map<std::string, int>> reasons;  // reason -> source -> rows

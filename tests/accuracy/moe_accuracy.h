@@ -28,6 +28,16 @@ struct MemoryComparison {
 };
 MemoryComparison compare_peak_memory(const std::vector<CorpusRow>& rows);
 
+// The peak split where a row also logs what stays resident between steps: the memory model's
+// weights, gradients and optimizer state of the last stage against mem-allocated-bytes
+// (`resident`), and its activations against the peak less that (`transient`). Signed medians
+// (predicted / measured - 1): which half of the peak a miss sits in.
+struct PeakSplit {
+  std::size_t rows = 0;
+  double resident_median = 0, transient_median = 0;
+};
+PeakSplit split_peak_memory(const std::vector<CorpusRow>& rows);
+
 struct TimeComparison {
   std::size_t rows = 0;
   double mean_abs = 0, median_abs = 0, within_10 = 0;
