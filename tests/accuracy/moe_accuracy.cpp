@@ -116,10 +116,13 @@ std::string moe_report(const MoeRows& moe, const Calibration& fitted, const std:
     const TimeComparison t = compare_time(rows, p);
     const MemoryComparison m = compare_peak_memory(rows);
     const auto refused = refused_in.find(key);
-    table += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} | {} |\n", key, t.rows,
-                         refused == refused_in.end() ? std::string() : std::to_string(refused->second),
-                         abs_pct(t.mean_abs), abs_pct(t.median_abs), abs_pct(t.within_10), t.predicted_over_measured,
-                         m.rows, m.rows ? abs_pct(m.median_abs) : "", m.rows ? abs_pct(m.within_10) : "");
+    const std::string time = t.rows ? fmt::format("{} | {} | {} | {:.2f}", abs_pct(t.mean_abs), abs_pct(t.median_abs),
+                                                  abs_pct(t.within_10), t.predicted_over_measured)
+                                    : std::string(" | | |");
+    const std::string memory = m.rows ? fmt::format("{} | {}", abs_pct(m.median_abs), abs_pct(m.within_10)) : " |";
+    table += fmt::format("| {} | {} | {} | {} | {} | {} |\n", key, t.rows,
+                         refused == refused_in.end() ? std::string() : std::to_string(refused->second), time, m.rows,
+                         memory);
   }
 
   const TimeComparison all = compare_time(moe.rows, predicted);
