@@ -219,7 +219,7 @@ void apply_features(CorpusRow& r, const RowFields& f) {
       if (!r.model.mla.enabled) r.model.qk_norm = QkNorm::PerHead;
     } else if (feature == "token-drop" || feature == "moe-a2a-overlap") {
       // Stated by their own columns (capacity_factor, pad_to_capacity,
-      // overlap_moe_expert_parallel_comm), read below.
+      // overlap_moe_expert_parallel_comm), read with the other MoE columns.
     } else if (feature == "group-limited-routing") {
       // The router picks its top-k within the best groups: the same router GEMM and a top-k
       // over fewer candidates, which the router's pricing already covers; the groups' sizes
