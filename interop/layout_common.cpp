@@ -99,6 +99,23 @@ ModelSpec gpt_base() {
   return m;
 }
 
+void refuse_unwritable_architecture(const ModelSpec& m, const std::string& export_flag) {
+  auto refuse = [&](const char* what) {
+    fail("{}: model '{}' has {}, which Megatron-LM's model flags and NeMo's keys cannot express; export it with "
+         "--export (JSON)",
+         export_flag, m.name, what);
+  };
+  if (m.moe.router_linear_bias) refuse("a router with a bias (gpt-oss)");
+  if (m.attention_sinks) refuse("attention sinks (gpt-oss)");
+  if (m.qk_norm == QkNorm::Full) refuse("q/k norms over the whole query and key widths (OLMoE)");
+  if (!m.moe.enabled() && !m.mla.enabled) return;
+  if (m.moe.enabled() && m.projection_bias != m.moe.expert_linear_biases)
+    refuse("biases on the attention's output projection but not on the experts' linears, or the reverse");
+  if (m.projection_bias && !m.qkv_bias) refuse("a biased output projection with unbiased Q, K and V");
+  if (!m.projection_bias && !m.gated_mlp() && m.moe_layer_count() < m.num_layers)
+    refuse("unbiased attention beside dense GeLU MLPs with biases");
+}
+
 void finish_layout(LayoutFile& out, const std::string& where) {
   ParallelConfig& c = out.config;
   // A count below 1 is refused by the command that reads the file, naming the file.

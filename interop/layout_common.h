@@ -32,6 +32,12 @@ std::string prediction_comment(const SimResult& r);
 // the shape keys of a Megatron or NeMo file refine — the same base as the shape flags alone.
 ModelSpec gpt_base();
 
+// What Megatron-LM's model flags (and NeMo's keys, the same TransformerConfig fields) cannot say
+// about a model, refused by name for `export_flag`: gpt-oss's router bias and sinks, OLMoE's
+// whole-width q/k norms, and for a model with experts or MLA the bias combinations that
+// Megatron-LM's one --add-bias-linear switch (with --add-qkv-bias) does not make.
+void refuse_unwritable_architecture(const ModelSpec& m, const std::string& export_flag);
+
 // DP from the file's GPU count, and the global batch Megatron-LM defaults to (micro x DP).
 void finish_layout(LayoutFile& out, const std::string& where);
 

@@ -9,6 +9,7 @@
 
 #include "interop/layout_common.h"
 #include "interop/megatron_options.h"
+#include "interop/moe_layer_freq.h"
 #include "sim/error.h"
 
 namespace cc {
@@ -32,7 +33,12 @@ std::vector<std::string> argument_words(const std::string& text) {
 bool names_the_model(const MegatronModelArgs& a) {
   return a.num_layers || a.hidden_size || a.num_attention_heads || a.num_query_groups || a.ffn_hidden_size ||
          a.seq_length || a.vocab_size || a.kv_channels || a.max_position_embeddings || a.swiglu ||
-         a.normalization || a.position_embedding_type;
+         a.normalization || a.position_embedding_type || a.qk_layernorm || a.add_qkv_bias || a.num_experts ||
+         a.moe_router_topk || a.moe_ffn_hidden_size || a.moe_shared_expert_intermediate_size ||
+         a.moe_shared_expert_gate || a.moe_layer_freq || a.moe_router_score_function || a.moe_router_num_groups ||
+         a.moe_router_group_topk || a.moe_router_topk_scaling_factor || a.moe_router_enable_expert_bias ||
+         a.multi_latent_attention || a.q_lora_rank || a.kv_lora_rank || a.qk_head_dim || a.qk_pos_emb_head_dim ||
+         a.v_head_dim || a.mtp_num_layers;
 }
 
 }  // namespace
@@ -100,10 +106,7 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
     fail("--export-megatron: model '{}' has a GeGLU MLP, which Megatron-LM has no flag for (--quick-geglu is a gated "
          "quick-GELU, another function); export it with --export or --export-nemo",
          m.name);
-  if (m.moe.enabled() || m.mla.enabled || m.mtp_num_layers > 0)
-    fail("--export-megatron: model '{}' has experts, multi-latent attention or multi-token prediction, whose "
-         "Megatron-LM model flags are not written yet; export it with --export (JSON)",
-         m.name);
+  interop::refuse_unwritable_architecture(m, "--export-megatron");
   if (c.overlap_param_gather && !c.overlap_grad_reduce)
     fail("--export-megatron: the layout overlaps the parameter all-gather without overlapping the gradient "
          "reduction; Megatron-LM requires --overlap-grad-reduce with --overlap-param-gather");
@@ -183,7 +186,14 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   arg("--make-vocab-size-divisible-by", std::to_string(vocab_unit(m, c.tp)));
   if (m.activation == Activation::SwiGLU) arg("--swiglu");
   // Gated MLPs are modelled without biases (sim/model_spec.cpp); GeLU MLPs with them.
-  if (m.gated_mlp()) arg("--disable-bias-linear");
+  if (m.moe.enabled() || m.mla.enabled) {
+    // Megatron-LM's biases are one switch (--add-bias-linear) and --add-qkv-bias beside it.
+    if (!m.projection_bias) arg("--disable-bias-linear");
+    if (!m.projection_bias && m.qkv_bias) arg("--add-qkv-bias");
+  } else if (m.gated_mlp()) {
+    arg("--disable-bias-linear");
+  }
+  if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) arg("--qk-layernorm");
   if (m.normalization == Normalization::RMSNorm) arg("--normalization", "RMSNorm");
   if (m.position_embedding == PositionEmbedding::Rope) arg("--position-embedding-type", "rope");
   if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
@@ -191,6 +201,33 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
     arg("--attention-dropout", "0.0");
     arg("--hidden-dropout", "0.0");
   }
+  if (m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    arg("--num-experts", std::to_string(e.num_experts));
+    arg("--moe-router-topk", std::to_string(e.router_topk));
+    arg("--moe-ffn-hidden-size", std::to_string(e.ffn_hidden_size));
+    if (e.shared_expert_ffn_hidden_size > 0)
+      arg("--moe-shared-expert-intermediate-size", std::to_string(e.shared_expert_ffn_hidden_size));
+    if (e.shared_expert_gate) arg("--moe-shared-expert-gate");
+    arg("--moe-layer-freq", moe_layer_freq_text(e));
+    arg("--moe-router-score-function", to_string(e.score_function));
+    if (e.router_num_groups > 0) {
+      arg("--moe-router-num-groups", std::to_string(e.router_num_groups));
+      arg("--moe-router-group-topk", std::to_string(e.router_group_topk));
+    }
+    if (e.topk_scaling_factor != 1.0) arg("--moe-router-topk-scaling-factor", fmt::format("{}", e.topk_scaling_factor));
+    if (e.router_expert_bias) arg("--moe-router-enable-expert-bias");
+  }
+  if (m.mla.enabled) {
+    const MlaSpec& l = m.mla;
+    arg("--multi-latent-attention");
+    if (l.q_lora_rank > 0) arg("--q-lora-rank", std::to_string(l.q_lora_rank));  // absent: no query latent
+    arg("--kv-lora-rank", std::to_string(l.kv_lora_rank));
+    arg("--qk-head-dim", std::to_string(l.qk_head_dim));
+    arg("--qk-pos-emb-head-dim", std::to_string(l.qk_pos_emb_head_dim));
+    arg("--v-head-dim", std::to_string(l.v_head_dim));
+  }
+  if (m.mtp_num_layers > 0) arg("--mtp-num-layers", std::to_string(m.mtp_num_layers));
   return out;
 }
 

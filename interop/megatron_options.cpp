@@ -11,6 +11,7 @@
 
 #include "interop/layout_common.h"
 #include "interop/layout_files.h"
+#include "interop/moe_layer_freq.h"
 #include "sim/error.h"
 #include "sim/layout_rules.h"
 
@@ -26,6 +27,8 @@ constexpr const char* kModel = "Model";
 constexpr const char* kModelMegatron = "Model (Megatron-LM names)";
 constexpr const char* kLayout = "Parallel layout (Megatron-LM names)";
 constexpr const char* kMoe = "Mixture of experts (Megatron-LM names)";
+constexpr const char* kMoeModel = "Mixture-of-experts model (Megatron-LM names)";
+constexpr const char* kLatent = "Multi-latent attention and multi-token prediction (Megatron-LM names)";
 
 const MegatronOption<M> kModelOptions[] = {
     {"--num-layers", nullptr, kModel, "Override: transformer layers", &M::num_layers},
@@ -63,6 +66,46 @@ const MegatronOption<M> kModelOptions[] = {
      "No biases in linear layers (modelled for gated SwiGLU/GeGLU MLPs, which have none)", &M::disable_bias_linear},
     {"--hidden-dropout", nullptr, kModelMegatron, "Hidden dropout probability (0: no masks stored)", &M::hidden_dropout},
     {"--attention-dropout", nullptr, kModelMegatron, "Attention dropout probability", &M::attention_dropout},
+    {"--qk-layernorm", nullptr, kModelMegatron,
+     "Norms on queries and keys, per head (Qwen3); with --multi-latent-attention the norms of the query and key/value "
+     "latents",
+     &M::qk_layernorm},
+    {"--no-position-embedding", nullptr, kModelMegatron,
+     "Deprecated: no learned positions; accepted beside --position-embedding-type rope, as Megatron-LM accepts it",
+     &M::no_position_embedding},
+    {"--add-qkv-bias", nullptr, kModelMegatron, "Biases on Q, K and V beside --disable-bias-linear (Qwen2)",
+     &M::add_qkv_bias},
+    {"--num-experts", nullptr, kMoeModel, "Routed experts per MoE layer (0 or absent: a dense model)", &M::num_experts},
+    {"--moe-router-topk", nullptr, kMoeModel, "Routed experts each token visits (default 2)", &M::moe_router_topk},
+    {"--moe-ffn-hidden-size", nullptr, kMoeModel, "One routed expert's FFN width (default --ffn-hidden-size)",
+     &M::moe_ffn_hidden_size},
+    {"--moe-shared-expert-intermediate-size", nullptr, kMoeModel,
+     "Width of the shared experts' MLP, summed over them (default: none)", &M::moe_shared_expert_intermediate_size},
+    {"--moe-shared-expert-gate", nullptr, kMoeModel, "A sigmoid gate on the shared expert (Qwen2-MoE)",
+     &M::moe_shared_expert_gate},
+    {"--moe-layer-freq", nullptr, kMoeModel,
+     "Which layers are MoE: an integer N (every Nth from the first; default 1) or a Python list of 0/1, one per "
+     "layer, e.g. ([0]*3+[1]*58)",
+     &M::moe_layer_freq},
+    {"--moe-router-score-function", nullptr, kMoeModel, "softmax (default) or sigmoid",
+     &M::moe_router_score_function},
+    {"--moe-router-num-groups", nullptr, kMoeModel, "Grouped top-k: expert groups (default: none)",
+     &M::moe_router_num_groups},
+    {"--moe-router-group-topk", nullptr, kMoeModel, "Grouped top-k: groups a token may use",
+     &M::moe_router_group_topk},
+    {"--moe-router-topk-scaling-factor", nullptr, kMoeModel, "Scale of the routed output (default 1)",
+     &M::moe_router_topk_scaling_factor},
+    {"--moe-router-enable-expert-bias", nullptr, kMoeModel,
+     "DeepSeek-V3's per-expert routing bias (counted: it is in the checkpoint)", &M::moe_router_enable_expert_bias},
+    {"--multi-latent-attention", nullptr, kLatent,
+     "Multi-latent attention (DeepSeek-V2/V3); needs --qk-layernorm (the latents' norms)", &M::multi_latent_attention},
+    {"--q-lora-rank", nullptr, kLatent, "Query latent rank (default: none, queries projected directly)",
+     &M::q_lora_rank},
+    {"--kv-lora-rank", nullptr, kLatent, "Key/value latent rank (default 32)", &M::kv_lora_rank},
+    {"--qk-head-dim", nullptr, kLatent, "A query/key head's part without RoPE (default 128)", &M::qk_head_dim},
+    {"--qk-pos-emb-head-dim", nullptr, kLatent, "A query/key head's RoPE part (default 64)", &M::qk_pos_emb_head_dim},
+    {"--v-head-dim", nullptr, kLatent, "A value head's width (default 128)", &M::v_head_dim},
+    {"--mtp-num-layers", nullptr, kLatent, "Multi-token prediction layers (default none)", &M::mtp_num_layers},
 };
 
 const MegatronOption<L> kLayoutOptions[] = {
@@ -127,9 +170,6 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--expert-tensor-parallel-size", "--etp", kLayout,
      "Expert tensor-parallel size: each expert's FFN split over ETP ranks (default TP, as in Megatron-LM)",
      &L::expert_tensor_parallel_size},
-    {"--num-experts", nullptr, kLayout,
-     "Mixture of experts: read from --model (a preset, model JSON or HuggingFace config.json); refused here",
-     &L::num_experts},
     {"--moe-token-dispatcher-type", nullptr, kMoe,
      "alltoall or allgather (default, as in Megatron-LM); flex is not modelled", &L::moe_token_dispatcher_type},
     {"--moe-grouped-gemm", nullptr, kMoe, "One grouped GEMM for a rank's experts", &L::moe_grouped_gemm},
@@ -170,6 +210,7 @@ const IgnoredMegatronFlag kIgnored[] = {
     {"--init-method-std", 1}, {"--init-method-xavier-uniform", 0}, {"--seed", 1}, {"--data-parallel-random-init", 0},
     {"--norm-epsilon", 1}, {"--apply-query-key-layer-scaling", 0}, {"--rotary-base", 1}, {"--rotary-percent", 1},
     {"--rotary-interleaved", 0}, {"--rotary-seq-len-interpolation-factor", 1}, {"--rope-scaling-factor", 1},
+    {"--rotary-scaling-factor", 1}, {"--mscale", 1}, {"--mscale-all-dim", 1},
     {"--use-mcore-models", 0},
     // the run's length and its batch ramp-up (iteration time is that of the full global batch)
     {"--train-iters", 1, false}, {"--train-samples", 1}, {"--exit-interval", 1}, {"--exit-duration-in-mins", 1},
@@ -200,13 +241,33 @@ const IgnoredMegatronFlag kIgnored[] = {
     {"--log-energy", 0}, {"--log-straggler", 0}, {"--distributed-timeout-minutes", 1}, {"--manual-gc", 0},
     {"--manual-gc-interval", 1}, {"--profile", 0}, {"--profile-step-start", 1}, {"--profile-step-end", 1},
     {"--profile-ranks", -1},
+    // the router's numerics and bookkeeping: the router's scores are priced in fp32 whatever
+    // --moe-router-dtype says; the order of softmax and top-k, the expert bias's update rate and the
+    // z-loss's weight change which experts win, not the work; the permutation is priced as memory
+    // passes over the routed copies, fused or not
+    {"--moe-router-dtype", 1}, {"--moe-router-pre-softmax", 0}, {"--moe-router-bias-update-rate", 1},
+    {"--moe-z-loss-coeff", 1}, {"--moe-per-layer-logging", 0}, {"--moe-permute-fusion", 0},
 };
 
 // Why a flag that is neither modelled nor ignored is refused, for the families users meet.
 std::string refusal_reason(const std::string& flag) {
   if (flag == "--moe-load-imbalance")
     return "clustercast's own flag, not Megatron-LM's: give it on the command line, beside --config";
-  if (flag.rfind("--moe-", 0) == 0) return "mixture of experts: not a flag clustercast reads; the model comes from --model";
+  // Mixture-of-experts switches that change what runs, each with what it changes.
+  static const std::pair<const char*, const char*> kMoeReasons[] = {
+      {"--moe-layer-recompute", "recomputes the MoE layers in backward, which is not modelled"},
+      {"--moe-use-upcycling", "converts a dense checkpoint into an MoE model, not a training run"},
+      {"--moe-upcycling-granularity", "belongs to --moe-use-upcycling, which is not modelled"},
+      {"--moe-router-force-load-balancing",
+       "forces even routing; give clustercast's --moe-load-imbalance 1 on the command line instead"},
+      {"--moe-flex-dispatcher-backend", "the flex dispatcher (DeepEP, HybridEP) is not modelled"},
+      {"--moe-enable-deepep", "the flex dispatcher (DeepEP) is not modelled"},
+      {"--moe-latent-size", "latent MoE projections are not modelled"},
+  };
+  for (const auto& [name, reason] : kMoeReasons)
+    if (flag == name) return reason;
+  if (flag.rfind("--moe-", 0) == 0) return "a mixture-of-experts switch that changes what runs and is not modelled";
+  if (flag.rfind("--mtp-", 0) == 0) return "a multi-token prediction option that is not modelled";
   if (flag.rfind("--no-", 0) == 0 && flag.find("fusion") != std::string::npos)
     return "kernel fusion switches are not modelled";
   return "not a flag clustercast models or knows to leave time and memory unchanged";
@@ -265,15 +326,106 @@ void check_dropout(const char* flag, const std::optional<double>& p, const std::
     fail_at(flag, "{}{} is {}; it must be a probability in [0, 1)", prefix(where), flag, *p);
 }
 
-// MoE model flags on a launch line are not read yet (the model's experts come from --model): only
-// their no-op value passes. Each one given otherwise, as "--flag VALUE (why)".
-std::vector<std::string> unmodelled(const MegatronLayoutArgs& a) {
-  std::vector<std::string> out;
-  if (a.num_experts && *a.num_experts > 0)
-    out.push_back(fmt::format("--num-experts {} (mixture of experts: the model is read from --model, a preset, a "
-                              "model JSON or a HuggingFace config.json)",
-                              *a.num_experts));
-  return out;
+// The router's score function, as Megatron-LM spells it.
+RouterScore router_score_from(const std::string& name) {
+  if (name == "softmax") return RouterScore::Softmax;
+  if (name == "sigmoid") return RouterScore::Sigmoid;
+  fail_at("--moe-router-score-function", "--moe-router-score-function '{}' is not modelled; valid: softmax, sigmoid",
+          name);
+}
+
+// The experts the flags describe over the base's (ModelSpec::moe). A model the flags make MoE
+// takes Megatron-LM's defaults (arguments.py and TransformerConfig): top-2, experts as wide as
+// --ffn-hidden-size, every layer MoE, softmax scores, no shared expert, no groups, scale 1.
+void apply_experts(const MegatronModelArgs& a, ModelSpec& m) {
+  MoeSpec& e = m.moe;
+  const bool was_moe = e.enabled();
+  if (a.num_experts) {
+    if (*a.num_experts < 0)
+      fail_at("--num-experts", "--num-experts is {}; it must be >= 0 (0: a dense model)", *a.num_experts);
+    if (*a.num_experts == 0) e = MoeSpec{};  // Megatron-LM reads 0 as None: no experts
+    else e.num_experts = *a.num_experts;
+  }
+  const std::pair<const char*, bool> given[] = {
+      {"--moe-router-topk", a.moe_router_topk.has_value()},
+      {"--moe-ffn-hidden-size", a.moe_ffn_hidden_size.has_value()},
+      {"--moe-shared-expert-intermediate-size", a.moe_shared_expert_intermediate_size.has_value()},
+      {"--moe-shared-expert-gate", a.moe_shared_expert_gate},
+      {"--moe-layer-freq", a.moe_layer_freq.has_value()},
+      {"--moe-router-score-function", a.moe_router_score_function.has_value()},
+      {"--moe-router-num-groups", a.moe_router_num_groups.has_value()},
+      {"--moe-router-group-topk", a.moe_router_group_topk.has_value()},
+      {"--moe-router-topk-scaling-factor", a.moe_router_topk_scaling_factor.has_value()},
+      {"--moe-router-enable-expert-bias", a.moe_router_enable_expert_bias}};
+  if (!e.enabled()) {
+    for (const auto& [flag, is_given] : given)
+      if (is_given)
+        fail_at(flag, "{} describes experts, but model '{}' has none; give --num-experts (or drop {})", flag, m.name,
+                flag);
+    return;
+  }
+  if (!was_moe) {
+    e.router_topk = 2;
+    e.ffn_hidden_size = m.ffn_hidden_size;
+  }
+  if (a.moe_router_topk) e.router_topk = *a.moe_router_topk;
+  if (a.moe_ffn_hidden_size) e.ffn_hidden_size = *a.moe_ffn_hidden_size;
+  if (a.moe_shared_expert_intermediate_size) e.shared_expert_ffn_hidden_size = *a.moe_shared_expert_intermediate_size;
+  if (a.moe_shared_expert_gate) e.shared_expert_gate = true;
+  if (a.moe_layer_freq) moe_layer_freq_from(*a.moe_layer_freq, e, "--moe-layer-freq", "");
+  if (a.moe_router_score_function) e.score_function = router_score_from(*a.moe_router_score_function);
+  if (a.moe_router_num_groups) e.router_num_groups = *a.moe_router_num_groups;
+  if (a.moe_router_group_topk) e.router_group_topk = *a.moe_router_group_topk;
+  if (a.moe_router_topk_scaling_factor) e.topk_scaling_factor = *a.moe_router_topk_scaling_factor;
+  if (a.moe_router_enable_expert_bias) e.router_expert_bias = true;
+}
+
+// Multi-latent attention and MTP layers over the base's. --multi-latent-attention on a model
+// without it takes arguments.py's defaults: no query latent, key/value latent 32, heads of 128 + 64
+// RoPE, values of 128.
+void apply_latent_attention(const MegatronModelArgs& a, ModelSpec& m) {
+  MlaSpec& l = m.mla;
+  if (a.multi_latent_attention && !l.enabled) {
+    // Without --qk-layernorm Megatron-Core builds the latents without their norms (gpt_layer_specs.py),
+    // which the parameter count and the pricing do not represent.
+    if (!a.qk_layernorm)
+      fail_at("--multi-latent-attention",
+              "--multi-latent-attention without --qk-layernorm (latents without their norms) is not modelled; give "
+              "--qk-layernorm, as DeepSeek-V2/V3 train");
+    l = MlaSpec{true, 0, 32, 128, 64, 128};
+  }
+  const std::pair<const char*, const std::optional<int>*> dims[] = {
+      {"--q-lora-rank", &a.q_lora_rank}, {"--kv-lora-rank", &a.kv_lora_rank}, {"--qk-head-dim", &a.qk_head_dim},
+      {"--qk-pos-emb-head-dim", &a.qk_pos_emb_head_dim}, {"--v-head-dim", &a.v_head_dim}};
+  if (!l.enabled) {
+    for (const auto& [flag, value] : dims)
+      if (value->has_value())
+        fail_at(flag, "{} is a multi-latent attention width, but model '{}' has no multi-latent attention; give "
+                "--multi-latent-attention (or drop {})", flag, m.name, flag);
+  } else {
+    if (a.q_lora_rank) l.q_lora_rank = *a.q_lora_rank;
+    if (a.kv_lora_rank) l.kv_lora_rank = *a.kv_lora_rank;
+    if (a.qk_head_dim) l.qk_head_dim = *a.qk_head_dim;
+    if (a.qk_pos_emb_head_dim) l.qk_pos_emb_head_dim = *a.qk_pos_emb_head_dim;
+    if (a.v_head_dim) l.v_head_dim = *a.v_head_dim;
+    m.explicit_head_dim = 0;  // MLA's heads are its own widths; Megatron-Core's MLA does not read --kv-channels
+  }
+  if (a.qk_layernorm && !l.enabled) m.qk_norm = QkNorm::PerHead;
+  if (a.mtp_num_layers) m.mtp_num_layers = *a.mtp_num_layers;
+}
+
+// Which linears carry biases. Megatron-LM's --add-bias-linear (its default) puts them on Q/K/V, the
+// output projection and every MLP, experts included; --disable-bias-linear removes them all and
+// --add-qkv-bias puts back the Q/K/V ones. A model with experts or MLA follows that exactly; a dense
+// model keeps the dense convention of the presets (attention biases counted, none in a gated MLP),
+// so a dense launch line and its preset stay one model.
+void apply_biases(const MegatronModelArgs& a, ModelSpec& m, bool from_flags_alone) {
+  if (m.moe.enabled() || m.mla.enabled) {
+    if (a.disable_bias_linear || from_flags_alone) {
+      m.qkv_bias = m.projection_bias = m.moe.expert_linear_biases = !a.disable_bias_linear;
+    }
+  }
+  if (a.add_qkv_bias) m.qkv_bias = true;
 }
 
 void refuse(const std::vector<std::string>& refused, const std::string& where) {
@@ -314,9 +466,7 @@ MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const s
       while (i < words.size() && !is_flag_word(words[i])) ++i;  // its values
     }
   }
-  std::vector<std::string> all = unmodelled(out.layout);
-  all.insert(all.end(), refused.begin(), refused.end());
-  refuse(all, where);
+  refuse(refused, where);
   return out;
 }
 
@@ -389,6 +539,13 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
   if (a.make_vocab_size_divisible_by && *a.make_vocab_size_divisible_by < 1)
     fail_at("--make-vocab-size-divisible-by", "--make-vocab-size-divisible-by is {}; it must be >= 1",
             *a.make_vocab_size_divisible_by);
+  if (a.no_position_embedding && m.position_embedding != PositionEmbedding::Rope)
+    fail_at("--no-position-embedding",
+            "--no-position-embedding without --position-embedding-type rope: Megatron-LM refuses it (deprecated; use "
+            "--position-embedding-type)");
+  apply_experts(a, m);
+  apply_latent_attention(a, m);
+  apply_biases(a, m, from_flags_alone);
   m.validate(label);
   return m;
 }
@@ -410,7 +567,6 @@ std::optional<Precision> megatron_precision(const MegatronLayoutArgs& a, const s
 
 void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const ModelSpec& model,
                            const std::string& where) {
-  refuse(unmodelled(a), where);
   if (a.tp) c.tp = *a.tp;
   if (a.context_parallel_size) c.cp = *a.context_parallel_size;
   if (a.pp) c.pp = *a.pp;

@@ -26,6 +26,20 @@ struct MegatronModelArgs {
   bool swiglu = false, untie_embeddings = false, group_query_attention = false, disable_bias_linear = false;
   std::optional<std::string> normalization, position_embedding_type;
   std::optional<double> hidden_dropout, attention_dropout;
+  // --qk-layernorm: per-head q/k norms, or MLA's latent norms; --add-qkv-bias: Q/K/V biases
+  // beside --disable-bias-linear.
+  bool qk_layernorm = false, add_qkv_bias = false;
+  bool no_position_embedding = false;  // deprecated; Megatron-LM takes it only beside rope, where it is a no-op
+  // Mixture of experts (ModelSpec::moe). --moe-layer-freq stays text: an integer or
+  // Megatron-LM's Python list expression (moe_layer_freq_from).
+  std::optional<int> num_experts, moe_router_topk, moe_ffn_hidden_size, moe_shared_expert_intermediate_size,
+      moe_router_num_groups, moe_router_group_topk;
+  std::optional<std::string> moe_layer_freq, moe_router_score_function;
+  std::optional<double> moe_router_topk_scaling_factor;
+  bool moe_shared_expert_gate = false, moe_router_enable_expert_bias = false;
+  // Multi-latent attention (ModelSpec::mla) and multi-token prediction.
+  bool multi_latent_attention = false;
+  std::optional<int> q_lora_rank, kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim, mtp_num_layers;
 };
 
 // The flags that lay the run out and pick its precision and kernels.
@@ -33,7 +47,6 @@ struct MegatronLayoutArgs {
   std::optional<int> tp, pp, micro_batch, global_batch, layers_per_virtual_stage, virtual_stages_per_rank,
       first_stage_layers, last_stage_layers, recompute_num_layers, context_parallel_size, microbatch_group_size;
   std::optional<int> expert_model_parallel_size, expert_tensor_parallel_size;
-  std::optional<int> num_experts;  // read from --model, not from here: accepted at 0 only
   // MoE run-time switches (ParallelConfig::moe).
   std::optional<std::string> moe_token_dispatcher_type, moe_token_drop_policy;
   std::optional<double> moe_expert_capacity_factor;

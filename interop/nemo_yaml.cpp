@@ -2,6 +2,8 @@
 // megatron_gpt_config.yaml and the launcher's conf/training/gpt3/*.yaml), read with yaml-cpp and
 // OmegaConf's interpolations (omegaconf.h), and written with only keys NeMo's base config has.
 // The model keys go through the same rules as Megatron-LM's flags (apply_megatron_model).
+#include <utility>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -58,6 +60,20 @@ class NemoKeys {
     fail_at(key, "{}: {} is '{}', which clustercast does not model; valid: {}", y_.where(), key, v, list);
   }
   const std::string& where() const { return y_.where(); }
+  // A key written as null (YAML's null, ~ or an empty value), which has() reads as absent.
+  bool is_null(const std::string& key) const {
+    YAML::Node node;
+    node.reset(y_.root());
+    for (std::size_t start = 0;;) {
+      const std::size_t dot = key.find('.', start);
+      if (!node.IsMap()) return false;
+      const YAML::Node next = std::as_const(node)[key.substr(start, dot == std::string::npos ? dot : dot - start)];
+      if (!next.IsDefined()) return false;
+      node.reset(next);
+      if (dot == std::string::npos) return node.IsNull();
+      start = dot + 1;
+    }
+  }
 
  private:
   const OmegaConfTree& y_;
@@ -78,12 +94,6 @@ Precision nemo_precision(const NemoKeys& y) {
   return Precision::FP32;
 }
 
-void refuse_unmodelled(const NemoKeys& y) {
-  if (const auto v = y.integer("model.num_moe_experts"); v && *v > 1)
-    fail("{}: model.num_moe_experts {}: mixture of experts is not modelled; clustercast simulates dense models",
-         y.where(), *v);
-}
-
 // NeMo hands the MoE keys to Megatron-Core's TransformerConfig under the same names as
 // Megatron-LM's flags (moe_token_dispatcher_type, ...); absent keys keep Megatron-Core's defaults.
 void read_moe_options(const NemoKeys& y, MoeRunOptions& o) {
@@ -98,6 +108,56 @@ void read_moe_options(const NemoKeys& y, MoeRunOptions& o) {
   if (const auto v = y.get("model.moe_token_drop_policy")) o.drop_policy = token_drop_policy_from(*v, where);
   o.shared_expert_overlap = y.boolean("model.moe_shared_expert_overlap", o.shared_expert_overlap);
   o.overlap_ep_comm = y.boolean("model.overlap_moe_expert_parallel_comm", o.overlap_ep_comm);
+}
+
+// The model keys of experts, MLA and MTP: Megatron-Core's TransformerConfig fields, which NeMo 1
+// copies from model.* keys of the same name and Megatron-Bridge's providers are; Megatron-LM's flag
+// names with underscores, except num_moe_experts (--num-experts). MLA's widths left out take
+// MLATransformerConfig's defaults (query and key/value latents of 512, heads of 128 + 64, values
+// of 128); a null q_lora_rank is no query latent.
+void read_model_architecture(const NemoKeys& y, MegatronModelArgs& a) {
+  a.qk_layernorm = y.boolean("model.qk_layernorm", false);
+  a.add_qkv_bias = y.boolean("model.add_qkv_bias", false);
+  a.num_experts = y.integer("model.num_moe_experts");
+  a.moe_router_topk = y.integer("model.moe_router_topk");
+  a.moe_ffn_hidden_size = y.integer("model.moe_ffn_hidden_size");
+  a.moe_shared_expert_intermediate_size = y.integer("model.moe_shared_expert_intermediate_size");
+  a.moe_shared_expert_gate = y.boolean("model.moe_shared_expert_gate", false);
+  if (y.has("model.moe_layer_freq.0")) {
+    // A list, one 0/1 per layer: read as the same list display Megatron-LM's flag takes.
+    std::string list = "[";
+    for (int i = 0; y.has(fmt::format("model.moe_layer_freq.{}", i)); ++i) {
+      if (i > 10'000) fail_at("model.moe_layer_freq", "{}: model.moe_layer_freq has more entries than any model has layers", y.where());
+      const int v = *y.integer(fmt::format("model.moe_layer_freq.{}", i));
+      if (v < 0) fail_at("model.moe_layer_freq", "{}: model.moe_layer_freq entry {} is {}; each entry must be 0 (dense) or 1 (MoE)", y.where(), i, v);
+      list += fmt::format("{}{}", i == 0 ? "" : ",", v);
+    }
+    a.moe_layer_freq = list + "]";
+  } else if (const auto freq = y.integer("model.moe_layer_freq")) {
+    a.moe_layer_freq = std::to_string(*freq);
+  }
+  a.moe_router_score_function = y.get("model.moe_router_score_function");
+  a.moe_router_num_groups = y.integer("model.moe_router_num_groups");
+  a.moe_router_group_topk = y.integer("model.moe_router_group_topk");
+  a.moe_router_topk_scaling_factor = y.number("model.moe_router_topk_scaling_factor");
+  a.moe_router_enable_expert_bias = y.boolean("model.moe_router_enable_expert_bias", false);
+  a.multi_latent_attention = y.boolean("model.multi_latent_attention", false);
+  // With MLA a key left out takes MLATransformerConfig's default; without it, one given is
+  // refused by apply_megatron_model, naming it.
+  const struct {
+    const char* key;
+    std::optional<int> MegatronModelArgs::*field;
+    int mla_default;
+  } widths[] = {{"model.q_lora_rank", &MegatronModelArgs::q_lora_rank, 512},
+                {"model.kv_lora_rank", &MegatronModelArgs::kv_lora_rank, 512},
+                {"model.qk_head_dim", &MegatronModelArgs::qk_head_dim, 128},
+                {"model.qk_pos_emb_head_dim", &MegatronModelArgs::qk_pos_emb_head_dim, 64},
+                {"model.v_head_dim", &MegatronModelArgs::v_head_dim, 128}};
+  for (const auto& w : widths) {
+    a.*w.field = y.integer(w.key);
+    if (a.multi_latent_attention && !(a.*w.field)) a.*w.field = y.is_null(w.key) ? 0 : w.mla_default;
+  }
+  a.mtp_num_layers = y.integer("model.mtp_num_layers");
 }
 
 // The tokenizers whose vocabulary is a fact of the tokenizer itself, not of a file we lack.
@@ -124,7 +184,12 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
   a.hidden_dropout = y.number("model.hidden_dropout");
   a.attention_dropout = y.number("model.attention_dropout");
   a.untie_embeddings = !y.boolean("model.share_embeddings_and_output_weights", true);
-  a.disable_bias_linear = !y.boolean("model.bias", true);
+  // NeMo 1's `bias` is Megatron-Core's add_bias_linear, the name Megatron-Bridge writes.
+  const bool bias = y.boolean("model.bias", true), add_bias_linear = y.boolean("model.add_bias_linear", bias);
+  if (y.has("model.bias") && add_bias_linear != bias)
+    fail_at("model.add_bias_linear", "{}: model.bias {} and model.add_bias_linear {} disagree; they are one switch",
+            y.where(), bias, add_bias_linear);
+  a.disable_bias_linear = !add_bias_linear;
   ModelSpec base = gpt_base();
   // NeMo's names; GeGLU and ALiBi have no Megatron-LM flag, so they go into the base.
   const std::string act = y.choice("model.activation", "gelu", {"gelu", "swiglu", "fast-swiglu", "geglu", "fast-geglu"});
@@ -136,6 +201,7 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
       y.choice("model.position_embedding_type", "learned_absolute", {"learned_absolute", "rope", "alibi"});
   if (pos == "alibi") base.position_embedding = PositionEmbedding::Alibi;
   else a.position_embedding_type = pos;
+  read_model_architecture(y, a);
   ModelSpec m = apply_megatron_model(a, base, /*from_flags_alone=*/true, y.where());
   // NeMo takes the vocabulary from the tokenizer and pads it as Megatron-LM does.
   const int unit = y.integer("model.make_vocab_size_divisible_by").value_or(128);
@@ -158,7 +224,6 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   const OmegaConfTree tree(text, where);
   const NemoKeys y(tree);
   LayoutFile out;
-  refuse_unmodelled(y);
   ParallelConfig& c = out.config;
   c.tp = y.integer("model.tensor_model_parallel_size").value_or(1);
   c.pp = y.integer("model.pipeline_model_parallel_size").value_or(1);
@@ -256,10 +321,7 @@ const char* nemo_position(PositionEmbedding p) {
 std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   const ParallelConfig& c = r.config;
   const ModelSpec& m = r.model;
-  if (m.moe.enabled() || m.mla.enabled || m.mtp_num_layers > 0)
-    fail("--export-nemo: model '{}' has experts, multi-latent attention or multi-token prediction, whose NeMo model "
-         "keys are not written yet; export it with --export (JSON)",
-         m.name);
+  interop::refuse_unwritable_architecture(m, "--export-nemo");
   if (c.precision == Precision::FP8 && c.attention == AttentionKernel::Unfused)
     fail("--export-nemo: FP8 needs Transformer Engine, which runs flash or fused attention; the layout's unfused "
          "attention cannot be written for NeMo");
@@ -341,12 +403,45 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (m.explicit_head_dim > 0) key("kv_channels") << m.explicit_head_dim;
   else key("kv_channels") << YAML::Null;
   key("activation") << nemo_activation(m.activation);
-  key("bias") << !m.gated_mlp();  // gated MLPs are modelled without biases
+  const bool moe_or_mla = m.moe.enabled() || m.mla.enabled;
+  // Gated dense MLPs are modelled without biases; a model with experts or MLA says its own.
+  key("bias") << (moe_or_mla ? m.projection_bias : !m.gated_mlp());
+  if (moe_or_mla && !m.projection_bias && m.qkv_bias) key("add_qkv_bias") << true;
+  if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) key("qk_layernorm") << true;
   key("normalization") << (m.normalization == Normalization::RMSNorm ? "rmsnorm" : "layernorm");
   key("position_embedding_type") << nemo_position(m.position_embedding);
   key("share_embeddings_and_output_weights") << m.tied_embeddings;
   key("hidden_dropout") << (m.dropout ? 0.1 : 0.0);
   key("attention_dropout") << (m.dropout ? 0.1 : 0.0);
+  if (m.moe.enabled()) {
+    // TransformerConfig's field names, which NeMo fills from model keys of the same name.
+    const MoeSpec& x = m.moe;
+    key("num_moe_experts") << x.num_experts;
+    key("moe_router_topk") << x.router_topk;
+    key("moe_ffn_hidden_size") << x.ffn_hidden_size;
+    if (x.shared_expert_ffn_hidden_size > 0) key("moe_shared_expert_intermediate_size") << x.shared_expert_ffn_hidden_size;
+    if (x.shared_expert_gate) key("moe_shared_expert_gate") << true;
+    if (x.layer_pattern.empty()) key("moe_layer_freq") << x.layer_freq;
+    else key("moe_layer_freq") << YAML::Flow << x.layer_pattern;
+    key("moe_router_score_function") << to_string(x.score_function);
+    if (x.router_num_groups > 0) {
+      key("moe_router_num_groups") << x.router_num_groups;
+      key("moe_router_group_topk") << x.router_group_topk;
+    }
+    if (x.topk_scaling_factor != 1.0) key("moe_router_topk_scaling_factor") << x.topk_scaling_factor;
+    if (x.router_expert_bias) key("moe_router_enable_expert_bias") << true;
+  }
+  if (m.mla.enabled) {
+    const MlaSpec& l = m.mla;
+    key("multi_latent_attention") << true;
+    if (l.q_lora_rank > 0) key("q_lora_rank") << l.q_lora_rank;
+    else key("q_lora_rank") << YAML::Null;  // no query latent
+    key("kv_lora_rank") << l.kv_lora_rank;
+    key("qk_head_dim") << l.qk_head_dim;
+    key("qk_pos_emb_head_dim") << l.qk_pos_emb_head_dim;
+    key("v_head_dim") << l.v_head_dim;
+  }
+  if (m.mtp_num_layers > 0) key("mtp_num_layers") << m.mtp_num_layers;
   key("use_flash_attention") << (c.attention == AttentionKernel::Flash);
   key("transformer_engine") << (c.precision == Precision::FP8);
   key("fp8") << (c.precision == Precision::FP8);

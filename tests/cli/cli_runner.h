@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 namespace cc::cli_test {
 
 // A fresh directory under the system temp dir, removed with everything in it when destroyed.
@@ -111,6 +114,13 @@ inline std::vector<std::string> gpt3_175b_args() {
 inline std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
+}
+
+// The JSON `clustercast ARGS...` prints (an empty object, and a test failure, when it exits non-zero).
+inline nlohmann::json json_output(const std::vector<std::string>& args) {
+  const RunResult r = run_clustercast(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
 }
 
 }  // namespace cc::cli_test

@@ -199,11 +199,12 @@ TEST(MegatronExport, TheArgumentsReadBackAsTheLayoutThatWasSimulated) {
 
 TEST(MegatronArguments, FlagsThatWouldChangeTheLayoutAreRefusedByName) {
   auto refusal = [](const std::string& text) { return error_of([&] { parse_layout_text(text, "f.args"); }); };
-  EXPECT_NE(refusal("--num-experts 8\n").find("--num-experts 8 (mixture of experts"), std::string::npos);
+  // The model flags (MoE ones too) need the three Megatron-LM requires beside them.
+  EXPECT_NE(refusal("--num-experts 8\n").find("the model flags need --num-layers"), std::string::npos);
   EXPECT_NE(refusal("--frobnicate 3 --tensor-model-parallel-size 2\n").find("--frobnicate"), std::string::npos);
-  // Everything refused is named in one message, the MoE flags with their reason.
-  const std::string all = refusal("--moe-router-topk 2 --no-masked-softmax-fusion --num-experts 8\n");
-  for (const char* part : {"--num-experts 8", "--moe-router-topk (mixture of experts", "--no-masked-softmax-fusion"})
+  // Everything refused is named in one message, the MoE switches with what they change.
+  const std::string all = refusal("--moe-layer-recompute --no-masked-softmax-fusion --moe-use-upcycling\n");
+  for (const char* part : {"--moe-layer-recompute (recomputes", "--moe-use-upcycling (converts", "--no-masked-softmax-fusion"})
     EXPECT_NE(all.find(part), std::string::npos) << part << " in " << all;
   // Their no-op values are what Megatron-LM runs without them.
   EXPECT_EQ(parse_layout_text("--context-parallel-size 1\n--expert-model-parallel-size 1\n", "f").config.tp, 1);
