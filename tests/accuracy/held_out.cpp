@@ -134,6 +134,7 @@ std::string llama3_table4_section(const HeldOutRows& held_out, const Calibration
 HeldOutRows load_held_out(const std::string& corpus_folder) {
   HeldOutRows h;
   h.rows = load_corpus(corpus_folder + "/excluded", &h.refused);
+  h.moe = load_moe_rows(corpus_folder);
   return h;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "accuracy/metrics.h"
+#include "accuracy/moe_accuracy.h"
 #include "sim/simulator.h"
 
 namespace cc::accuracy {
@@ -155,6 +156,7 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
     for (const auto& r : refused) md += fmt::format("| {} | {} | {} |\n", r.id, r.source, r.reason);
   }
   md += held_out_report(held_out, cv.all);
+  md += moe_report(held_out.moe, cv.all, rows);
   md += "\n## Every row\n\n| id | layout | GPUs | measured s | in-sample s | error | held-out s | error |\n"
         "|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -128,5 +128,68 @@ TEST(HeldOut, Llama3LongContextRowIsTable4AtTheMegatronFlopCount) {
   EXPECT_NEAR(row->measured_s, expected_s, 0.0005 * expected_s);
 }
 
+// The MoE runs (measured/moe/): every staged row is either priced or refused with its reason,
+// none dropped: 126 functional tests + 91 Megatron-Bridge + 1 DeepSeek-V3 (moe/README.md).
+TEST(MoeRows, EveryStagedRowIsPricedOrRefused) {
+  const MoeRows moe = load_moe_rows(kCorpus);
+  EXPECT_EQ(moe.rows.size() + moe.refused.size(), 218u);
+  for (const auto& r : moe.rows) EXPECT_TRUE(r.model.moe.enabled()) << r.id;
+  for (const auto& r : moe.refused) EXPECT_FALSE(r.reason.empty()) << r.id;
+}
+
+// A functional test's MoE columns, as staged (moe-l12-h512-e4: 4 experts top-1, EP 2, the
+// allgather dispatcher, sinkhorn, no grouped GEMM), with `features` and `framework` given.
+std::string moe_corpus_with(const std::string& features, const std::string& framework = "megatron-core-ci",
+                            const std::string& dispatcher = "allgather") {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("moe-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "test.csv")
+      << std::string(kHeader).substr(0, std::string(kHeader).find(",assumed,note"))
+      << ",kv_channels,num_experts,router_topk,moe_ffn_hidden_size,shared_expert_ffn_hidden_size,moe_layer_freq,"
+         "first_dense_layers,ep,etp,token_dispatcher,grouped_gemm,capacity_factor,pad_to_capacity,"
+         "router_score_function,router_load_balancing,multi_latent_attention,q_lora_rank,kv_lora_rank,qk_head_dim,"
+         "qk_pos_emb_head_dim,v_head_dim,mtp_num_layers,fp8_recipe,overlap_moe_expert_parallel_comm,"
+         "moe_shared_expert_overlap,allocated_memory_gib,features,assumed,note\n"
+      << "moe,test,moe-l12-h512-e4,12,512,8,8,2048,0,layernorm,1024,50257,dgx-a100-80gb,8," << framework
+      << ",flash,bf16,1,1,,2,4,1,,,,0,none,,,4,32,0,0,0,0,0.3,1.9,,4,1,2048,,([0]*2+[1]*10),2,2,1," << dispatcher
+      << ",0,,0,softmax,sinkhorn,0,,,,,,0,,0,0,1.0," << features << ",,\n";
+  return dir.string();
+}
+
+TEST(MoeRows, MoeColumnsReachTheModelAndLayout) {
+  const auto rows = load_moe_corpus(moe_corpus_with("force-balanced-routing;expert-bias"));
+  ASSERT_EQ(rows.size(), 1u);
+  const CorpusRow& r = rows[0];
+  EXPECT_EQ(r.model.moe.num_experts, 4);
+  EXPECT_EQ(r.model.moe.router_topk, 1);
+  EXPECT_EQ(r.model.moe.ffn_hidden_size, 2048);
+  EXPECT_EQ(r.model.moe_layer_count(), 10);  // ([0]*2+[1]*10): the first two layers dense
+  EXPECT_FALSE(r.model.is_moe_layer(1));
+  EXPECT_TRUE(r.model.is_moe_layer(2));
+  EXPECT_TRUE(r.model.moe.router_expert_bias);
+  EXPECT_FALSE(r.model.qkv_bias);  // --disable-bias-linear, as every functional test states
+  EXPECT_EQ(r.config.ep, 2);
+  EXPECT_EQ(r.config.expert_tp(), 1);
+  EXPECT_EQ(r.config.moe.dispatcher, TokenDispatcher::AllGather);
+  EXPECT_EQ(r.config.moe.load_balancing, LoadBalancing::Sinkhorn);
+  EXPECT_EQ(moe_load_imbalance(r.config), 1.0);  // forced balance
+}
+
+// Megatron-Bridge's MoE providers set the alltoall dispatcher; Megatron-Core's default is allgather.
+TEST(MoeRows, AnUnstatedDispatcherIsTheStacksDefault) {
+  EXPECT_EQ(load_moe_corpus(moe_corpus_with("", "nemo", ""))[0].config.moe.dispatcher, TokenDispatcher::AllToAll);
+  EXPECT_EQ(load_moe_corpus(moe_corpus_with("", "megatron-core-ci", ""))[0].config.moe.dispatcher,
+            TokenDispatcher::AllGather);
+}
+
+TEST(MoeRows, AFeatureTheModelLacksIsRefusedByName) {
+  std::vector<RefusedRow> refused;
+  EXPECT_THROW(load_moe_corpus(moe_corpus_with("muon"), &refused), SpecError);  // no row left to price
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].field, "features");
+  EXPECT_NE(refused[0].reason.find("feature 'muon'"), std::string::npos) << refused[0].reason;
+}
+
 }  // namespace
 }  // namespace cc::accuracy

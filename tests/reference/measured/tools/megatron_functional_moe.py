@@ -136,6 +136,8 @@ def row_for(t, a, gfile, g, gpus, cluster, exact_cluster, env, plat):
         features.append("fine-grained-offloading")
     if a.get("--optimizer", "adam") in ("muon", "dist_muon"):
         features.append("muon")
+    if int(a.get("--num-distributed-optimizer-instances", 1)) > 1:
+        features.append("distributed-optimizer-instances")
     if "frozen" in t:
         features.append("frozen-weights")
     if truthy(a, "--qk-layernorm"):

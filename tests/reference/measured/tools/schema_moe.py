@@ -56,6 +56,8 @@ FEATURES = {
     "cuda-graphs": "CUDA graphs capture part of the step (host launch cost removed)",
     "fine-grained-offloading": "activations offloaded to host memory per module",
     "muon": "Muon optimizer instead of Adam (different optimizer state and step cost)",
+    "distributed-optimizer-instances": "the distributed optimizer replicated over several instances "
+    "(--num-distributed-optimizer-instances > 1): its state sharded over DP / instances",
     "nvfp4": "NVFP4 precision",
     "fp8-blockwise": "FP8 with 128x128 block scaling (DeepSeek-V3, Megatron --fp8-recipe blockwise)",
     "mxfp8": "MXFP8 (Blackwell microscaling FP8)",
