@@ -15,10 +15,9 @@ namespace cc {
 void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
 // The same checks that need no cluster (used by the training engine).
 void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
-// Refuses a model whose architecture the time and memory models do not price yet (multi-latent
-// attention, multi-token prediction; MoE layers are priced). validate_layout() ends with it (a
-// layout's own errors come first); the
-// search calls it once before enumerating, so its refusal is named instead of counted per layout.
-void refuse_unpriced_architecture(const ModelSpec& model);
+// Refuses what the time and memory models do not price (multi-latent attention with context
+// parallelism or unfused attention), naming it. validate_layout() ends with it, so a layout's
+// own errors come first.
+void refuse_unpriced_architecture(const ParallelConfig& config, const ModelSpec& model);
 
 }  // namespace cc
