@@ -65,6 +65,12 @@ void validate_training(const ModelSpec& model, const ParallelConfig& c, const Tr
     fail("the engine trains GPT-2-style models (GeLU, LayerNorm, learned positions, tied embeddings, multi-head "
          "attention); model '{}' is not one",
          model.name);
+  // The simulator prices these; the engine's layers are dense multi-head attention and MLP only.
+  if (model.moe.enabled() || model.mla.enabled || model.mtp_num_layers > 0)
+    fail("the engine trains dense layers only; model '{}' has {} — simulate or search it instead", model.name,
+         model.moe.enabled() ? "mixture-of-experts layers"
+         : model.mla.enabled ? "multi-latent attention"
+                             : "multi-token prediction layers");
   if (world_size != c.gpus())
     fail("{} MPI ranks do not match TP {} x PP {} x DP {} = {}; run mpirun -np {} (DP = ranks / (TP x PP))", world_size,
          c.tp, c.pp, c.dp, c.gpus(), c.gpus());

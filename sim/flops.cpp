@@ -40,6 +40,15 @@ double mlp_gemm_weights(const ModelSpec& m, double f) { return m.hidden_size * f
 
 }  // namespace
 
+double mtp_forward_flops(const ModelSpec& m) {
+  if (m.mtp_num_layers == 0) return 0;
+  const double s = m.seq_length, h = m.hidden_size;
+  const bool moe = m.moe.enabled() && m.is_moe_layer(m.num_layers - 1);
+  const double layer = moe ? moe_layer_forward_flops(m) : layer_forward_flops(m);
+  // Each: the 2h -> h projection, a layer of the last decoder layer's kind, its own logits.
+  return m.mtp_num_layers * (2.0 * s * 2 * h * h + layer + 2.0 * s * h * static_cast<double>(m.vocab_size));
+}
+
 double layer_forward_flops(const ModelSpec& m) {
   const double s = m.seq_length, f = m.ffn_hidden_size;
   const double gemms = 2.0 * s * (attention_gemm_weights(m) + mlp_gemm_weights(m, f));
@@ -63,7 +72,7 @@ double model_flops_per_iteration(const ModelSpec& m, int global_batch) {
   for (int layer = 0; layer < m.num_layers; ++layer) moe_layers += m.is_moe_layer(layer) ? 1 : 0;
   const double layers = (m.num_layers - moe_layers) * layer_forward_flops(m) +
                         (moe_layers > 0 ? moe_layers * moe_layer_forward_flops(m) : 0.0);  // + 0: dense sums unchanged
-  return 3.0 * global_batch * (layers + logits);
+  return 3.0 * global_batch * (layers + logits + mtp_forward_flops(m));
 }
 
 double hardware_flops_per_iteration(const ModelSpec& m, const ParallelConfig& c) {

@@ -20,8 +20,12 @@ double layer_forward_flops(const ModelSpec& model);
 // top-k routed experts and the shared experts. Model FLOPs count the experts a token uses, so
 // they follow the active parameters, not the total.
 double moe_layer_forward_flops(const ModelSpec& model);
+// Forward FLOPs of the multi-token prediction layers for one sequence: each one's 2h -> h
+// projection, its transformer layer (the last decoder layer's kind) and its logits; 0 without.
+double mtp_forward_flops(const ModelSpec& model);
 // Forward+backward FLOPs of an iteration of `global_batch` sequences, no recomputation (each
-// layer dense or MoE as ModelSpec::is_moe_layer says; multi-token prediction layers not counted).
+// layer dense or MoE as ModelSpec::is_moe_layer says; the multi-token prediction layers too:
+// the step runs them, and their parameters are among the active ones).
 double model_flops_per_iteration(const ModelSpec& model, int global_batch);
 // model FLOPs plus the recomputed forward work under `config`'s recompute settings:
 // full recomputation reruns each recomputed layer's forward (24·B·L·s·h²·(1 + s/(6h)) for

@@ -115,6 +115,15 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.cp_all_to_all_group = groups.cp_all_to_all;
   x.cp_ring_group = groups.cp_ring;
   x.moe = make_moe_shape(m, c, groups, x.region_tokens);
+  if (m.mla.enabled) {
+    const MlaSpec& a = m.mla;
+    x.mla = {true, a.q_lora_rank, a.kv_lora_rank, a.qk_head_dim, a.qk_pos_emb_head_dim, a.v_head_dim};
+    x.head_dim = a.qk_head_dim + a.qk_pos_emb_head_dim;  // the flash kernel's query/key width
+    x.qkv_out = x.heads * (2 * x.head_dim + a.v_head_dim);
+    x.kv_width = x.heads * x.head_dim;
+  }
+  x.mtp_layers = m.mtp_num_layers;
+  x.mtp_moe = m.moe.enabled() && m.is_moe_layer(m.num_layers - 1);
   return x;
 }
 
@@ -194,19 +203,30 @@ class Builder {
   }
   // The TP collective after a row-parallel linear (forward) or before a column-parallel
   // one (backward): all-reduce, or reduce-scatter under sequence parallelism.
-  void tp_reduce(const char* name, int hides_behind = -1) {
-    collective(name, x_.sequence_parallel ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, activation(),
+  void tp_reduce(const char* name, int hides_behind = -1) { tp_reduce_bytes(name, activation(), hides_behind); }
+  void tp_reduce_bytes(const char* name, double bytes, int hides_behind = -1) {
+    collective(name, x_.sequence_parallel ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, bytes,
                hides_behind);
   }
-  void sp_gather(const char* name, int hides_behind = -1) {
-    if (x_.sequence_parallel) collective(name, CollectiveKind::AllGather, activation(), hides_behind);
+  // Another program's steps after these, its overlap indices moved along.
+  void append(const OpProgram& other) {
+    const auto offset = static_cast<int>(program_.size());
+    for (ProgramStep step : other) {
+      if (step.hides_behind >= 0) step.hides_behind += offset;
+      program_.push_back(step);
+    }
+  }
+  void sp_gather(const char* name, int hides_behind = -1) { sp_gather_bytes(name, activation(), hides_behind); }
+  void sp_gather_bytes(const char* name, double bytes, int hides_behind = -1) {
+    if (x_.sequence_parallel) collective(name, CollectiveKind::AllGather, bytes, hides_behind);
   }
   // A GEMM whose input SP must first gather: with --tp-comm-overlap the gather streams in
-  // chunks beside the GEMM (userbuffers), otherwise it blocks before it.
+  // chunks beside the GEMM (userbuffers), otherwise it blocks before it. The input is k wide.
   int gathered_gemm(const char* gather, const char* name, std::int64_t m, std::int64_t n, std::int64_t k) {
-    if (!x_.tp_overlap) sp_gather(gather);
+    const double bytes = x_.elem * static_cast<double>(x_.tokens * k);
+    if (!x_.tp_overlap) sp_gather_bytes(gather, bytes);
     const int g = gemm(name, m, n, k);
-    if (x_.tp_overlap) sp_gather(gather, g);
+    if (x_.tp_overlap) sp_gather_bytes(gather, bytes, g);
     return g;
   }
   // The reduction after a row-parallel GEMM `g`: pipelined with it under --tp-comm-overlap.
@@ -293,14 +313,15 @@ void flash_attention(Builder& b, const LayerShape& x, bool backward) {
     return;
   }
   const std::int64_t batch = x.b * x.heads;
+  // Causal flash attention computes only the lower triangle: half of QK^T (over the query/key
+  // width) and of PV (over the value width); it reads Q, K, V and writes the output.
+  const double forward_flops = static_cast<double>(batch) * x.s * x.s * (x.qk_width() + x.v_width());
+  const double forward_io = x.elem * 2.0 * x.tokens * x.heads * (x.qk_width() + x.v_width());
   if (backward) {
     // FlashAttention-2 backward: five matmuls against two forward, with its own recompute.
-    const double flops = 2.5 * 2.0 * batch * x.s * x.s * x.head_dim;
-    b.flash("flash_attention.backward", flops, x.elem * 8.0 * x.tokens * x.heads * x.head_dim, x.s, x.s, x.heads);
+    b.flash("flash_attention.backward", 2.5 * forward_flops, 2.0 * forward_io, x.s, x.s, x.heads);
   } else {
-    // Causal flash attention computes only the lower triangle: half of QK^T and of PV.
-    const double flops = 2.0 * batch * x.s * x.s * x.head_dim;
-    b.flash("flash_attention", flops, x.elem * 4.0 * x.tokens * x.heads * x.head_dim, x.s, x.s, x.heads);
+    b.flash("flash_attention", forward_flops, forward_io, x.s, x.s, x.heads);
   }
 }
 
@@ -497,16 +518,88 @@ std::int64_t block_weights(const LayerShape& x) {
   return x.h * e.experts + e.local_experts * mlp_weights(x, e.expert_ffn) + mlp_weights(x, e.shared_ffn);
 }
 
+// Multi-latent attention's projections up to the core attention (Megatron-Core's
+// MLASelfAttention.get_query_key_value_tensors with Transformer Engine's spec): the replicated
+// down-projections over the rank's region rows (no TP collective: each rank holds the whole
+// weight), the latents' norms there, each latent (the key/value one with the RoPE key part)
+// gathered over SP into its column-parallel up-projection; then RoPE on the queries' and the
+// shared key's RoPE parts, and the keys assembled with that part copied to every head.
+void mla_projections_forward(Builder& b, const LayerShape& x) {
+  const MlaShape& a = x.mla;
+  const std::int64_t rows = x.region_tokens;
+  const std::int64_t query = x.heads * (a.qk + a.rope), key_value = x.heads * (a.qk + a.v);
+  if (a.q_rank > 0) {
+    b.gemm("q_down_proj", rows, a.q_rank, x.h);
+    b.elementwise("q_norm", rows * a.q_rank, 2 * x.elem, 8);
+    b.gathered_gemm("sp_all_gather.q_latent", "q_up_proj", x.tokens, query, a.q_rank);
+  } else {
+    b.gathered_gemm("sp_all_gather", "q_proj", x.tokens, query, x.h);
+  }
+  b.gemm("kv_down_proj", rows, a.kv_rank + a.rope, x.h);
+  b.elementwise("kv_norm", rows * a.kv_rank, 2 * x.elem, 8);
+  b.sp_gather_bytes("sp_all_gather.kv_latent", x.elem * static_cast<double>(x.tokens * (a.kv_rank + a.rope)));
+  b.gemm("kv_up_proj", x.tokens, key_value, a.kv_rank);
+  b.elementwise("rope", x.tokens * (x.heads * a.rope + a.rope), 2 * x.elem, 6);
+  b.elementwise("mla.key_assemble", x.tokens * x.heads * (a.qk + a.rope), 2 * x.elem, 0);
+}
+
+// Its backward, last op first: the keys' RoPE part summed over the heads, RoPE, then each
+// up-projection's data and weight gradients (the latent re-gathered over SP for the weight
+// gradient, the latent's gradient reduced over TP behind it), the norms and the replicated
+// down-projections over the region rows.
+void mla_projections_backward(Builder& b, const LayerShape& x) {
+  const MlaShape& a = x.mla;
+  const std::int64_t rows = x.region_tokens;
+  const std::int64_t query = x.heads * (a.qk + a.rope), key_value = x.heads * (a.qk + a.v);
+  b.elementwise("mla.key_assemble.backward", x.tokens * x.heads * (a.qk + a.rope), 2 * x.elem, 1);
+  b.elementwise("rope.backward", x.tokens * (x.heads * a.rope + a.rope), 2 * x.elem, 6);
+  const double kv_latent = x.elem * static_cast<double>(x.tokens * (a.kv_rank + a.rope));
+  const int kv_dgrad = b.gemm("kv_up_proj.dgrad", x.tokens, a.kv_rank, key_value);
+  b.sp_gather_bytes("sp_all_gather.wgrad_input", kv_latent, kv_dgrad);
+  b.tp_reduce_bytes("tp_reduce.kv_latent_grad", kv_latent, b.gemm("kv_up_proj.wgrad", a.kv_rank, key_value, x.tokens));
+  b.elementwise("kv_norm.backward", rows * a.kv_rank, 4 * x.elem, 12);
+  b.gemm("kv_down_proj.dgrad", rows, x.h, a.kv_rank + a.rope);
+  b.gemm("kv_down_proj.wgrad", x.h, a.kv_rank + a.rope, rows);
+  if (a.q_rank > 0) {
+    const double q_latent = x.elem * static_cast<double>(x.tokens * a.q_rank);
+    const int q_dgrad = b.gemm("q_up_proj.dgrad", x.tokens, a.q_rank, query);
+    b.sp_gather_bytes("sp_all_gather.wgrad_input", q_latent, q_dgrad);
+    b.tp_reduce_bytes("tp_reduce.q_latent_grad", q_latent, b.gemm("q_up_proj.wgrad", a.q_rank, query, x.tokens));
+    b.elementwise("q_norm.backward", rows * a.q_rank, 4 * x.elem, 12);
+    b.gemm("q_down_proj.dgrad", rows, x.h, a.q_rank);
+    b.gemm("q_down_proj.wgrad", x.h, a.q_rank, rows);
+  } else {
+    const int dgrad = b.gemm("q_proj.dgrad", x.tokens, x.h, query);
+    b.sp_gather("sp_all_gather.wgrad_input", dgrad);
+    b.tp_reduce("tp_reduce.input_grad", b.gemm("q_proj.wgrad", x.h, query, x.tokens));
+  }
+}
+
+// Weights of one layer's attention on this rank: QKV and the output projection split over TP,
+// or MLA's replicated down-projections beside its split up- and output projections.
+std::int64_t attention_weights(const LayerShape& x) {
+  const std::int64_t out = x.heads * x.v_width() * x.h;
+  if (!x.mla.on) return x.h * x.qkv_out + out;
+  const MlaShape& a = x.mla;
+  const std::int64_t query = a.q_rank > 0 ? x.h * a.q_rank + a.q_rank * x.heads * (a.qk + a.rope)
+                                          : x.h * x.heads * (a.qk + a.rope);
+  return query + x.h * (a.kv_rank + a.rope) + a.kv_rank * x.heads * (a.qk + a.v) + out;
+}
+
 }  // namespace
 
 OpProgram layer_forward(const LayerShape& x, Phase phase) {
   Builder b(x, phase);
   const std::int64_t region = x.region_tokens * x.h;
   b.elementwise("input_norm", region, 2 * x.elem, 8);
-  b.gathered_gemm("sp_all_gather", "qkv", x.tokens, x.qkv_out, x.h);
-  if (x.rope) b.elementwise("rope", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);  // rotates Q and K
+  if (x.mla.on) {
+    mla_projections_forward(b, x);
+  } else {
+    b.gathered_gemm("sp_all_gather", "qkv", x.tokens, x.qkv_out, x.h);
+    if (x.rope) b.elementwise("rope", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);  // rotates Q and K
+  }
   attention_core(b, x);
-  b.reduce_after("tp_reduce", b.gemm("attention_proj", x.tokens, x.h, x.heads * x.head_dim));
+  b.reduce_after("tp_reduce", b.gemm("attention_proj", x.tokens, x.h, x.heads * x.v_width()));
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   b.elementwise("post_attention_norm", region, 2 * x.elem, 8);
   if (x.moe.layer) moe_forward(b, x);
@@ -518,7 +611,7 @@ OpProgram layer_forward(const LayerShape& x, Phase phase) {
 OpProgram layer_backward(const LayerShape& x) {
   Builder b(x, Phase::Backward);
   const std::int64_t region = x.region_tokens * x.h;
-  const std::int64_t attn_width = x.heads * x.head_dim;
+  const std::int64_t attn_width = x.heads * x.v_width();
   // MLP (or MoE) block, last op first.
   b.elementwise("bias_dropout_add.backward", region, 2 * x.elem + (x.dropout ? 1 : 0));
   if (x.moe.layer)
@@ -543,15 +636,19 @@ OpProgram layer_backward(const LayerShape& x) {
     b.batched("attention_scores.dgrad_query", batch, x.s, x.head_dim, x.s);
     b.batched("attention_scores.dgrad_key", batch, x.s, x.head_dim, x.s);
   }
-  if (x.rope) b.elementwise("rope.backward", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);
-  const int dgrad = b.gemm("qkv.dgrad", x.tokens, x.h, x.qkv_out);
-  b.sp_gather("sp_all_gather.wgrad_input", dgrad);
-  const int wgrad = b.gemm("qkv.wgrad", x.h, x.qkv_out, x.tokens);
-  b.tp_reduce("tp_reduce.input_grad", wgrad);
+  if (x.mla.on) {
+    mla_projections_backward(b, x);
+  } else {
+    if (x.rope) b.elementwise("rope.backward", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);
+    const int dgrad = b.gemm("qkv.dgrad", x.tokens, x.h, x.qkv_out);
+    b.sp_gather("sp_all_gather.wgrad_input", dgrad);
+    const int wgrad = b.gemm("qkv.wgrad", x.h, x.qkv_out, x.tokens);
+    b.tp_reduce("tp_reduce.input_grad", wgrad);
+  }
   b.elementwise("input_norm.backward", region, 4 * x.elem, 12);
   // Weight gradients accumulate into fp32 main_grad buffers (Megatron-LM's gradient
   // accumulation fusion: the wgrad GEMM epilogue reads and writes 8 bytes per parameter).
-  const std::int64_t layer_weights = x.h * x.qkv_out + attn_width * x.h + block_weights(x);
+  const std::int64_t layer_weights = attention_weights(x) + block_weights(x);
   b.elementwise("main_grad_accumulate", layer_weights, 8, 1);
   return b.take();
 }
@@ -574,25 +671,80 @@ OpProgram embedding_backward(const LayerShape& x) {
   return b.take();
 }
 
-OpProgram output_forward(const LayerShape& x) {
-  Builder b(x, Phase::Forward);
+namespace {
+
+// The output layer over the rank's hidden states: final norm, logits over this rank's
+// vocabulary slice, and vocab-parallel cross-entropy in fp32 (cast, max, exp-sum, loss: about
+// five passes).
+void logits_and_loss_forward(Builder& b, const LayerShape& x) {
   b.elementwise("final_norm", x.region_tokens * x.h, 2 * x.elem, 8);
   b.sp_gather("sp_all_gather");
   b.gemm("logits", x.tokens, x.vocab, x.h);
-  // Vocab-parallel cross-entropy in fp32: cast, max, exp-sum, loss — about five passes.
   b.elementwise("cross_entropy", x.tokens * x.vocab, x.elem + 16, 6);
   b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, 3.0 * 4.0 * static_cast<double>(x.tokens));
-  return b.take();
 }
 
-OpProgram output_backward(const LayerShape& x) {
-  Builder b(x, Phase::Backward);
+void logits_and_loss_backward(Builder& b, const LayerShape& x) {
   b.elementwise("cross_entropy.backward", x.tokens * x.vocab, x.elem + 8, 3);
   b.gemm("logits.dgrad", x.tokens, x.h, x.vocab);
   const int wgrad = b.gemm("logits.wgrad", x.h, x.vocab, x.tokens);
   b.tp_reduce("tp_reduce.input_grad", wgrad);
   b.elementwise("final_norm.backward", x.region_tokens * x.h, 4 * x.elem, 12);
   b.elementwise("main_grad_accumulate", x.h * x.vocab, 8, 1);
+}
+
+LayerShape mtp_layer_shape(const LayerShape& x) {
+  LayerShape layer = x;
+  layer.moe.layer = x.mtp_moe;
+  return layer;
+}
+
+// One multi-token prediction layer (Megatron-Core's MultiTokenPredictionLayer): the shifted
+// tokens' embedding (vocab-parallel, summed over TP like the first stage's), its norm and the
+// hidden state's, their concatenation projected 2h -> h by a column-parallel linear whose
+// output is gathered over TP (and cut back to the rank's SP rows), then one transformer layer
+// and the output layer again over the shared table.
+void mtp_forward(Builder& b, const LayerShape& x) {
+  const std::int64_t region = x.region_tokens * x.h;
+  b.elementwise("mtp.embedding", x.tokens * x.h, 3 * x.elem);
+  b.tp_reduce("mtp.embedding.tp_reduce");
+  b.elementwise("mtp.enorm", region, 2 * x.elem, 8);
+  b.elementwise("mtp.hnorm", region, 2 * x.elem, 8);
+  b.gathered_gemm("sp_all_gather", "mtp.eh_proj", x.tokens, x.h / x.tp, 2 * x.h);
+  b.collective("mtp.eh_proj.all_gather", CollectiveKind::AllGather, b.activation());
+  b.append(layer_forward(mtp_layer_shape(x), Phase::Forward));
+  logits_and_loss_forward(b, x);
+}
+
+void mtp_backward(Builder& b, const LayerShape& x) {
+  const std::int64_t region = x.region_tokens * x.h;
+  logits_and_loss_backward(b, x);
+  b.append(layer_backward(mtp_layer_shape(x)));
+  // The SP cut's gradient is gathered back; the TP gather's is a split (no communication).
+  b.sp_gather("mtp.sp_all_gather.grad");
+  const int dgrad = b.gemm("mtp.eh_proj.dgrad", x.tokens, 2 * x.h, x.h / x.tp);
+  b.sp_gather_bytes("sp_all_gather.wgrad_input", 2 * b.activation(), dgrad);
+  b.tp_reduce_bytes("tp_reduce.input_grad", 2 * b.activation(), b.gemm("mtp.eh_proj.wgrad", 2 * x.h, x.h / x.tp, x.tokens));
+  b.elementwise("mtp.enorm.backward", region, 4 * x.elem, 12);
+  b.elementwise("mtp.hnorm.backward", region, 4 * x.elem, 12);
+  b.sp_gather("sp_all_gather");
+  b.elementwise("mtp.embedding.backward", x.tokens * x.h, x.elem + 8);
+  b.elementwise("main_grad_accumulate", 2 * x.h * (x.h / x.tp), 8, 1);
+}
+
+}  // namespace
+
+OpProgram output_forward(const LayerShape& x) {
+  Builder b(x, Phase::Forward);
+  logits_and_loss_forward(b, x);
+  for (int i = 0; i < x.mtp_layers; ++i) mtp_forward(b, x);
+  return b.take();
+}
+
+OpProgram output_backward(const LayerShape& x) {
+  Builder b(x, Phase::Backward);
+  for (int i = 0; i < x.mtp_layers; ++i) mtp_backward(b, x);
+  logits_and_loss_backward(b, x);
   return b.take();
 }
 

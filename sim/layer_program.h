@@ -58,6 +58,19 @@ struct MoeShape {
   GroupPlacement ep_group, etp_group, ep_etp_group;
 };
 
+// Multi-latent attention on one rank (Megatron-Core's MLASelfAttention): the query and key/value
+// down-projections are replicated linears over the rank's own region tokens (b·s/(CP·TP) under
+// SP), their latents are normed there and gathered over SP into the column-parallel
+// up-projections, which give this rank's heads; the output projection is row-parallel.
+struct MlaShape {
+  bool on = false;
+  std::int64_t q_rank = 0;   // 0: one column-parallel query projection from the hidden state
+  std::int64_t kv_rank = 0;
+  std::int64_t qk = 0;       // a head's no-RoPE query/key width
+  std::int64_t rope = 0;     // its RoPE part (one key part shared by every head)
+  std::int64_t v = 0;        // a head's value width
+};
+
 // Per-rank shape of one microbatch through a layer. Under context parallelism (CP) each rank
 // holds s/CP tokens of every sequence — chunks i and 2·CP-1-i of 2·CP, so that causal
 // attention costs every rank alike — and every op but attention runs on those tokens only.
@@ -84,7 +97,16 @@ struct LayerShape {
   int cp_all_to_all = 1;
   GroupPlacement cp_group, cp_all_to_all_group, cp_ring_group;
   MoeShape moe;  // filled for a model with experts; moe.layer chooses the MoE block
+  MlaShape mla;  // filled for a model with multi-latent attention: every layer's attention is MLA
+  // Multi-token prediction layers the output layer's programs run after the main loss
+  // (Megatron-Core's MultiTokenPredictionBlock on the last stage), each with a transformer
+  // layer of the last decoder layer's kind (MoE when `mtp_moe`).
+  int mtp_layers = 0;
+  bool mtp_moe = false;
   std::int64_t local_seq() const { return s / cp; }
+  // A head's query/key width and its value width: head_dim each, or MLA's (qk + RoPE part, v).
+  std::int64_t qk_width() const { return mla.on ? mla.qk + mla.rope : head_dim; }
+  std::int64_t v_width() const { return mla.on ? mla.v : head_dim; }
   int cp_ring() const { return cp / cp_all_to_all; }
   // Bytes of this rank's K and V (its s/CP tokens, its TP share of the key/value heads).
   double kv_bytes() const { return elem * 2.0 * static_cast<double>(tokens * kv_width); }
@@ -118,7 +140,10 @@ OpProgram layer_backward(const LayerShape& shape);
 OpProgram attention_core_forward(const LayerShape& shape, Phase phase);  // what selective recompute reruns
 OpProgram embedding_forward(const LayerShape& shape);
 OpProgram embedding_backward(const LayerShape& shape);
-OpProgram output_forward(const LayerShape& shape);  // final norm, logits, cross-entropy
+// Final norm, logits, cross-entropy; then each multi-token prediction layer (shape.mtp_layers):
+// the next tokens' embedding, its norm and the hidden state's, the 2h -> h projection, one
+// transformer layer, and its own final norm, logits and loss over the shared output table.
+OpProgram output_forward(const LayerShape& shape);
 OpProgram output_backward(const LayerShape& shape);
 // What a stage runs when a pipeline transfer arrives: without SP each TP rank was sent 1/t
 // of the activation (Megatron's scatter-gather optimisation) and re-gathers it over TP.

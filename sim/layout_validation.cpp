@@ -356,24 +356,23 @@ void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
 
 }  // namespace
 
-// The model description knows mixture-of-experts, multi-latent attention and multi-token
-// prediction (their parameters are counted); the time and memory models price MoE layers, not
-// yet multi-latent attention or multi-token prediction layers.
-// Every command that prices a layout (simulate, search, validate, train, the GUI) passes here,
-// so none of them prices such a model as if it were dense. validate_layout() calls it last, so a
-// layout's own errors (an EP that does not divide the experts) are named before it.
-void refuse_unpriced_architecture(const ModelSpec& m) {
-  if (m.mla.enabled)
+// Multi-latent attention is priced as Megatron-Core runs it with Transformer Engine's fused
+// attention, without context parallelism (its head widths differ between query/key and value,
+// and the CP exchange of its latents is not modelled). What is not priced is refused by name,
+// so nothing prices such a layout as something else. Multi-token prediction layers are priced on
+// the last pipeline stage, where Megatron-Core places them by default.
+void refuse_unpriced_architecture(const ParallelConfig& c, const ModelSpec& m) {
+  if (!m.mla.enabled) return;
+  if (c.cp > 1)
     fail_at("--multi-latent-attention",
-            "model '{}' uses multi-latent attention: its time and memory are not modelled yet; its parameters are "
-            "counted ({} total, {} active per token) but it cannot be simulated or searched; models with "
-            "multi-head or grouped-query attention can be (mixture-of-experts ones too)",
-            m.name, m.total_parameters(), m.active_parameters());
-  if (m.mtp_num_layers > 0)
-    fail_at("--mtp-num-layers",
-            "model '{}' has {} multi-token prediction layers: their time and memory are not modelled yet; use "
-            "mtp_num_layers 0",
-            m.name, m.mtp_num_layers);
+            "model '{}' uses multi-latent attention, which clustercast prices without context parallelism; "
+            "--context-parallel-size is {}, use 1",
+            m.name, c.cp);
+  if (c.attention == AttentionKernel::Unfused)
+    fail_at("--multi-latent-attention",
+            "model '{}' uses multi-latent attention, which clustercast prices with fused (flash) attention only, as "
+            "Megatron-Core runs it with Transformer Engine; use --attention-backend flash (or auto)",
+            m.name);
 }
 
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
@@ -441,7 +440,7 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   if (c.tp_comm_overlap && !c.sequence_parallel)  // the overlap is the extra asked for
     fail_at("--tp-comm-overlap", "{}: --tp-comm-overlap needs --sequence-parallel (and TP > 1), as in Megatron-LM", w);
   validate_expert_parallel(c, m);
-  refuse_unpriced_architecture(m);
+  refuse_unpriced_architecture(c, m);
 }
 
 }  // namespace cc

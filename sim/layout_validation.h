@@ -19,10 +19,9 @@ void validate_layout(const ParallelConfig& config, const ModelSpec& model, int g
 // factor > 0, padding needs a factor, ...); validate_layout() applies them with the rest, and the
 // search once, so a bad switch is named instead of excluding every layout.
 void validate_moe_switches(const MoeRunOptions& switches, const ModelSpec& model);
-// Refuses a model whose architecture the time and memory models do not price yet (multi-latent
-// attention, multi-token prediction; MoE layers are priced). validate_layout() ends with it (a
-// layout's own errors come first); the
-// search calls it once before enumerating, so its refusal is named instead of counted per layout.
-void refuse_unpriced_architecture(const ModelSpec& model);
+// Refuses what the time and memory models do not price (multi-latent attention with context
+// parallelism or unfused attention), naming it. validate_layout() ends with it, so a layout's
+// own errors come first.
+void refuse_unpriced_architecture(const ParallelConfig& config, const ModelSpec& model);
 
 }  // namespace cc

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/layer_program.h"
+#include "sim/mla_mtp_memory.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_plan.h"
 #include "sim/units.h"
@@ -34,9 +35,13 @@ Widths layer_widths(const ModelSpec& m, Precision p) {
   const double e = activation_element_bytes(p);
   const double h = m.hidden_size, q = m.query_width(), kv = m.kv_channels(), f = m.ffn_hidden_size;
   const double masks = m.dropout ? 2 * h : 0;
-  const double region = 2 * e * h + e * h + e * h + masks;
+  // Multi-latent attention keeps its own (mla_attention_activation_bytes()) in place of the
+  // QKV input and Q, K, V and the projection input.
+  const double attention_region = m.mla.enabled ? 0 : e * h;
+  const double attention_tp = m.mla.enabled ? 0 : e * (q + 2 * kv) + e * q;
+  const double region = 2 * e * h + attention_region + e * h + masks;
   const double mlp = m.gated_mlp() ? e * (2 * f) + e * f : e * f + e * f;
-  const double tp_split = e * (q + 2 * kv) + e * q + mlp;
+  const double tp_split = attention_tp + mlp;
   const double per_score = m.dropout ? 2 * e + 1 : e;
   return {region, tp_split, per_score};
 }
@@ -85,6 +90,11 @@ double layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranula
   if (recompute == RecomputeGranularity::Full) return e * sb * m.hidden_size / region_split;
   const Widths w = layer_widths(m, c.precision);
   double bytes = sb * (w.region / region_split + w.tp_split / t);
+  if (m.mla.enabled) {
+    ParallelConfig kept = c;
+    kept.recompute = recompute;
+    return bytes + mla_attention_activation_bytes(m, kept, e);
+  }
   if (recompute == RecomputeGranularity::None) {
     const double heads = static_cast<double>(m.num_attention_heads) / t;
     if (c.attention == AttentionKernel::Unfused)
@@ -134,7 +144,7 @@ int gradient_group_size(const ParallelConfig& c) { return c.grid().group_size(kG
 
 int stage_moe_layer_count(const ModelSpec& m, const ParallelConfig& c, int stage) {
   if (!m.moe.enabled()) return 0;
-  int n = 0;
+  int n = mtp_moe_layers_on_stage(m, c, stage);
   for (int k = 0; k < c.virtual_stages; ++k) {
     const LayerRange r = chunk_layers(m, c, stage, k);
     for (int i = r.first; i < r.end(); ++i) n += m.is_moe_layer(i) ? 1 : 0;
@@ -155,14 +165,19 @@ std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int s
   // (weights split, biases replicated), norms replicated.
   const std::int64_t split = h * (q + 2 * kv) + (q + 2 * kv) + q * h + (gated ? 3 * h * f : 2 * h * f + f);
   const std::int64_t replicated = h + (gated ? 0 : h) + 2 * norm;
-  const std::int64_t per_layer = split / t + replicated;
+  const std::int64_t attention_on_rank =
+      m.mla.enabled ? mla_attention_parameters_on_rank(m, c.tp) : m.attention_parameters() / t;
+  const std::int64_t per_layer =
+      m.mla.enabled ? attention_on_rank + (gated ? 3 * h * f : 2 * h * f + f) / t + (gated ? 0 : h) + 2 * norm
+                    : split / t + replicated;
   const int moe_layers = stage_moe_layer_count(m, c, stage);
-  std::int64_t params = per_layer * (stage_layer_count(m, c, stage) - moe_layers);
+  const int layers = stage_layer_count(m, c, stage) + mtp_layers_on_stage(m, c, stage);
+  std::int64_t params = per_layer * (layers - moe_layers) + mtp_extra_parameters(m, c, stage);
   if (moe_layers > 0) {
     // An MoE layer: its attention split over TP (the few biases and q/k norm weights among
     // them too, an overcount of thousands), two norms, the replicated router, the shared
     // experts split over TP, and the local experts (stage_expert_parameters()).
-    const std::int64_t dense_part = m.attention_parameters() / t + 2 * norm + m.router_parameters() +
+    const std::int64_t dense_part = attention_on_rank + 2 * norm + m.router_parameters() +
                                     m.shared_expert_parameters() / t;
     params += moe_layers * dense_part + stage_expert_parameters(m, c, stage);
   }
@@ -226,6 +241,15 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   if (s == c.pp - 1) {
     a.fixed = e * sb * h / region_split + e * sb * h / t + 4.0 * sb * m.vocab_size / t;
     a.loss_workspace = e * sb * m.vocab_size / t;
+    // Multi-token prediction layers, kept whole (not recomputed): their transformer layer of
+    // the last decoder layer's kind beside their own projection, norms and logits.
+    if (m.mtp_num_layers > 0) {
+      const RecomputeGranularity mtp_recompute =
+          c.recompute == RecomputeGranularity::Full ? RecomputeGranularity::None : c.recompute;
+      const double mtp_layer = mtp_moe_layers_on_stage(m, c, s) > 0 ? moe_layer_bytes(m, c, mtp_recompute)
+                                                                    : layer_bytes(m, c, mtp_recompute);
+      a.fixed += mtp_activation_bytes(m, c, mtp_layer, e);
+    }
   }
   return a;
 }

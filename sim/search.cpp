@@ -147,6 +147,7 @@ const char* exclusion_for(const std::string& field) {
       {"--expert-tensor-parallel-size", "ETP does not divide the expert FFN (or biased experts need ETP 1)"},
       {"--overlap-moe-expert-parallel-comm", "EP communication overlap does not apply (Megatron-Core's rules)"},
       {"--moe-shared-expert-overlap", "shared-expert overlap does not apply (Megatron-Core's rules)"},
+      {"--multi-latent-attention", "multi-latent attention is priced without CP and with flash attention only"},
   };
   for (const auto& [flag, reason] : kReasons)
     if (field == flag) return reason;
@@ -387,7 +388,6 @@ void check_expert_space(const SearchSpace& space, const ModelSpec& m) {
 SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   if (r.gpus < 1) fail("--gpus is {}; the search needs a GPU count >= 1", r.gpus);
   if (r.global_batch < 1) fail("--global-batch-size is {}; the search needs a global batch >= 1", r.global_batch);
-  refuse_unpriced_architecture(r.model);
   check_expert_space(r.space, r.model);
   const int threads = r.threads > 0 ? r.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   SearchOutcome out;

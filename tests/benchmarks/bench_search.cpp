@@ -38,9 +38,14 @@ void BM_Search_Llama3_405B_128K_16384(benchmark::State& s) {
   run(s, "llama3-405b", "dgx-h100", 16384, 128, true, 131072);
 }
 
+// Issue 31's target: the whole DeepSeek-V3 space (EP and ETP beside TP, CP, PP, DP, micro batch
+// and recompute) on 2,048 H100s in <= 5 s, at the report's final batch of 15,360 sequences.
+void BM_Search_DeepSeekV3_2048(benchmark::State& s) { run(s, "deepseek-v3", "dgx-h100", 2048, 15360, true); }
+
 BENCHMARK(BM_Search_Gpt3_175B_1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Search_Llama3_405B_16384)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Search_Llama3_405B_128K_16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Search_DeepSeekV3_2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -54,11 +54,21 @@ void BM_SimulateGpt3_175B_1024(benchmark::State& s) {
           "--tensor-model-parallel-size", "8", "--pipeline-model-parallel-size", "16", "--sequence-parallel",
           "--recompute-granularity", "selective", "--micro-batch-size", "1", "--global-batch-size", "1536"});
 }
+// Issue 31's target: DeepSeek-V3 (MLA, MoE, one MTP layer) on 2,048 H100s at its report's layout
+// (PP 16, EP 64, no TP) in <= 20 ms, whole process.
+void BM_SimulateDeepSeekV3_2048(benchmark::State& s) {
+  run(s, {kBinary, "simulate", "--model", "deepseek-v3", "--cluster", "dgx-h100", "--gpus", "2048",
+          "--pipeline-model-parallel-size", "16", "--expert-model-parallel-size", "64",
+          "--decoder-first-pipeline-num-layers", "3", "--decoder-last-pipeline-num-layers", "2",
+          "--use-distributed-optimizer", "--micro-batch-size", "1", "--global-batch-size", "15360",
+          "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm"});
+}
 void BM_Help(benchmark::State& s) { run(s, {kBinary, "--help"}); }
 // The reference: what every command paid before the split, loading MPI and (where built) CUDA.
 void BM_EngineHelp(benchmark::State& s) { run(s, {kBinary + "-engine", "--help"}); }
 
 BENCHMARK(BM_SimulateGpt3_175B_1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SimulateDeepSeekV3_2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Help)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EngineHelp)->Unit(benchmark::kMillisecond)->UseRealTime();
 

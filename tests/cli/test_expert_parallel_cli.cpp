@@ -57,11 +57,11 @@ TEST(ExpertParallelCli, BadMoeSwitchesNameTheirFlag) {
                  "--overlap-moe-expert-parallel-comm works with --moe-token-dispatcher-type alltoall");
 }
 
-TEST(ExpertParallelCli, MultiLatentAttentionIsStillRefusedByItsPricing) {
-  // The DeepSeek-V3 report's layout (PP 16, EP 64, no TP); 61 layers as 3 + 14 x 4 + 2.
-  expect_refused({"simulate", "--model", "deepseek-v3", "--gpus", "2048", "--pp", "16", "--ep", "64",
+TEST(ExpertParallelCli, MultiLatentAttentionWithContextParallelismIsRefusedByItsPricing) {
+  // DeepSeek-V3 is priced (tests/cli/test_deepseek_v3_cli.cpp); MLA under CP is not.
+  expect_refused({"simulate", "--model", "deepseek-v3", "--gpus", "4096", "--pp", "16", "--ep", "64", "--cp", "2",
                   "--decoder-first-pipeline-num-layers", "3", "--decoder-last-pipeline-num-layers", "2"},
-                 "uses multi-latent attention: its time and memory are not modelled yet");
+                 "prices without context parallelism; --context-parallel-size is 2, use 1");
 }
 
 }  // namespace
