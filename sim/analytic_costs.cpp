@@ -87,7 +87,7 @@ OpCost AnalyticCosts::compute(const ComputeOp& op) const {
   }
   const double memory = op.bytes / bandwidth;
   return {(std::max(math, memory) + params_.kernel_overhead_s) * params_.compute_time_factor, false,
-          params_.host_launch_s * params_.host_time_factor};
+          params_.host_launch_s * params_.host_time_factor * op.launches};
 }
 
 double AnalyticCosts::bus_bandwidth(const GroupPlacement& g) const {

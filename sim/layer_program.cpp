@@ -164,9 +164,9 @@ class Builder {
                  x_.elem * static_cast<double>(m * k + k * n + m * n)};
     return push(op);
   }
-  int batched(const char* name, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k) {
+  int batched(const char* name, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, int launches = 1) {
     ComputeOp op{name, OpKind::BatchedGemm, phase_, m, n, k, batch, 2.0 * batch * m * n * k,
-                 x_.elem * static_cast<double>(batch * (m * k + k * n + m * n))};
+                 x_.elem * static_cast<double>(batch * (m * k + k * n + m * n)), launches};
     return push(op);
   }
   // `bytes_per_element` counts every read and write of the kernel per output element.
@@ -379,7 +379,7 @@ int expert_gemm(Builder& b, const MoeShape& e, const char* name, std::int64_t m,
   // Rows per expert: the busiest rank's rows spread evenly over its experts.
   auto per_expert = [&](std::int64_t rows) { return (rows + e.local_experts - 1) / e.local_experts; };
   const std::int64_t em = rows_are_m ? per_expert(m) : m, ek = rows_are_m ? k : per_expert(k);
-  if (e.grouped_gemm) return b.batched(name, e.local_experts, em, n, ek);
+  if (e.grouped_gemm) return b.batched(name, e.local_experts, em, n, ek, static_cast<int>(e.local_experts));
   int last = -1;
   for (std::int64_t i = 0; i < e.local_experts; ++i) last = b.gemm(name, em, n, ek);
   return last;

@@ -33,6 +33,10 @@ struct ComputeOp {
   std::int64_t m = 0, n = 1, k = 1, batch = 1;
   double flops = 0;
   double bytes = 0;  // HBM traffic: inputs read plus outputs written
+  // Kernels the host launches for it: 1, or one per expert for a grouped GEMM (Transformer
+  // Engine's GroupedLinear splits its input per expert and, on its cuBLAS path, issues one
+  // GEMM each), whose host time the op pays once per launch.
+  int launches = 1;
 };
 
 struct CollectiveOp {

@@ -123,6 +123,16 @@ TEST(MoePricing, AllToAllDispatchSendsTopkCopiesOverTheEpGroup) {
   EXPECT_EQ(fc1->op.m, 8);
   EXPECT_EQ(fc1->op.n, 64);
   EXPECT_EQ(fc1->op.k, 64);
+  // Transformer Engine's GroupedLinear launches one GEMM per local expert, so the host pays
+  // four launches for it, and one for a plain GEMM.
+  EXPECT_EQ(fc1->op.launches, 4);
+  const AnalyticCosts costs(load_cluster("dgx-h100"), Precision::BF16, [] {
+    AnalyticParams p;
+    p.host_launch_s = 1e-5;
+    return p;
+  }());
+  EXPECT_DOUBLE_EQ(costs.compute(fc1->op).host_s, 4e-5);
+  EXPECT_DOUBLE_EQ(costs.compute(find_step(f, "router")->op).host_s, 1e-5);
   // The dense program is untouched by the MoE fields.
   EXPECT_EQ(find_step(plan.ops.forward, "router"), nullptr);
   ASSERT_NE(find_step(plan.ops.forward, "fc1"), nullptr);
