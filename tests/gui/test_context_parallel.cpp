@@ -78,7 +78,7 @@ class TestContextParallel : public QObject {
     // where CP > 1).
     Project p = project_from_presets("llama3-8b", "dgx-h100", 8);
     p.config.cp_comm_type = CpCommType::AllGather;
-    QCOMPARE(project_to_json(p).at("version").get<int>(), 3);
+    QCOMPARE(project_to_json(p).at("version").get<int>(), kProjectVersion);
     QVERIFY(project_from_json(project_to_json(p), "test") == p);
   }
 
