@@ -34,6 +34,12 @@ struct SearchFlags {
   std::string export_json, export_megatron, export_nemo;
   std::string tp, cp, cp_comm_type, pp, micro_batch = "1..8", virtual_stages;
   std::string recompute, recompute_method, recompute_num_layers;
+  std::string ep, etp;  // MoE models: expert parallel and expert tensor parallel sizes to try
+  // The MoE run-time switches, one value for every layout (Megatron-LM's defaults when not given).
+  std::optional<std::string> moe_dispatcher, moe_load_balancing;
+  std::optional<double> moe_capacity_factor, moe_load_imbalance;
+  bool moe_grouped_gemm = false, moe_pad_to_capacity = false, moe_shared_expert_overlap = false,
+       overlap_moe_ep_comm = false;
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
   bool allow_cross_node_tp = false, overlap_grad_reduce = false, tp_comm_overlap = false, flash = false;
   std::string precision = "bf16";
@@ -72,6 +78,17 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured) {
   }
   if (!f.recompute_num_layers.empty())
     s.recompute_num_layers = parse_int_list(f.recompute_num_layers, "--recompute-num-layers");
+  if (!f.ep.empty()) s.ep = parse_int_list(f.ep, "--expert-model-parallel-size");
+  if (!f.etp.empty()) s.etp = parse_int_list(f.etp, "--expert-tensor-parallel-size");
+  if (f.moe_dispatcher) s.moe.dispatcher = token_dispatcher_from(*f.moe_dispatcher, "--moe-token-dispatcher-type");
+  if (f.moe_load_balancing)
+    s.moe.load_balancing = load_balancing_from(*f.moe_load_balancing, "--moe-router-load-balancing-type");
+  s.moe.capacity_factor = f.moe_capacity_factor;
+  s.moe.load_imbalance = f.moe_load_imbalance;
+  s.moe.grouped_gemm = f.moe_grouped_gemm;
+  s.moe.pad_to_capacity = f.moe_pad_to_capacity;
+  s.moe.shared_expert_overlap = f.moe_shared_expert_overlap;
+  s.moe.overlap_ep_comm = f.overlap_moe_ep_comm;
   s.allow_cross_node_tp = f.allow_cross_node_tp;
   s.overlap_grad_reduce = f.overlap_grad_reduce;
   s.tp_comm_overlap = f.tp_comm_overlap;
@@ -226,6 +243,33 @@ void add_search_command(CLI::App& app) {
   sub->add_option("--micro-batch-size", f->micro_batch, "Micro batch sizes")->capture_default_str()->group(g);
   sub->add_option("--virtual-stages", f->virtual_stages, "Model chunks per pipeline rank (default: all that divide)")
       ->group(g);
+  sub->add_option("--expert-model-parallel-size,--ep", f->ep,
+                  "EP values for MoE models (default: every divisor of the routed experts)")
+      ->group(g);
+  sub->add_option("--expert-tensor-parallel-size,--etp", f->etp,
+                  "ETP values for MoE models (default: every divisor of TP; TP itself is Megatron-LM's default)")
+      ->group(g);
+  const char* moe = "MoE run-time switches (one value for every layout; Megatron-LM's defaults when not given)";
+  sub->add_option("--moe-token-dispatcher-type", f->moe_dispatcher, "allgather (default) or alltoall")->group(moe);
+  sub->add_flag("--moe-grouped-gemm", f->moe_grouped_gemm, "One grouped GEMM for a rank's local experts")->group(moe);
+  sub->add_option("--moe-expert-capacity-factor", f->moe_capacity_factor,
+                  "Tokens an expert takes, over its even share (default: dropless)")
+      ->group(moe);
+  sub->add_flag("--moe-pad-expert-input-to-capacity", f->moe_pad_to_capacity,
+                "Every expert runs its full capacity (needs a capacity factor)")
+      ->group(moe);
+  sub->add_option("--moe-router-load-balancing-type", f->moe_load_balancing,
+                  "aux_loss (default), seq_aux_loss, global_aux_loss, sinkhorn or none")
+      ->group(moe);
+  sub->add_flag("--moe-shared-expert-overlap", f->moe_shared_expert_overlap,
+                "Shared experts run beside dispatch and combine (alltoall)")
+      ->group(moe);
+  sub->add_flag("--overlap-moe-expert-parallel-comm", f->overlap_moe_ep_comm,
+                "Dispatch and combine hide behind another microbatch's experts (layouts where Megatron-Core allows it)")
+      ->group(moe);
+  sub->add_option("--moe-load-imbalance", f->moe_load_imbalance,
+                  "Busiest EP rank's tokens over the mean (clustercast's own; default: docs/moe.md)")
+      ->group(moe);
   sub->add_flag("--sequence-parallel", f->sp_on, "Only layouts with sequence parallelism")->group(g);
   sub->add_flag("--no-sequence-parallel", f->sp_off, "Only layouts without it")->group(g);
   sub->add_flag("--use-distributed-optimizer", f->distopt_on, "Only the distributed optimizer")->group(g);

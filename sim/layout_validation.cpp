@@ -76,8 +76,7 @@ std::string divisors_text(int n) {
 
 // A dense model has no router, dispatcher or experts: an MoE switch given for it is refused by
 // name (the first one that differs from Megatron-LM's default), never dropped.
-void refuse_moe_options_on_dense(const ParallelConfig& c, const ModelSpec& m) {
-  const MoeRunOptions& o = c.moe;
+void refuse_moe_options_on_dense(const MoeRunOptions& o, const ModelSpec& m) {
   const MoeRunOptions defaults;
   const std::pair<const char*, bool> given[] = {
       {"--moe-token-dispatcher-type", o.dispatcher != defaults.dispatcher},
@@ -98,11 +97,14 @@ void refuse_moe_options_on_dense(const ParallelConfig& c, const ModelSpec& m) {
               flag, m.name);
 }
 
-// The MoE switches as Megatron-Core's TransformerConfig accepts them, and clustercast's own
-// load imbalance.
-void validate_moe_options(const ParallelConfig& c, const ModelSpec& m) {
+}  // namespace
+
+void validate_moe_switches(const MoeRunOptions& o, const ModelSpec& m) {
+  if (!m.moe.enabled()) {
+    refuse_moe_options_on_dense(o, m);
+    return;
+  }
   const std::string w = "parallel config";
-  const MoeRunOptions& o = c.moe;
   // Megatron-Core reads a negative factor as "none"; a factor given here is meant, so it must be one.
   if (o.capacity_factor && !(*o.capacity_factor > 0))
     fail_at("--moe-expert-capacity-factor",
@@ -131,6 +133,16 @@ void validate_moe_options(const ParallelConfig& c, const ModelSpec& m) {
             "{}: --moe-shared-expert-overlap works with --moe-token-dispatcher-type alltoall only (Megatron-Core); it "
             "is {}",
             w, to_string(o.dispatcher));
+}
+
+namespace {
+
+// The MoE switches as Megatron-Core's TransformerConfig accepts them (those that depend on the
+// layout after those that do not), and clustercast's own load imbalance.
+void validate_moe_options(const ParallelConfig& c, const ModelSpec& m) {
+  const std::string w = "parallel config";
+  const MoeRunOptions& o = c.moe;
+  validate_moe_switches(o, m);
   if (o.overlap_ep_comm) {
     // Megatron-Core's TransformerConfig, each check in its order.
     const char* flag = "--overlap-moe-expert-parallel-comm";
@@ -160,7 +172,7 @@ void validate_expert_parallel(const ParallelConfig& c, const ModelSpec& m) {
   if (c.etp < 0)
     fail_at("--expert-tensor-parallel-size", "{}: --expert-tensor-parallel-size is {}; it must be >= 1", w, c.etp);
   if (!m.moe.enabled()) {
-    refuse_moe_options_on_dense(c, m);
+    refuse_moe_options_on_dense(c.moe, m);
     if (c.ep > 1)
       fail_at("--expert-model-parallel-size",
               "{}: --expert-model-parallel-size {}: model '{}' has no experts (dense); valid: 1", w, c.ep, m.name);

@@ -15,6 +15,10 @@ namespace cc {
 void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
 // The same checks that need no cluster (used by the training engine).
 void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
+// The MoE run-time switches' own rules, those that hold whatever the layout (a capacity
+// factor > 0, padding needs a factor, ...); validate_layout() applies them with the rest, and the
+// search once, so a bad switch is named instead of excluding every layout.
+void validate_moe_switches(const MoeRunOptions& switches, const ModelSpec& model);
 // Refuses a model whose architecture the time and memory models do not price yet (multi-latent
 // attention, multi-token prediction; MoE layers are priced). validate_layout() ends with it (a
 // layout's own errors come first); the

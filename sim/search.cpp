@@ -355,10 +355,40 @@ double cross_validated_tie_tolerance(const CostSource& costs, int gpus) {
   return band ? band->within_job_mean_abs : 0.0;
 }
 
+namespace {
+
+// What the space asks of the experts that no layout could change, refused once by name instead
+// of excluding every layout: the run-time switches' own rules, an EP list value that does not
+// divide the routed experts, EP or ETP lists on a dense model.
+void check_expert_space(const SearchSpace& space, const ModelSpec& m) {
+  validate_moe_switches(space.moe, m);
+  const bool moe = m.moe.enabled();
+  for (int ep : space.ep) {
+    if (ep < 1) fail_at("--expert-model-parallel-size", "--expert-model-parallel-size {} in the list; it must be >= 1", ep);
+    if (!moe && ep != 1)
+      fail_at("--expert-model-parallel-size",
+              "--expert-model-parallel-size {}: model '{}' has no experts (dense); valid: 1", ep, m.name);
+    if (moe && m.moe.num_experts % ep != 0)
+      fail_at("--expert-model-parallel-size",
+              "--expert-model-parallel-size {} does not divide the {} routed experts of model '{}'; valid: {}", ep,
+              m.moe.num_experts, m.name, fmt::join(divisors(m.moe.num_experts), ", "));
+  }
+  for (int etp : space.etp) {
+    if (etp < 1)
+      fail_at("--expert-tensor-parallel-size", "--expert-tensor-parallel-size {} in the list; it must be >= 1", etp);
+    if (!moe)
+      fail_at("--expert-tensor-parallel-size",
+              "--expert-tensor-parallel-size {}: model '{}' has no experts (dense); leave it out", etp, m.name);
+  }
+}
+
+}  // namespace
+
 SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   if (r.gpus < 1) fail("--gpus is {}; the search needs a GPU count >= 1", r.gpus);
   if (r.global_batch < 1) fail("--global-batch-size is {}; the search needs a global batch >= 1", r.global_batch);
   refuse_unpriced_architecture(r.model);
+  check_expert_space(r.space, r.model);
   const int threads = r.threads > 0 ? r.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   SearchOutcome out;
   const std::vector<ParallelConfig> valid = Enumerator(r).run(out);
