@@ -39,8 +39,10 @@ void BreakdownChart::set_breakdown(const TimeBreakdown& b) {
   QChart* c = chart();
   clear_chart(c);
   auto* series = new QHorizontalStackedBarSeries;
+  legend_parts_.clear();
   for (const BreakdownPart& part : breakdown_parts()) {
     const double s = b.*part.field;
+    if (s != 0) legend_parts_ << QString::fromLatin1(part.name);
     auto* set = new QBarSet(QStringLiteral("%1 %2 s").arg(QString::fromLatin1(part.name)).arg(s, 0, 'f', 3));
     set->setColor(part.color);
     set->append(s);
