@@ -57,7 +57,7 @@ QVariant MemoryTable::headerData(int section, Qt::Orientation orientation, int r
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return QStringLiteral("stage %1").arg(section);
   static const char* names[] = {"weights", "gradients", "optimizer", "activations", "other", "total",
-                                "routed-expert params"};
+                                "expert params"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }
 

@@ -90,13 +90,15 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   swiglu_ = check(m, tr("SwiGLU MLP"));
   model_form_ = m;
   // Mixture of experts (Megatron-LM's names in the tooltips; docs/moe.md). 0 experts: dense.
-  experts_ = spin(m, tr("Routed experts (0 = dense)"), 0, 1 << 20, "num_experts");
+  experts_ = spin(m, tr("Routed experts"), 0, 1 << 20, "num_experts");
+  experts_->setSpecialValueText(tr("none (dense)"));
   experts_->setToolTip(tr("--num-experts: routed experts per MoE layer"));
   topk_ = spin(m, tr("Router top-k"), 0, 1 << 20, "moe_router_topk");
   topk_->setToolTip(tr("--moe-router-topk: experts each token visits"));
   expert_ffn_ = spin(m, tr("Expert FFN hidden size"), 0, 1 << 22, "moe_ffn_hidden_size");
   expert_ffn_->setToolTip(tr("--moe-ffn-hidden-size: one routed expert's FFN width"));
-  shared_ffn_ = spin(m, tr("Shared expert FFN (0 = none)"), 0, 1 << 22, "moe_shared_expert_intermediate_size");
+  shared_ffn_ = spin(m, tr("Shared expert FFN"), 0, 1 << 22, "moe_shared_expert_intermediate_size");
+  shared_ffn_->setSpecialValueText(tr("none"));
   shared_ffn_->setToolTip(tr("--moe-shared-expert-intermediate-size: the shared experts' width, summed"));
   moe_layer_freq_ = new QLineEdit;
   moe_layer_freq_->setToolTip(tr("--moe-layer-freq: N (layer i is MoE when i mod N = 0), or one 0/1 per layer "
@@ -108,14 +110,17 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   score_->setToolTip(tr("--moe-router-score-function"));
   row(m, tr("Router score function"), score_, "moe_router_score_function");
   connect(score_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
-  router_groups_ = spin(m, tr("Router groups (0 = none)"), 0, 1 << 20, "moe_router_num_groups");
+  router_groups_ = spin(m, tr("Router groups"), 0, 1 << 20, "moe_router_num_groups");
+  router_groups_->setSpecialValueText(tr("none"));
   router_groups_->setToolTip(tr("--moe-router-num-groups: grouped top-k's expert groups"));
   router_group_topk_ = spin(m, tr("Router group top-k"), 0, 1 << 20, "moe_router_group_topk");
+  router_group_topk_->setSpecialValueText(tr("none"));
   router_group_topk_->setToolTip(tr("--moe-router-group-topk: groups a token may use"));
   // Multi-latent attention (DeepSeek-V2/V3) and multi-token prediction.
   mla_ = check(m, tr("Multi-latent attention"), "multi_latent_attention");
   mla_->setToolTip(tr("--multi-latent-attention"));
-  q_lora_ = spin(m, tr("Query LoRA rank (0 = none)"), 0, 1 << 20, "q_lora_rank");
+  q_lora_ = spin(m, tr("Query LoRA rank"), 0, 1 << 20, "q_lora_rank");
+  q_lora_->setSpecialValueText(tr("none"));
   kv_lora_ = spin(m, tr("Key/value LoRA rank"), 0, 1 << 20, "kv_lora_rank");
   qk_head_ = spin(m, tr("Q/K head dim (no RoPE)"), 0, 1 << 16, "qk_head_dim");
   qk_rope_head_ = spin(m, tr("Q/K head dim (RoPE)"), 0, 1 << 16, "qk_pos_emb_head_dim");
@@ -124,6 +129,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   mtp_->setToolTip(tr("--mtp-num-layers: multi-token prediction layers"));
   parameters_ = new QLabel;
   parameters_->setObjectName("parameters");
+  parameters_->setToolTip(tr("Total, and active: what one token uses (the router, its top-k and the shared experts of each MoE layer, every dense layer, the embedding and output tables)"));
   parameters_->setWordWrap(true);
   m->addRow(tr("Parameters"), parameters_);
   auto* import = new QPushButton(tr("Import HuggingFace config.json…"));
@@ -306,7 +312,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
                                   "share; none: dropless"));
   pad_to_capacity_ = check(l, tr("Pad expert input to capacity"), "moe_pad_expert_input_to_capacity");
   pad_to_capacity_->setToolTip(tr("--moe-pad-expert-input-to-capacity (needs a capacity factor)"));
-  load_imbalance_ = dspin(l, tr("MoE load imbalance (max / mean)"), 0, 1000, 2);
+  load_imbalance_ = dspin(l, tr("MoE load imbalance"), 0, 1000, 2);
   fields_["moe_load_imbalance"] = load_imbalance_;
   load_imbalance_->setSpecialValueText(tr("default"));
   load_imbalance_->setToolTip(tr("--moe-load-imbalance: tokens of the busiest EP rank over the mean; default: "
@@ -420,7 +426,7 @@ void SetupPanel::update_moe_rows() {
   const ModelSpec model = project().model;
   try {
     model.validate("model");
-    parameters_->setText(tr("%1 total, %2 active per token")
+    parameters_->setText(tr("%1 total, %2 active")
                              .arg(billions(model.total_parameters()), billions(model.active_parameters())));
   } catch (const SpecError&) {
     parameters_->setText(tr("— (the model is refused, see below)"));

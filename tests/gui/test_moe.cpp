@@ -84,7 +84,7 @@ class TestMoe : public QObject {
     QCOMPARE(field<QDoubleSpinBox>(w, "moe_load_imbalance")->value(), 1.1);
     const auto* parameters = w.setup()->findChild<QLabel*>("parameters");
     QVERIFY(parameters);
-    QCOMPARE(parameters->text(), QString("46.70B total, 12.88B active per token"));
+    QCOMPARE(parameters->text(), QString("46.70B total, 12.88B active"));
     QVERIFY(w.setup()->project() == p);
 
     QTemporaryDir dir;
