@@ -4,6 +4,7 @@
 // names, in its words, and nothing else changes; the search table, the cluster map and the memory
 // table show the expert layout. Expected values are hand counts in the comments, published
 // figures, or the library called directly with the same inputs.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -95,6 +96,39 @@ class TestMoe : public QObject {
     QCOMPARE(back.config.ep, 8);
     QCOMPARE(back.model.moe.num_experts, 8);
     QCOMPARE(project_to_json(p).at("version").get<int>(), 4);
+  }
+
+  // DeepSeek-V3's config.json (tests/reference/hf-configs) fills every MoE, MLA and MTP field as
+  // the file states it, the panel hands the imported model back unchanged, and the parameters
+  // line gives the counts docs/moe.md states for it (682,636,487,424 total with its MTP layer,
+  // 38,240,398,080 active).
+  void huggingFaceImportFillsTheMoeFields() {
+    MainWindow w;
+    const QString path = QStringLiteral(QT_TESTCASE_SOURCEDIR "/../reference/hf-configs/deepseek-v3.json");
+    w.setup()->import_hf_config(path);
+    const Project p = w.setup()->project();
+    QCOMPARE(field<QSpinBox>(w, "num_experts")->value(), 256);     // n_routed_experts
+    QCOMPARE(field<QSpinBox>(w, "moe_router_topk")->value(), 8);   // num_experts_per_tok
+    QCOMPARE(field<QSpinBox>(w, "moe_ffn_hidden_size")->value(), 2048);
+    QCOMPARE(field<QSpinBox>(w, "moe_shared_expert_intermediate_size")->value(), 2048);  // 1 shared x 2048
+    QCOMPARE(field<QComboBox>(w, "moe_router_score_function")->currentText(), QString("sigmoid"));
+    QCOMPARE(field<QSpinBox>(w, "moe_router_num_groups")->value(), 8);   // n_group
+    QCOMPARE(field<QSpinBox>(w, "moe_router_group_topk")->value(), 4);  // topk_group
+    // first_k_dense_replace 3: three dense layers, then 58 MoE layers.
+    QString pattern = "0,0,0";
+    for (int i = 0; i < 58; ++i) pattern += ",1";
+    QCOMPARE(field<QLineEdit>(w, "moe_layer_freq")->text(), pattern);
+    QVERIFY(field<QCheckBox>(w, "multi_latent_attention")->isChecked());
+    QCOMPARE(field<QSpinBox>(w, "q_lora_rank")->value(), 1536);
+    QCOMPARE(field<QSpinBox>(w, "kv_lora_rank")->value(), 512);
+    QCOMPARE(field<QSpinBox>(w, "qk_head_dim")->value(), 128);        // qk_nope_head_dim
+    QCOMPARE(field<QSpinBox>(w, "qk_pos_emb_head_dim")->value(), 64);  // qk_rope_head_dim
+    QCOMPARE(field<QSpinBox>(w, "v_head_dim")->value(), 128);
+    QCOMPARE(field<QSpinBox>(w, "mtp_num_layers")->value(), 1);  // num_nextn_predict_layers
+    QCOMPARE(w.setup()->findChild<QLabel*>("parameters")->text(), QString("682.64B total, 38.24B active"));
+    QVERIFY(model_to_json(p.model) == model_to_json(w.setup()->project().model));
+    w.setup()->set_project(p);
+    QVERIFY(w.setup()->project() == p);
   }
 
   // EP 8 typed into its field re-simulates: the library's result for EP 8 is on screen, its
