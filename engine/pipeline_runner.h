@@ -30,6 +30,24 @@ struct ActivationPeak {
   int in_flight = 0;             // (microbatch, chunk) pairs held at the peak
 };
 
+// The activations a rank holds now, every live (microbatch, chunk)'s kept tensors (`saved_of`
+// gives an entry's: bytes(), scores_bytes(), layer_input_bytes()), noted in `peak` when they
+// are the most so far. Both engines (CPU here, CUDA in engine/cuda/gpu_pipeline.cpp) call it at
+// the same moments — after every forward pass, and after every full-recompute group's rerun,
+// when that group's activations are held again beside everything kept — which are the moments
+// the memory model's peak describes.
+template <typename Live, typename SavedOf>
+void note_activation_peak(const Live& live, SavedOf saved_of, ActivationPeak& peak) {
+  std::size_t total = 0, scores = 0, inputs = 0;
+  for (const auto& [key, entry] : live) {
+    const auto& kept = saved_of(entry);
+    total += kept.bytes();
+    scores += kept.scores_bytes();
+    inputs += kept.layer_input_bytes();
+  }
+  if (total > peak.total) peak = {total, scores, inputs, static_cast<int>(live.size())};
+}
+
 template <typename T>
 class PipelineRunner {
  public:

@@ -65,17 +65,7 @@ template <typename TokensFn, typename EnvFn>
 double PipelineRunner<T>::train(const ModelWeights<T>& w, ModelWeights<T>& g, TokensFn tokens, EnvFn env,
                                 double loss_scale, ActivationPeak& peak) {
   std::map<std::pair<int, int>, ChunkSaved<T>> live;  // (microbatch, chunk) -> kept activations
-  // The activations held now, after every forward pass and after every full-recompute
-  // group's rerun (when that group's activations are back, next to everything kept).
-  const auto account = [&] {
-    std::size_t total = 0, scores = 0, inputs = 0;
-    for (const auto& [key, kept] : live) {
-      total += kept.bytes();
-      scores += kept.scores_bytes();
-      inputs += kept.layer_input_bytes();
-    }
-    if (total > peak.total) peak = {total, scores, inputs, static_cast<int>(live.size())};
-  };
+  const auto account = [&] { note_activation_peak(live, [](const ChunkSaved<T>& s) -> const auto& { return s; }, peak); };
   double loss = 0;
   for (const PlannedPass& pass : passes_) {
     const PassEnv e = env(pass.microbatch);

@@ -22,6 +22,9 @@ struct RecordedOp {
   double start_s = 0;       // since the recorder was created
   double duration_s = 0;
   double self_s = 0;        // duration minus nested scopes
+  // Host time of the scope's own code (minus nested scopes and waits for the device), where
+  // self_s is device time (the CUDA recorder); 0 on the CPU backend, whose self_s is host time.
+  double host_self_s = 0;
 };
 
 class HostRecorder final : public engine::OpRecorder {

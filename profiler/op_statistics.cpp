@@ -52,6 +52,7 @@ std::vector<OpRecord> summarize_ops(const std::vector<RecordedOp>& events, long 
   std::map<Key, std::size_t> index;  // key -> position in `records`
   std::vector<OpRecord> records;
   std::vector<std::vector<double>> samples;
+  std::vector<double> host_sum;
   for (const auto& e : events) {
     if (e.op.collective || is_step(e) || e.step < first_timed_step) continue;
     const Key key{e.op.name, static_cast<int>(e.op.phase), normalized(e.op.shape)};
@@ -65,8 +66,10 @@ std::vector<OpRecord> summarize_ops(const std::vector<RecordedOp>& events, long 
       r.tp = tp;
       records.push_back(r);
       samples.emplace_back();
+      host_sum.push_back(0);
     }
     samples[it->second].push_back(e.self_s);
+    host_sum[it->second] += e.host_self_s;
   }
   for (std::size_t i = 0; i < records.size(); ++i) {
     records[i].samples = static_cast<int>(samples[i].size());
@@ -74,6 +77,7 @@ std::vector<OpRecord> summarize_ops(const std::vector<RecordedOp>& events, long 
     records[i].median_s = percentile(samples[i], 50);
     records[i].p10_s = percentile(samples[i], 10);
     records[i].p90_s = percentile(samples[i], 90);
+    records[i].host_mean_s = host_sum[i] / static_cast<double>(samples[i].size());
   }
   return records;
 }

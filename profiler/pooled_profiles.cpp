@@ -68,7 +68,8 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
         continue;
       }
       OpRecord& p = pooled.ops[it->second];
-      add_weighted(p, r, p.samples, r.samples, {&OpRecord::mean_s, &OpRecord::median_s, &OpRecord::p10_s, &OpRecord::p90_s});
+      add_weighted(p, r, p.samples, r.samples, {&OpRecord::mean_s, &OpRecord::median_s, &OpRecord::p10_s, &OpRecord::p90_s,
+                                           &OpRecord::host_mean_s});
       p.samples += r.samples;
     }
     if (pooled.collectives.empty()) pooled.collectives = db.collectives;

@@ -99,9 +99,11 @@ ProfiledRun run_from(const JsonFields& f) {
 }
 
 json op_to_json(const OpRecord& o) {
-  return {{"name", o.name},   {"phase", to_string(o.phase)}, {"shape", o.shape},       {"dtype", o.dtype},
-          {"tp", o.tp},       {"samples", o.samples},        {"mean_s", o.mean_s}, {"median_s", o.median_s}, {"p10_s", o.p10_s},
-          {"p90_s", o.p90_s}};
+  json j = {{"name", o.name}, {"phase", to_string(o.phase)}, {"shape", o.shape},         {"dtype", o.dtype},
+            {"tp", o.tp},     {"samples", o.samples},        {"mean_s", o.mean_s},       {"median_s", o.median_s},
+            {"p10_s", o.p10_s}, {"p90_s", o.p90_s}};
+  if (o.host_mean_s > 0) j["host_mean_s"] = o.host_mean_s;  // databases without it read as before
+  return j;
 }
 
 OpRecord op_from(const JsonFields& f) {
@@ -121,6 +123,7 @@ OpRecord op_from(const JsonFields& f) {
   o.median_s = f.number("median_s", 0);
   o.p10_s = f.number("p10_s", 0);
   o.p90_s = f.number("p90_s", 0);
+  o.host_mean_s = f.number_or("host_mean_s", 0, 0);  // absent: not recorded
   return o;
 }
 

@@ -45,6 +45,11 @@ struct OpRecord {
   double mean_s = 0;
   double median_s = 0;
   double p10_s = 0, p90_s = 0;  // spread across occurrences
+  // Host time to issue it (the launch calls and the engine's code around them), mean over the
+  // same occurrences; 0: not recorded. A GPU profile records it, since a GPU op's time above is
+  // its device time and a host that cannot launch as fast sets the step instead. A CPU profile
+  // leaves it 0: there the host runs the op, so its time above already is the host's.
+  double host_mean_s = 0;
 };
 
 // nccl-tests' columns for one message size.

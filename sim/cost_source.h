@@ -27,8 +27,9 @@ struct OpCost {
   double seconds = 0;     // on the device (GPU stream)
   bool measured = false;  // true when the figure comes from a measurement, not a formula
   // Host time to issue it (Python, framework dispatch, the launch call). The host runs ahead
-  // of the device, so this costs time only where the host falls behind (cost_of()). A
-  // measured database has none: its op means already hold whatever the host added.
+  // of the device, so this costs time only where the host falls behind (cost_of()). A measured
+  // database has it where the profile recorded it (a GPU profile, OpRecord::host_mean_s);
+  // without it the op means are priced device-only.
   double host_s = 0;
 };
 

@@ -188,13 +188,17 @@ OpCost MeasuredCosts::compute(const ComputeOp& op) const {
     note(op.name, op.phase, Pricing::Fused);
     return {0.0, true};
   }
+  // The host's time goes with the device's where the profile recorded it: the simulator
+  // prices the step as the flow shop of launches and device work (cost_of), so a host that
+  // cannot keep up sets the pace. A launch costs the same at any size, so a scaled op keeps
+  // its nearest record's host time.
   if (const OpRecord* r = exact(op)) {
     note(op.name, op.phase, Pricing::Exact);
-    return {r->mean_s, true};
+    return {r->mean_s, true, r->host_mean_s};
   }
   if (const OpRecord* r = nearest(op)) {
     note(op.name, op.phase, Pricing::Scaled);
-    return {scaled_time(op, *r), true};
+    return {scaled_time(op, *r), true, r->host_mean_s};
   }
   note(op.name, op.phase, Pricing::Analytic);
   return analytic_.compute(op);

@@ -128,7 +128,7 @@ Tensor<T> GpuModel<T>::chunk_forward(const GpuPass& pass, int chunk, Tensor<T> x
 
 template <typename T>
 Tensor<T> GpuModel<T>::chunk_backward(const GpuPass& pass, int chunk, GpuChunkSaved<T>& saved, Tensor<T> dout,
-                                      double loss_scale) {
+                                      double loss_scale, const std::function<void()>& recomputed) {
   const engine::PassEnv& env = pass.env;
   const Phase B = Phase::Backward;
   const WeightSlots& slots = w_.slots();
@@ -187,6 +187,7 @@ Tensor<T> GpuModel<T>::chunk_backward(const GpuPass& pass, int chunk, GpuChunkSa
       for (int i = group.first; i < group.end(); ++i)
         x = layer_forward(layer_slots(i), pass, plan.layers.first + i, Phase::Recompute, std::move(x),
                           saved.layers[static_cast<std::size_t>(i)]);
+      if (recomputed) recomputed();  // the group's activations are held again: the peak's moment
     }
     for (int i = group.end() - 1; i >= group.first; --i) {
       Tensor<T> dprev = layer_backward(layer_slots(i), pass, plan.layers.first + i,
@@ -219,10 +220,11 @@ template Tensor<float> GpuModel<float>::chunk_forward(const GpuPass&, int, Tenso
 template Tensor<__nv_bfloat16> GpuModel<__nv_bfloat16>::chunk_forward(const GpuPass&, int, Tensor<__nv_bfloat16>,
                                                                       double*, GpuChunkSaved<__nv_bfloat16>&);
 template Tensor<float> GpuModel<float>::chunk_backward(const GpuPass&, int, GpuChunkSaved<float>&, Tensor<float>,
-                                                       double);
+                                                       double, const std::function<void()>&);
 template Tensor<__nv_bfloat16> GpuModel<__nv_bfloat16>::chunk_backward(const GpuPass&, int,
                                                                        GpuChunkSaved<__nv_bfloat16>&,
-                                                                       Tensor<__nv_bfloat16>, double);
+                                                                       Tensor<__nv_bfloat16>, double,
+                                                                       const std::function<void()>&);
 template struct GpuChunkSaved<float>;
 template struct GpuChunkSaved<__nv_bfloat16>;
 

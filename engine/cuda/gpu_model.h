@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/cuda/gpu_context.h"
@@ -79,8 +80,10 @@ class GpuModel {
   Tensor<T> chunk_forward(const GpuPass& pass, int chunk, Tensor<T> x_in, double* loss_sum,
                           GpuChunkSaved<T>& saved);
   // The last virtual stage starts from the loss (gradient loss_scale per row), the first
-  // returns an empty tensor (the embedding absorbs the gradient).
-  Tensor<T> chunk_backward(const GpuPass& pass, int chunk, GpuChunkSaved<T>& saved, Tensor<T> dout, double loss_scale);
+  // returns an empty tensor (the embedding absorbs the gradient). `recomputed` runs after each
+  // full-recompute group has rerun its forward, as engine::ModelChunk::backward's does.
+  Tensor<T> chunk_backward(const GpuPass& pass, int chunk, GpuChunkSaved<T>& saved, Tensor<T> dout, double loss_scale,
+                           const std::function<void()>& recomputed = {});
 
   bool first_virtual_stage(int chunk) const { return m_.chunk(chunk).has_embedding; }
   bool last_virtual_stage(int chunk) const { return m_.chunk(chunk).has_output; }

@@ -32,6 +32,9 @@ void GpuPipeline<T>::train(const TokensFn& tokens, const EnvFn& env, double loss
     GpuChunkSaved<T> saved;
   };
   std::map<std::pair<int, int>, Live> live;  // (microbatch, chunk) -> its pass and kept activations
+  const auto account = [&] {
+    engine::note_activation_peak(live, [](const Live& l) -> const GpuChunkSaved<T>& { return l.saved; }, peak);
+  };
   for (const PlannedPass& pass : passes_) {
     if (pass.kind == PassKind::Forward) {
       Live& l = live[{pass.microbatch, pass.chunk}];
@@ -40,18 +43,13 @@ void GpuPipeline<T>::train(const TokensFn& tokens, const EnvFn& env, double loss
       if (pass.receive_from >= 0) x = ctx_.receive<T>(l.pass.env.region_rows(), h, true);
       Tensor<T> out = chunks_.chunk_forward(l.pass, pass.chunk, std::move(x), loss_sum, l.saved);
       if (pass.send_to >= 0) ctx_.send(std::move(out), true);
-      std::size_t total = 0, scores = 0, inputs = 0;
-      for (const auto& [key, kept] : live) {
-        total += kept.saved.bytes();
-        scores += kept.saved.scores_bytes();
-        inputs += kept.saved.layer_input_bytes();
-      }
-      if (total > peak.total) peak = {total, scores, inputs, static_cast<int>(live.size())};
+      account();
     } else {
       auto it = live.find({pass.microbatch, pass.chunk});
       Tensor<T> dout;
       if (pass.receive_from >= 0) dout = ctx_.receive<T>(it->second.pass.env.region_rows(), h, false);
-      Tensor<T> dx = chunks_.chunk_backward(it->second.pass, pass.chunk, it->second.saved, std::move(dout), loss_scale);
+      Tensor<T> dx =
+          chunks_.chunk_backward(it->second.pass, pass.chunk, it->second.saved, std::move(dout), loss_scale, account);
       live.erase(it);
       if (pass.send_to >= 0) ctx_.send(std::move(dx), false);
     }

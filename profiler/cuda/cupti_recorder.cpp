@@ -133,6 +133,12 @@ long tagged(const GpuActivity& a, const std::vector<OpOccurrence>& occurrences, 
 
 }  // namespace
 
+bool waits_for_device(std::string_view name) {
+  if (name.find("Synchronize") != std::string_view::npos) return true;
+  const bool copy = name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy");
+  return copy && name.find("Async") == std::string_view::npos;
+}
+
 std::size_t attribute_activities(std::span<GpuActivity> activities, const std::vector<OpOccurrence>& occurrences,
                                  const CorrelationLinks& links) {
   std::size_t unattributed = 0;
@@ -152,7 +158,8 @@ std::size_t attribute_activities(std::span<GpuActivity> activities, const std::v
 }
 
 std::vector<RecordedOp> device_times(const std::vector<OpOccurrence>& occurrences, const std::vector<long>& ended,
-                                     std::span<const GpuActivity> activities, std::uint64_t origin_ns) {
+                                     std::span<const GpuActivity> activities, std::uint64_t origin_ns,
+                                     std::span<const DeviceWait> waits) {
   constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
   const std::size_t n = occurrences.size();
   std::vector<std::uint64_t> own_ns(n, 0), first_ns(n, none), last_ns(n, 0);
@@ -170,6 +177,19 @@ std::vector<RecordedOp> device_times(const std::vector<OpOccurrence>& occurrence
     first_ns[static_cast<std::size_t>(p)] = std::min(first_ns[static_cast<std::size_t>(p)], first_ns[i]);
     last_ns[static_cast<std::size_t>(p)] = std::max(last_ns[static_cast<std::size_t>(p)], last_ns[i]);
   }
+  // Host: each ended occurrence's span, less its ended children's spans and its own waits.
+  std::vector<double> host_ns(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const OpOccurrence& o = occurrences[i];
+    if (o.host_end_ns == none || o.host_end_ns < o.host_begin_ns) continue;  // still open
+    const double span = static_cast<double>(o.host_end_ns - o.host_begin_ns);
+    host_ns[i] += span;
+    if (o.parent >= 0) host_ns[static_cast<std::size_t>(o.parent)] -= span;
+  }
+  for (const DeviceWait& w : waits) {
+    const long at = open_at(occurrences, w.begin_ns);
+    if (at >= 0 && w.end_ns > w.begin_ns) host_ns[static_cast<std::size_t>(at)] -= static_cast<double>(w.end_ns - w.begin_ns);
+  }
   const auto seconds_since_origin = [origin_ns](std::uint64_t t) {
     return static_cast<double>(static_cast<std::int64_t>(t - origin_ns)) * 1e-9;
   };
@@ -179,6 +199,7 @@ std::vector<RecordedOp> device_times(const std::vector<OpOccurrence>& occurrence
     const auto i = static_cast<std::size_t>(e);
     const OpOccurrence& o = occurrences[i];
     RecordedOp r{o.op, o.step};
+    r.host_self_s = std::max(0.0, host_ns[i]) * 1e-9;
     if (first_ns[i] != none) {
       r.start_s = seconds_since_origin(first_ns[i]);
       r.duration_s = static_cast<double>(last_ns[i] - first_ns[i]) * 1e-9;
@@ -263,8 +284,9 @@ const std::vector<RecordedOp>& CuptiRecorder::flush() {
   // Everything launched before this flush has its records in now, so the links are complete
   // for the new activities and need not outlive the flush.
   unattributed_ += attribute_activities(std::span(activities_).subspan(first_new), occurrences_, links);
+  waits_.insert(waits_.end(), links.waits.begin(), links.waits.end());
   count_dropped();
-  events_ = device_times(occurrences_, ended_, activities_, origin_ns_);
+  events_ = device_times(occurrences_, ended_, activities_, origin_ns_, waits_);
   return events_;
 }
 
@@ -301,6 +323,12 @@ void CuptiRecorder::parse(std::uint8_t* buffer, std::size_t valid_bytes, Correla
       case CUPTI_ACTIVITY_KIND_DRIVER: {
         const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
         links.launch_ns[api->correlationId] = api->start;
+        const char* name = nullptr;
+        const CUpti_CallbackDomain domain =
+            record->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+        if (cuptiGetCallbackName(domain, api->cbid, &name) == CUPTI_SUCCESS && name != nullptr &&
+            waits_for_device(name))
+          links.waits.push_back({api->start, api->end});
         break;
       }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {

@@ -55,10 +55,21 @@ struct GpuActivity {
   long occurrence = -1;                   // the op occurrence it is charged to; -1: none
 };
 
+// Host time inside one API call that waits for the device (a synchronize, a blocking copy):
+// the host was not issuing work then, so it is not the op's host time.
+struct DeviceWait {
+  std::uint64_t begin_ns = 0, end_ns = 0;  // on CUPTI's clock
+};
+
+// Whether the runtime or driver API function `name` (CUPTI's name, e.g. "cudaMemcpy_v3020")
+// waits for the device: the synchronize calls and the copies without "Async".
+bool waits_for_device(std::string_view name);
+
 // How one flush's activity records link device work back to host calls.
 struct CorrelationLinks {
   std::unordered_map<std::uint32_t, std::uint64_t> external;   // API correlation id -> occurrence index
   std::unordered_map<std::uint32_t, std::uint64_t> launch_ns;  // API correlation id -> host start of the call
+  std::vector<DeviceWait> waits;                               // calls that waited for the device
 };
 
 // Charges each activity to an occurrence: through its external correlation id, else (a call
@@ -71,9 +82,12 @@ std::size_t attribute_activities(std::span<GpuActivity> activities, const std::v
 // One RecordedOp per ended occurrence, in the order they ended (as HostRecorder emits them):
 // self_s = device time of the occurrence's own activities, duration_s = span of its own and its
 // nested occurrences' activities, start_s = first device activity (or, with none, the host
-// begin) relative to origin_ns. Times are ns on CUPTI's clock.
+// begin) relative to origin_ns; host_self_s = the occurrence's host span minus its nested
+// occurrences' spans and minus the device waits that began inside it and in none of them (the
+// host's own time to issue the op). Times are ns on CUPTI's clock.
 std::vector<RecordedOp> device_times(const std::vector<OpOccurrence>& occurrences, const std::vector<long>& ended,
-                                     std::span<const GpuActivity> activities, std::uint64_t origin_ns);
+                                     std::span<const GpuActivity> activities, std::uint64_t origin_ns,
+                                     std::span<const DeviceWait> waits = {});
 
 // Construct BEFORE the first CUDA call of the process that creates a context (cudaMalloc,
 // cudaSetDevice, a cuBLAS handle...): CUPTI then hooks every context from its first launch, and
@@ -119,6 +133,7 @@ class CuptiRecorder final : public engine::OpRecorder {
   std::vector<long> open_;   // indices of the open occurrences, innermost last
   std::vector<long> ended_;  // indices in the order they ended
   std::vector<GpuActivity> activities_;
+  std::vector<DeviceWait> waits_;
   std::unordered_set<std::string> names_;  // kernel names: CUPTI's strings are not ours to keep
   std::unordered_set<std::uint32_t> streams_;
   std::vector<RecordedOp> events_;

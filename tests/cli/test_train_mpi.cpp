@@ -166,8 +166,11 @@ TEST(TrainMpi, RecomputeChangesMemoryNotNumbers) {
   EXPECT_EQ(scores["selective"], 0);
   EXPECT_EQ(none - selective, scores["none"]);
   // Full keeps one input per layer plus the output layer's logits; its peak comes while one
-  // recomputed layer's activations are back during backward (one of tiny's four layers).
+  // recomputed layer's activations are back during backward (one of tiny's four layers), so
+  // the peak holds exactly one layer's S×S tensors. The CUDA engine notes its peak at the same
+  // moments (engine::note_activation_peak; tests/gpu/test_gpu_training.cpp checks it there).
   EXPECT_LT(full, selective / 2);
+  EXPECT_EQ(scores["full"], scores["none"] / 4);
 }
 
 struct BadRun {

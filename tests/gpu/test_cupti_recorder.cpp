@@ -350,6 +350,34 @@ TEST(GpuAttribution, DeviceTimesSplitSelfTimeFromSpan) {
   EXPECT_TRUE(near(events[0].self_s + events[1].self_s + events[2].self_s, 170e-9));
 }
 
+TEST(GpuAttribution, HostSelfTimeIsTheScopesOwnLessNestedScopesAndDeviceWaits) {
+  const auto occurrences = sample_occurrences();
+  const std::vector<long> ended = {2, 1, 4, 3, 0};
+  // A blocking copy inside pack (160-190) and a synchronize in fwd after pack ended (250-350).
+  const std::vector<DeviceWait> waits = {{160, 190}, {250, 350}};
+  const std::vector<RecordedOp> events = device_times(occurrences, ended, {}, 0, waits);
+  ASSERT_EQ(events.size(), 5u);
+  const auto near = [](double a, double b) { return std::abs(a - b) < 1e-15; };
+  EXPECT_TRUE(near(events[0].host_self_s, (50 - 30) * 1e-9));         // pack [150, 200], 30 ns waiting
+  EXPECT_TRUE(near(events[1].host_self_s, (300 - 50 - 100) * 1e-9));  // fwd [100, 400] less pack and its wait
+  EXPECT_TRUE(near(events[2].host_self_s, 100e-9));                   // glue [600, 700]
+  EXPECT_TRUE(near(events[3].host_self_s, (400 - 100) * 1e-9));       // coll [500, 900] less glue
+  EXPECT_TRUE(near(events[4].host_self_s, (1000 - 300 - 400) * 1e-9));  // the step less fwd and coll
+  // Without waits the scopes' own spans add up to the step's host span.
+  double sum = 0;
+  for (const RecordedOp& e : device_times(occurrences, ended, {}, 0)) sum += e.host_self_s;
+  EXPECT_TRUE(near(sum, 1000e-9));
+}
+
+TEST(GpuAttribution, OnlyCallsThatWaitForTheDeviceAreWaits) {
+  for (const char* name : {"cudaDeviceSynchronize_v3020", "cudaStreamSynchronize_v3020", "cudaEventSynchronize_v3020",
+                           "cudaMemcpy_v3020", "cuCtxSynchronize", "cuMemcpyDtoH_v2"})
+    EXPECT_TRUE(waits_for_device(name)) << name;
+  for (const char* name : {"cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020", "cuLaunchKernel", "cuMemcpyDtoHAsync_v2",
+                           "cudaEventRecord_v3020", "cudaMalloc_v3020"})
+    EXPECT_FALSE(waits_for_device(name)) << name;
+}
+
 TEST(GpuVersionStrings, FormatsCudaAndNcclCodes) {
   EXPECT_EQ(cuda_version_string(13000), "13.0.0");
   EXPECT_EQ(cuda_version_string(12040), "12.4.0");

@@ -69,6 +69,15 @@ void expect_same_losses(const Layout& l, const std::string& precision, double re
   }
   ASSERT_FALSE(a.validation.empty());
   EXPECT_NEAR(std::stod(b.validation), std::stod(a.validation), relative * std::stod(a.validation)) << l.name;
+  // Both engines note their activation peak at the same moments (after every forward pass and
+  // every full-recompute rerun: engine::note_activation_peak), so in fp32, where both keep
+  // the same tensors, the peak holds the same attention tensors and nearly the same bytes.
+  if (precision == "fp32")
+    for (const auto& [stage, bytes] : a.activation_bytes) {
+      EXPECT_EQ(b.attention_scores.at(stage), a.attention_scores.at(stage)) << l.name << " stage " << stage;
+      EXPECT_NEAR(static_cast<double>(b.activation_bytes.at(stage)), static_cast<double>(bytes), 0.01 * bytes)
+          << l.name << " stage " << stage;
+    }
 }
 
 const std::vector<Layout> kOneGpu = {
