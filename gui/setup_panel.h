@@ -1,7 +1,9 @@
-// setup_panel.h — the Setup dock: model (preset, every shape field, HuggingFace import),
-// cluster (preset, GPU, node figures), cost source (analytic or a cost database), layout
-// (Megatron-LM's options, context parallelism and pipeline splits included), token budget and memory reserve. It edits a Project and says when it changed;
-// a bad combination is explained next to the field it names, in the library's words.
+// setup_panel.h — the Setup dock: model (preset, every shape field with the experts, MLA and MTP
+// fields and the parameter counts, HuggingFace import), cluster (preset, GPU, node figures), cost
+// source (analytic or a cost database), layout (Megatron-LM's options, context parallelism,
+// pipeline splits, expert parallelism and the MoE switches included), token budget and memory
+// reserve. It edits a Project and says when it changed; a bad combination is explained next to
+// the field it names, in the library's words.
 #pragma once
 
 #include <map>
