@@ -6,6 +6,7 @@
 
 #include <QChartView>
 #include <QColor>
+#include <QStringList>
 
 #include "sim/simulator.h"
 
@@ -26,6 +27,11 @@ class BreakdownChart : public QChartView {
   void set_breakdown(const TimeBreakdown& breakdown);
   // Seconds per part as drawn, in stacking order (tests compare them with the library's).
   std::vector<double> drawn_seconds() const;
+  // The parts the legend lists (those that take time), in stacking order.
+  const QStringList& legend_parts() const { return legend_parts_; }
+
+ private:
+  QStringList legend_parts_;
 };
 
 }  // namespace cc::gui

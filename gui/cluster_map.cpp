@@ -18,11 +18,13 @@
 #include "sim/parallel_grid.h"
 #include "sim/parallel_layout.h"
 
+#include "gui/timeline_palette.h"
+
 namespace cc::gui {
 
 namespace {
 
-constexpr int kLegendHeight = 24;
+constexpr int kLegendHeight = 48;  // three lines: the line legend wraps at 1280 pixels
 
 QColor stage_color(int stage, int stages) {
   const double f = stages > 1 ? static_cast<double>(stage) / (stages - 1) : 0;
@@ -32,6 +34,20 @@ QColor stage_color(int stage, int stages) {
 QString gigabytes(double bytes) { return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', bytes >= 1e10 ? 0 : 1); }
 
 }  // namespace
+
+QString ClusterMapPage::expert_parallel_text(const SimResult& r) const {
+  if (!r.model.moe.enabled()) return {};
+  // Where the EP groups sit, as the expert grid places them: the most NVLink domains one joins.
+  int nodes = 1;
+  for (const std::vector<int>& group : r.config.expert_grid().groups("ep"))
+    nodes = std::max(nodes, place_in_nvlink_domains(group, r.cluster).nodes);
+  const QString shape = tr(" EP %1 × ETP %2 (expert DP %3):").arg(r.config.ep).arg(r.config.expert_tp()).arg(r.config.expert_dp());
+  if (r.config.ep == 1) return shape + tr(" every GPU holds all the experts of its stage; no all-to-all.");
+  if (nodes == 1) return shape + tr(" EP groups stay inside NVLink domains.");
+  return shape + tr(" EP groups span %1 NVLink domains: dispatch and combine cross the inter-node fabric (their time "
+                    "is the Summary's EP comm; the byte counts above do not list them yet).")
+                     .arg(nodes);
+}
 
 QString ClusterMapPage::context_parallel_text(const SimResult& r) const {
   if (r.config.cp == 1) return {};
@@ -220,6 +236,31 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
             p.drawLine(QRectF(cell_rect(g, r)).center(), QRectF(cell_rect(g, next)).center());
       }
     }
+    // Its MoE layers' EP groups (the expert grid's, Megatron-Core's folding): a dot in each
+    // member's cell, and since dispatch and combine are all-to-all, a line between every two
+    // nodes a group joins. The cross-node traffic (sim/cross_node_traffic.h) has no EP kind
+    // yet, so these lines carry no bytes; the time is the Summary's EP part.
+    if (config_.ep > 1) {
+      const QColor olive = expert_parallel_color().darker(130);
+      const ParallelGrid experts = config_.expert_grid();
+      std::set<std::pair<int, int>> drawn;
+      for (const int stage_rank : stages) {
+        const std::vector<int> members = experts.group(stage_rank, "ep");
+        p.setPen(Qt::NoPen);
+        p.setBrush(olive);
+        for (const int r : members) {
+          const QRectF cell = cell_rect(g, r);
+          p.drawEllipse(cell.center(), cell.width() / 5, cell.height() / 5);
+        }
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(olive, std::max(1.5, pen / 2)));
+        for (const int a : members)
+          for (const int b : members)
+            if (const std::pair<int, int> nodes{node_of(a), node_of(b)};
+                nodes.first < nodes.second && drawn.insert(nodes).second)
+              p.drawLine(node_rect(g, nodes.first).center(), node_rect(g, nodes.second).center());
+      }
+    }
     p.setRenderHint(QPainter::Antialiasing, false);
   }
   // Legend: stage colours.
@@ -231,14 +272,15 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   const int every = std::max(1, (config_.pp + 7) / 8);  // at most 8 stage swatches: room for the line legend
   for (int s = 0; s < config_.pp; s += every) {
     const QString text = QStringLiteral("stage %1").arg(s);
-    p.fillRect(QRect(x, y + 6, 12, 12), stage_color(s, config_.pp));
+    p.fillRect(QRect(x, y + (kLegendHeight - 12) / 2, 12, 12), stage_color(s, config_.pp));
     p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
     x += 16 + fm.horizontalAdvance(text) + 12;
   }
-  p.drawText(QRect(x, y, width() - x, kLegendHeight), Qt::AlignVCenter,
+  p.drawText(QRect(x, y, width() - x - 4, kLegendHeight), Qt::AlignVCenter | Qt::TextWordWrap,
              tr("outline: a TP group · lines, bytes per iteration: black pipeline hop · red DP ring hop · "
-                "purple cross-node TP ring hop%1")
-                 .arg(config_.cp > 1 ? tr(" · teal CP ring hop (dashed: inside a node)") : QString()));
+                "purple cross-node TP ring hop%1%2")
+                 .arg(config_.cp > 1 ? tr(" · teal CP ring hop (dashed: inside a node)") : QString(),
+                      config_.ep > 1 ? tr(" · olive dots: EP group, lines: its all-to-all between nodes") : QString()));
 }
 
 bool ClusterMapView::event(QEvent* e) {
@@ -309,7 +351,7 @@ void ClusterMapPage::set_result(const SimResult& r) {
           .arg(t.tp_spans_nodes ? tr("TP groups span nodes: their all-reduces cross the inter-node fabric.")
                                 : tr("TP groups stay inside nodes (NVLink)."))
           .arg(gigabytes(total(TrafficKind::TensorParallel))) +
-      context_parallel_text(r));
+      context_parallel_text(r) + expert_parallel_text(r));
 }
 
 }  // namespace cc::gui

@@ -61,6 +61,7 @@ class ClusterMapPage : public QWidget {
 
  private:
   QString context_parallel_text(const SimResult& r) const;  // "" at CP 1
+  QString expert_parallel_text(const SimResult& r) const;   // "" for a dense model
 
   ClusterMapView* view_;
   QSpinBox* replica_;

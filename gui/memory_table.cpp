@@ -1,5 +1,6 @@
 #include "gui/memory_table.h"
 
+#include "sim/memory_model.h"
 #include "sim/units.h"
 
 namespace cc::gui {
@@ -23,23 +24,40 @@ double MemoryTable::gib(int stage, int column) const {
   }
 }
 
+double MemoryTable::expert_parameters(int stage) const {
+  return static_cast<double>(stage_expert_parameters(result_->model, result_->config, stage));
+}
+
 int MemoryTable::rowCount(const QModelIndex& parent) const {
   return parent.isValid() || !result_ ? 0 : static_cast<int>(result_->memory.stages.size());
 }
 
-int MemoryTable::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int MemoryTable::columnCount(const QModelIndex& parent) const {
+  if (parent.isValid()) return 0;
+  return has_experts() ? ColumnCount : ExpertParameters;
+}
 
 QVariant MemoryTable::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
+  if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) return {};
+  if (index.column() == ExpertParameters) {
+    if (role == Qt::DisplayRole) return QStringLiteral("%1 B").arg(expert_parameters(index.row()) / 1e9, 0, 'f', 2);
+    if (role == Qt::UserRole) return expert_parameters(index.row());
+    return {};
+  }
   if (role == Qt::DisplayRole) return QString::number(gib(index.row(), index.column()), 'f', 2);
   if (role == Qt::UserRole) return gib(index.row(), index.column());
   return {};
 }
 
 QVariant MemoryTable::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section == ExpertParameters)
+    return tr("Routed-expert parameters one GPU of the stage holds: its MoE layers x experts / EP x one expert / ETP. "
+              "Their weights and gradients are in those columns; their optimizer state is sharded over the "
+              "expert-data-parallel group.");
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return QStringLiteral("stage %1").arg(section);
-  static const char* names[] = {"weights", "gradients", "optimizer", "activations", "other", "total"};
+  static const char* names[] = {"weights", "gradients", "optimizer", "activations", "other", "total",
+                                "expert params"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }
 

@@ -1,6 +1,9 @@
 // memory_table.h — per-stage GPU memory of a result (SimResult::memory, the library's
 // memory model) as a table model in GiB: one row per pipeline stage, one column per part.
-// The memory chart is built from this model, so what the chart shows is what it holds.
+// The memory chart is built from this model, so what the chart shows is what it holds. An MoE
+// model adds a column: the routed-expert parameters one GPU of the stage holds
+// (stage_expert_parameters), whose bytes are inside the weights, gradients and optimizer columns
+// (MemoryBreakdown does not report them apart).
 #pragma once
 
 #include <memory>
@@ -14,12 +17,14 @@ namespace cc::gui {
 class MemoryTable : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Weights, Gradients, Optimizer, Activations, Other, Total, ColumnCount };
+  enum Column { Weights, Gradients, Optimizer, Activations, Other, Total, ExpertParameters, ColumnCount };
   static constexpr int kParts = 5;  // Weights..Other stack up to Total
   using QAbstractTableModel::QAbstractTableModel;
 
   void set_result(std::shared_ptr<const SimResult> result);
   double gib(int stage, int column) const;
+  double expert_parameters(int stage) const;  // routed-expert parameters per GPU of the stage
+  bool has_experts() const { return result_ && result_->model.moe.enabled(); }
   double usable_gib() const { return result_ ? result_->usable_gib : 0; }
   int peak_stage() const { return result_ ? result_->memory.peak_stage : 0; }
 

@@ -20,8 +20,10 @@ namespace cc::gui {
 // Megatron-Core, as `clustercast simulate` without --framework). Version 3 added context
 // parallelism to the layout (its size, communication type and a2a+p2p group size); an older
 // build would drop them and simulate another layout, so it refuses the file by its version.
-// Version 1 and 2 files still open, as CP 1 with p2p.
-inline constexpr int kProjectVersion = 3;
+// Version 4 added mixture of experts: the model's experts, MLA and MTP fields and the layout's
+// EP, ETP and MoE switches, which an older build would drop. Version 1 to 3 files still open,
+// as CP 1 with p2p (before 3) and EP 1.
+inline constexpr int kProjectVersion = 4;
 
 struct Project {
   std::string model_preset;    // the preset the shape started from ("" = custom / imported)

@@ -59,11 +59,20 @@ std::vector<bool> choice(const QComboBox* box) {
 constexpr int kUnfitShown = 60;
 
 QString point_tip(const SimResult& r, const QString& what) {
-  return QObject::tr("%1 %2\n%3 s, %4 GiB of %5 usable")
+  // Expert parallelism spelt out where the layout has experts to spread (the summary names EP and
+  // ETP only when EP > 1 or ETP was given).
+  const QString experts = r.model.moe.enabled()
+                              ? QObject::tr("\nEP %1 × ETP %2 (expert DP %3)")
+                                    .arg(r.config.ep)
+                                    .arg(r.config.expert_tp())
+                                    .arg(r.config.expert_dp())
+                              : QString();
+  return QObject::tr("%1 %2%6\n%3 s, %4 GiB of %5 usable")
       .arg(what, QString::fromStdString(r.config.summary()))
       .arg(r.iteration_time_s, 0, 'f', 3)
       .arg(r.peak_memory_gib, 0, 'f', 1)
-      .arg(r.usable_gib, 0, 'f', 1);
+      .arg(r.usable_gib, 0, 'f', 1)
+      .arg(experts);
 }
 
 QComboBox* both_on_off() {
@@ -84,6 +93,8 @@ SearchPage::SearchPage(QWidget* parent)
       pp_(new QLineEdit),
       micro_(new QLineEdit),
       virtual_(new QLineEdit),
+      ep_(new QLineEdit),
+      etp_(new QLineEdit),
       filter_(new QLineEdit),
       sp_(both_on_off()),
       distopt_(both_on_off()),
@@ -102,7 +113,9 @@ SearchPage::SearchPage(QWidget* parent)
   // The space: pins and lists as the CLI's `search` takes them.
   auto* space = new QGroupBox(tr("Search space (empty = every value that can work)"));
   auto* form = new QFormLayout(space);
-  for (QLineEdit* e : {tp_, pp_, micro_, virtual_}) e->setPlaceholderText(tr("all, or e.g. 4,8,16"));
+  for (QLineEdit* e : {tp_, pp_, micro_, virtual_, ep_, etp_}) e->setPlaceholderText(tr("all, or e.g. 4,8,16"));
+  ep_->setToolTip(tr("MoE models: expert-parallel sizes (all: every divisor of the routed experts)"));
+  etp_->setToolTip(tr("MoE models: expert tensor-parallel sizes (all: every divisor of TP)"));
   auto* lists = new QHBoxLayout;
   lists->addWidget(new QLabel(tr("TP")));
   lists->addWidget(tp_);
@@ -112,6 +125,10 @@ SearchPage::SearchPage(QWidget* parent)
   lists->addWidget(micro_);
   lists->addWidget(new QLabel(tr("virtual stages")));
   lists->addWidget(virtual_);
+  lists->addWidget(new QLabel(tr("EP")));
+  lists->addWidget(ep_);
+  lists->addWidget(new QLabel(tr("ETP")));
+  lists->addWidget(etp_);
   form->addRow(lists);
   auto* modes = new QHBoxLayout;
   modes->addWidget(new QLabel(tr("recompute:")));
@@ -218,6 +235,9 @@ SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const
   r.space.pp = int_list(pp_, "PP");
   r.space.micro_batch = int_list(micro_, "micro batch");
   r.space.virtual_stages = int_list(virtual_, "virtual stages");
+  r.space.ep = int_list(ep_, "EP");
+  r.space.etp = int_list(etp_, "ETP");
+  r.space.moe = base.config.moe;  // the setup's MoE switches, applied to every layout
   r.space.sequence_parallel = choice(sp_);
   r.space.distributed_optimizer = choice(distopt_);
   r.space.recompute.clear();

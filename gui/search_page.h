@@ -64,6 +64,8 @@ class SearchPage : public QWidget {
   QLabel* status() const { return status_; }
   QLineEdit* tp_list() const { return tp_; }
   QLineEdit* pp_list() const { return pp_; }
+  QLineEdit* ep_list() const { return ep_; }
+  QLineEdit* etp_list() const { return etp_; }
 
  signals:
   void run_requested();  // the Run button: the window answers with start(its project)
@@ -87,7 +89,7 @@ class SearchPage : public QWidget {
   QTableView* view_;
   QChartView* scatter_;
   QScatterSeries* unfit_series_ = nullptr;  // owned by the chart
-  QLineEdit *tp_, *pp_, *micro_, *virtual_, *filter_;
+  QLineEdit *tp_, *pp_, *micro_, *virtual_, *ep_, *etp_, *filter_;
   QComboBox *sp_, *distopt_, *color_by_;
   QCheckBox *rc_none_, *rc_selective_, *rc_full_, *cross_node_tp_;
   QSpinBox* top_;

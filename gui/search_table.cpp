@@ -7,7 +7,7 @@
 namespace cc::gui {
 
 namespace {
-const char* const kHeaders[] = {"rank", "layout", "iteration (s)", "TFLOP/s/GPU", "MFU", "peak GiB",
+const char* const kHeaders[] = {"rank", "layout", "EP", "ETP", "iteration (s)", "TFLOP/s/GPU", "MFU", "peak GiB",
                                 "headroom GiB", "days", "tied"};
 }
 
@@ -27,6 +27,8 @@ double SearchTable::number(int row, int column) const {
   const SimResult& r = layout(row).result;
   switch (column) {
     case Rank: return row + 1;
+    case Ep: return r.config.ep;
+    case Etp: return r.config.expert_tp();  // ETP as the run has it: TP when not given
     case IterationS: return r.iteration_time_s;
     case Tflops: return r.tflops_per_gpu;
     case Mfu: return r.mfu;
@@ -49,6 +51,8 @@ QVariant SearchTable::data(const QModelIndex& index, int role) const {
     switch (col) {
       case Rank: return row + 1;
       case Layout: return QString::fromStdString(layout(row).result.config.summary());
+      case Ep:
+      case Etp: return static_cast<int>(number(row, col));
       case IterationS: return QString::number(number(row, col), 'f', 3);
       case Tflops: return QString::number(number(row, col), 'f', 1);
       case Mfu: return QStringLiteral("%1 %").arg(number(row, col) * 100, 0, 'f', 1);
@@ -75,7 +79,8 @@ std::string SearchTable::to_csv() const {
   out += "\n";
   for (int r = 0; r < rowCount(); ++r) {
     const SimResult& s = layout(r).result;
-    out += fmt::format("{},\"{}\",{},{},{},{},{},{},{}\n", r + 1, s.config.summary(), s.iteration_time_s, s.tflops_per_gpu,
+    out += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{}\n", r + 1, s.config.summary(), s.config.ep,
+                       s.config.expert_tp(), s.iteration_time_s, s.tflops_per_gpu,
                        s.mfu, s.peak_memory_gib, s.usable_gib - s.peak_memory_gib, s.training_days,
                        layout(r).tied ? "yes" : "no");
   }

@@ -1,5 +1,5 @@
 // search_table.h — the ranked layouts of a search (SearchOutcome::ranked, best first) as a
-// table model: rank, layout, iteration time, TFLOP/s, MFU, peak GiB, headroom, days, tied.
+// table model: rank, layout, EP, ETP, iteration time, TFLOP/s, MFU, peak GiB, headroom, days, tied.
 // Sort and filter through a QSortFilterProxyModel; Qt::UserRole gives the sortable number.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace cc::gui {
 class SearchTable : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Rank, Layout, IterationS, Tflops, Mfu, PeakGib, HeadroomGib, Days, Tied, ColumnCount };
+  enum Column { Rank, Layout, Ep, Etp, IterationS, Tflops, Mfu, PeakGib, HeadroomGib, Days, Tied, ColumnCount };
   using QAbstractTableModel::QAbstractTableModel;
 
   void set_outcome(std::shared_ptr<const SearchOutcome> outcome);

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -21,6 +22,7 @@
 #include "sim/cost_database.h"
 #include "sim/error.h"
 #include "sim/layout_rules.h"
+#include "sim/numbers.h"
 #include "sim/presets.h"
 
 namespace cc::gui {
@@ -39,6 +41,20 @@ QFormLayout* group(QVBoxLayout* parent, const QString& title) {
 // Megatron-LM's --cp-comm-type choices, in the order its help lists them.
 constexpr CpCommType kCpCommTypes[] = {CpCommType::P2P, CpCommType::AllToAll, CpCommType::AllGather,
                                        CpCommType::AllToAllP2P};
+
+// Megatron-LM's --moe-token-dispatcher-type choices that are modelled (flex is refused by name).
+constexpr TokenDispatcher kDispatchers[] = {TokenDispatcher::AllGather, TokenDispatcher::AllToAll};
+
+// The layer-frequency field as the model holds it: N, or the 0/1 pattern when one is given.
+QString layer_freq_text(const MoeSpec& moe) {
+  if (moe.layer_pattern.empty()) return QString::number(moe.layer_freq);
+  QStringList entries;
+  for (const int e : moe.layer_pattern) entries << QString::number(e);
+  return entries.join(',');
+}
+
+// "46.70B" for a parameter count.
+QString billions(std::int64_t n) { return QStringLiteral("%1B").arg(static_cast<double>(n) / 1e9, 0, 'f', 2); }
 
 QString bundled_traces_dir() {
 #ifdef CLUSTERCAST_TRACES_DIR
@@ -72,6 +88,50 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   seq_ = spin(m, tr("Sequence length"), 1, 1 << 22);
   vocab_ = spin(m, tr("Vocabulary size"), 1, 1 << 24);
   swiglu_ = check(m, tr("SwiGLU MLP"));
+  model_form_ = m;
+  // Mixture of experts (Megatron-LM's names in the tooltips; docs/moe.md). 0 experts: dense.
+  experts_ = spin(m, tr("Routed experts"), 0, 1 << 20, "num_experts");
+  experts_->setSpecialValueText(tr("none (dense)"));
+  experts_->setToolTip(tr("--num-experts: routed experts per MoE layer"));
+  topk_ = spin(m, tr("Router top-k"), 0, 1 << 20, "moe_router_topk");
+  topk_->setToolTip(tr("--moe-router-topk: experts each token visits"));
+  expert_ffn_ = spin(m, tr("Expert FFN hidden size"), 0, 1 << 22, "moe_ffn_hidden_size");
+  expert_ffn_->setToolTip(tr("--moe-ffn-hidden-size: one routed expert's FFN width"));
+  shared_ffn_ = spin(m, tr("Shared expert FFN"), 0, 1 << 22, "moe_shared_expert_intermediate_size");
+  shared_ffn_->setSpecialValueText(tr("none"));
+  shared_ffn_->setToolTip(tr("--moe-shared-expert-intermediate-size: the shared experts' width, summed"));
+  moe_layer_freq_ = new QLineEdit;
+  moe_layer_freq_->setToolTip(tr("--moe-layer-freq: N (layer i is MoE when i mod N = 0), or one 0/1 per layer "
+                                 "separated by commas (DeepSeek-V3: three 0s, then 1s)"));
+  row(m, tr("MoE layer frequency"), moe_layer_freq_, "moe_layer_freq");
+  connect(moe_layer_freq_, &QLineEdit::editingFinished, this, &SetupPanel::read_moe_layer_freq);
+  score_ = new QComboBox;
+  score_->addItems({"softmax", "sigmoid"});
+  score_->setToolTip(tr("--moe-router-score-function"));
+  row(m, tr("Router score function"), score_, "moe_router_score_function");
+  connect(score_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
+  router_groups_ = spin(m, tr("Router groups"), 0, 1 << 20, "moe_router_num_groups");
+  router_groups_->setSpecialValueText(tr("none"));
+  router_groups_->setToolTip(tr("--moe-router-num-groups: grouped top-k's expert groups"));
+  router_group_topk_ = spin(m, tr("Router group top-k"), 0, 1 << 20, "moe_router_group_topk");
+  router_group_topk_->setSpecialValueText(tr("none"));
+  router_group_topk_->setToolTip(tr("--moe-router-group-topk: groups a token may use"));
+  // Multi-latent attention (DeepSeek-V2/V3) and multi-token prediction.
+  mla_ = check(m, tr("Multi-latent attention"), "multi_latent_attention");
+  mla_->setToolTip(tr("--multi-latent-attention"));
+  q_lora_ = spin(m, tr("Query LoRA rank"), 0, 1 << 20, "q_lora_rank");
+  q_lora_->setSpecialValueText(tr("none"));
+  kv_lora_ = spin(m, tr("Key/value LoRA rank"), 0, 1 << 20, "kv_lora_rank");
+  qk_head_ = spin(m, tr("Q/K head dim (no RoPE)"), 0, 1 << 16, "qk_head_dim");
+  qk_rope_head_ = spin(m, tr("Q/K head dim (RoPE)"), 0, 1 << 16, "qk_pos_emb_head_dim");
+  v_head_ = spin(m, tr("Value head dim"), 0, 1 << 16, "v_head_dim");
+  mtp_ = spin(m, tr("MTP layers"), 0, 1024, "mtp_num_layers");
+  mtp_->setToolTip(tr("--mtp-num-layers: multi-token prediction layers"));
+  parameters_ = new QLabel;
+  parameters_->setObjectName("parameters");
+  parameters_->setToolTip(tr("Total, and active: what one token uses (the router, its top-k and the shared experts of each MoE layer, every dense layer, the embedding and output tables)"));
+  parameters_->setWordWrap(true);
+  m->addRow(tr("Parameters"), parameters_);
   auto* import = new QPushButton(tr("Import HuggingFace config.json…"));
   m->addRow(import);
   connect(import, &QPushButton::clicked, this, [this] {
@@ -179,6 +239,14 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   cp_a2a_->setToolTip(tr("a2a+p2p: the all-to-all group size, the first of --hierarchical-context-parallel-sizes; "
                          "the ring runs over CP / this many groups"));
   pp_ = spin(l, tr("PP (pipeline parallel)"), 1, 1024, "pp");
+  // Expert layers fold EP x ETP into the same ranks (Megatron-Core; docs/moe.md).
+  ep_ = spin(l, tr("EP (expert parallel)"), 1, 1 << 20, "ep");
+  ep_->setToolTip(tr("--expert-model-parallel-size: an MoE layer's routed experts spread over EP ranks; "
+                     "EP × ETP divides TP × CP × DP"));
+  etp_ = spin(l, tr("ETP (expert tensor parallel)"), 0, 1024, "etp");
+  etp_->setSpecialValueText(tr("default: TP"));
+  etp_->setToolTip(tr("--expert-tensor-parallel-size: each expert's FFN split over ETP ranks; 0: TP, as in "
+                      "Megatron-LM"));
   dp_ = spin(l, tr("DP (data parallel)"), 0, 1 << 20, "dp");
   dp_->setToolTip(tr("0: DP follows the GPU count, GPUs / (TP × CP × PP)"));
   sp_ = check(l, tr("Sequence parallel"), "sequence_parallel");
@@ -228,6 +296,32 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   precision_ = new QComboBox;
   precision_->addItems({"bf16", "fp16", "fp8", "fp32"});
   row(l, tr("Precision"), precision_, "precision");
+  // MoE run-time switches (MoeRunOptions), shown for a model with experts.
+  dispatcher_ = new QComboBox;
+  for (const TokenDispatcher d : kDispatchers) dispatcher_->addItem(QString::fromUtf8(to_string(d)), static_cast<int>(d));
+  dispatcher_->setToolTip(tr("--moe-token-dispatcher-type: allgather (Megatron-LM's default) or alltoall; flex "
+                             "(DeepEP) is not modelled"));
+  row(l, tr("MoE token dispatcher"), dispatcher_, "moe_token_dispatcher_type");
+  connect(dispatcher_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
+  grouped_gemm_ = check(l, tr("MoE grouped GEMM"), "moe_grouped_gemm");
+  grouped_gemm_->setToolTip(tr("--moe-grouped-gemm: one grouped GEMM for a rank's experts"));
+  capacity_factor_ = dspin(l, tr("Expert capacity factor"), 0, 1000, 2);
+  fields_["moe_expert_capacity_factor"] = capacity_factor_;
+  capacity_factor_->setSpecialValueText(tr("none (dropless)"));
+  capacity_factor_->setToolTip(tr("--moe-expert-capacity-factor: tokens an expert takes, as a multiple of its even "
+                                  "share; none: dropless"));
+  pad_to_capacity_ = check(l, tr("Pad expert input to capacity"), "moe_pad_expert_input_to_capacity");
+  pad_to_capacity_->setToolTip(tr("--moe-pad-expert-input-to-capacity (needs a capacity factor)"));
+  load_imbalance_ = dspin(l, tr("MoE load imbalance"), 0, 1000, 2);
+  fields_["moe_load_imbalance"] = load_imbalance_;
+  load_imbalance_->setSpecialValueText(tr("default"));
+  load_imbalance_->setToolTip(tr("--moe-load-imbalance: tokens of the busiest EP rank over the mean; default: "
+                                 "1.0 padded to capacity, else %1 for dropless routing (docs/moe.md)")
+                                  .arg(kDroplessLoadImbalance));
+  shared_expert_overlap_ = check(l, tr("Overlap the shared expert"), "moe_shared_expert_overlap");
+  shared_expert_overlap_->setToolTip(tr("--moe-shared-expert-overlap"));
+  overlap_ep_comm_ = check(l, tr("Overlap EP communication"), "overlap_moe_expert_parallel_comm");
+  overlap_ep_comm_->setToolTip(tr("--overlap-moe-expert-parallel-comm"));
   fields_["layout"] = tp_;
   for (QComboBox* box : {recompute_, method_, precision_})
     connect(box, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
@@ -294,6 +388,7 @@ void SetupPanel::changed() {
   if (sender() == nodes_ || sender() == gpus_per_node_) gpu_total_ = nodes_->value() * gpus_per_node_->value();
   update_counts();
   update_context_parallel_rows();
+  update_moe_rows();
   emit edited();
 }
 
@@ -311,6 +406,55 @@ void SetupPanel::update_context_parallel_rows() {
   // chosen, or while it holds a size (the library then says why it is refused).
   layout_form_->setRowVisible(cp_a2a_, cp_comm_->currentData().toInt() == static_cast<int>(CpCommType::AllToAllP2P) ||
                                            cp_a2a_->value() != 0);
+}
+
+void SetupPanel::update_moe_rows() {
+  // A dense model's setup stays as short as before: the expert rows show for a model with
+  // experts, or while one holds a value (the library then says why it is refused); likewise MLA.
+  const bool moe = experts_->value() > 0;
+  for (QSpinBox* s : {topk_, expert_ffn_, shared_ffn_, router_groups_, router_group_topk_})
+    model_form_->setRowVisible(s, moe || s->value() != 0);
+  model_form_->setRowVisible(moe_layer_freq_, moe || moe_layer_freq_->text() != QStringLiteral("1"));
+  model_form_->setRowVisible(score_, moe || score_->currentIndex() != 0);
+  const bool mla = mla_->isChecked();
+  for (QSpinBox* s : {q_lora_, kv_lora_, qk_head_, qk_rope_head_, v_head_}) model_form_->setRowVisible(s, mla || s->value() != 0);
+  for (QWidget* w : std::initializer_list<QWidget*>{dispatcher_, grouped_gemm_, capacity_factor_, pad_to_capacity_,
+                                                    load_imbalance_, shared_expert_overlap_, overlap_ep_comm_})
+    layout_form_->setRowVisible(w, moe || project().config.moe != MoeRunOptions{});
+
+  // Total and per-token active parameters, as `simulate` prints them (ModelSpec's counts).
+  const ModelSpec model = project().model;
+  try {
+    model.validate("model");
+    parameters_->setText(tr("%1 total, %2 active")
+                             .arg(billions(model.total_parameters()), billions(model.active_parameters())));
+  } catch (const SpecError&) {
+    parameters_->setText(tr("— (the model is refused, see below)"));
+  }
+}
+
+void SetupPanel::read_moe_layer_freq() {
+  if (!moe_layer_freq_->isModified()) return;
+  moe_layer_freq_->setModified(false);
+  // An integer, or 0/1 entries separated by commas or spaces, each read by the one reader of
+  // numbers (sim/numbers.h); what the entries mean is the model's to check (ModelSpec::validate).
+  const QStringList parts = moe_layer_freq_->text().split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts);
+  try {
+    if (parts.isEmpty()) fail_at("--moe-layer-freq", "--moe-layer-freq is empty; give N or one 0/1 per layer");
+    std::vector<int> entries;
+    for (const QString& part : parts)
+      entries.push_back(static_cast<int>(read_integer(part.toStdString(), "--moe-layer-freq", 0, 1 << 20)));
+    if (parts.size() == 1 && !moe_layer_freq_->text().contains(',')) {
+      model_base_.moe.layer_freq = entries.front();
+      model_base_.moe.layer_pattern.clear();
+    } else {
+      model_base_.moe.layer_pattern = entries;
+    }
+  } catch (const SpecError& e) {
+    show_error("moe_layer_freq", QString::fromStdString(e.what()));
+    return;
+  }
+  changed();
 }
 
 void SetupPanel::load_model_preset(const QString& name) {
@@ -388,6 +532,22 @@ Project SetupPanel::project() const {
   p.model.seq_length = seq_->value();
   p.model.vocab_size = vocab_->value();
   p.model.activation = swiglu_->isChecked() ? Activation::SwiGLU : Activation::GeLU;
+  MoeSpec& e = p.model.moe;  // the layer frequency is model_base_'s, read when its field is finished
+  e.num_experts = experts_->value();
+  e.router_topk = topk_->value();
+  e.ffn_hidden_size = expert_ffn_->value();
+  e.shared_expert_ffn_hidden_size = shared_ffn_->value();
+  e.score_function = score_->currentIndex() == 1 ? RouterScore::Sigmoid : RouterScore::Softmax;
+  e.router_num_groups = router_groups_->value();
+  e.router_group_topk = router_group_topk_->value();
+  MlaSpec& a = p.model.mla;
+  a.enabled = mla_->isChecked();
+  a.q_lora_rank = q_lora_->value();
+  a.kv_lora_rank = kv_lora_->value();
+  a.qk_head_dim = qk_head_->value();
+  a.qk_pos_emb_head_dim = qk_rope_head_->value();
+  a.v_head_dim = v_head_->value();
+  p.model.mtp_num_layers = mtp_->value();
 
   p.cluster = cluster_base_;
   p.cluster_preset = cluster_preset_->currentText().toStdString();
@@ -406,6 +566,16 @@ Project SetupPanel::project() const {
   c.cp_comm_type = static_cast<CpCommType>(cp_comm_->currentData().toInt());
   c.cp_a2a_size = cp_a2a_->value();
   c.pp = pp_->value();
+  c.moe = moe_base_;
+  c.ep = ep_->value();
+  c.etp = etp_->value();
+  c.moe.dispatcher = static_cast<TokenDispatcher>(dispatcher_->currentData().toInt());
+  c.moe.grouped_gemm = grouped_gemm_->isChecked();
+  c.moe.capacity_factor = capacity_factor_->value() > 0 ? std::optional<double>(capacity_factor_->value()) : std::nullopt;
+  c.moe.pad_to_capacity = pad_to_capacity_->isChecked();
+  c.moe.load_imbalance = load_imbalance_->value() > 0 ? std::optional<double>(load_imbalance_->value()) : std::nullopt;
+  c.moe.shared_expert_overlap = shared_expert_overlap_->isChecked();
+  c.moe.overlap_ep_comm = overlap_ep_comm_->isChecked();
   p.auto_dp = dp_->value() == 0;
   c.dp = p.auto_dp ? 1 : dp_->value();
   c.sequence_parallel = sp_->isChecked();
@@ -440,6 +610,7 @@ void SetupPanel::set_project(const Project& p) {
   loading_ = true;
   model_base_ = p.model;
   cluster_base_ = p.cluster;
+  moe_base_ = p.config.moe;
   framework_ = p.framework;
   model_preset_->setCurrentText(p.model_preset.empty() ? tr("custom") : QString::fromStdString(p.model_preset));
   layers_->setValue(p.model.num_layers);
@@ -450,6 +621,22 @@ void SetupPanel::set_project(const Project& p) {
   seq_->setValue(p.model.seq_length);
   vocab_->setValue(p.model.vocab_size);
   swiglu_->setChecked(p.model.activation == Activation::SwiGLU);
+  experts_->setValue(p.model.moe.num_experts);
+  topk_->setValue(p.model.moe.router_topk);
+  expert_ffn_->setValue(p.model.moe.ffn_hidden_size);
+  shared_ffn_->setValue(p.model.moe.shared_expert_ffn_hidden_size);
+  moe_layer_freq_->setText(layer_freq_text(p.model.moe));
+  moe_layer_freq_->setModified(false);
+  score_->setCurrentIndex(p.model.moe.score_function == RouterScore::Sigmoid ? 1 : 0);
+  router_groups_->setValue(p.model.moe.router_num_groups);
+  router_group_topk_->setValue(p.model.moe.router_group_topk);
+  mla_->setChecked(p.model.mla.enabled);
+  q_lora_->setValue(p.model.mla.q_lora_rank);
+  kv_lora_->setValue(p.model.mla.kv_lora_rank);
+  qk_head_->setValue(p.model.mla.qk_head_dim);
+  qk_rope_head_->setValue(p.model.mla.qk_pos_emb_head_dim);
+  v_head_->setValue(p.model.mla.v_head_dim);
+  mtp_->setValue(p.model.mtp_num_layers);
 
   cluster_preset_->setCurrentText(QString::fromStdString(p.cluster_preset));
   if (gpu_->findText(QString::fromStdString(p.cluster.gpu.name)) < 0) {  // a GPU from a cluster file
@@ -481,6 +668,15 @@ void SetupPanel::set_project(const Project& p) {
   cp_comm_->setCurrentIndex(cp_comm_->findData(static_cast<int>(c.cp_comm_type)));
   cp_a2a_->setValue(c.cp_a2a_size);
   pp_->setValue(c.pp);
+  ep_->setValue(c.ep);
+  etp_->setValue(c.etp);
+  dispatcher_->setCurrentIndex(dispatcher_->findData(static_cast<int>(c.moe.dispatcher)));
+  grouped_gemm_->setChecked(c.moe.grouped_gemm);
+  capacity_factor_->setValue(c.moe.capacity_factor.value_or(0.0));
+  pad_to_capacity_->setChecked(c.moe.pad_to_capacity);
+  load_imbalance_->setValue(c.moe.load_imbalance.value_or(0.0));
+  shared_expert_overlap_->setChecked(c.moe.shared_expert_overlap);
+  overlap_ep_comm_->setChecked(c.moe.overlap_ep_comm);
   dp_->setValue(p.auto_dp ? 0 : c.dp);
   sp_->setChecked(c.sequence_parallel);
   micro_->setValue(c.micro_batch);
@@ -510,6 +706,7 @@ void SetupPanel::set_project(const Project& p) {
   headroom_->setValue(p.reserve.headroom_fraction);
   update_counts();
   update_context_parallel_rows();
+  update_moe_rows();
   loading_ = false;
 }
 

@@ -1,7 +1,9 @@
-// setup_panel.h — the Setup dock: model (preset, every shape field, HuggingFace import),
-// cluster (preset, GPU, node figures), cost source (analytic or a cost database), layout
-// (Megatron-LM's options, context parallelism and pipeline splits included), token budget and memory reserve. It edits a Project and says when it changed;
-// a bad combination is explained next to the field it names, in the library's words.
+// setup_panel.h — the Setup dock: model (preset, every shape field with the experts, MLA and MTP
+// fields and the parameter counts, HuggingFace import), cluster (preset, GPU, node figures), cost
+// source (analytic or a cost database), layout (Megatron-LM's options, context parallelism,
+// pipeline splits, expert parallelism and the MoE switches included), token budget and memory
+// reserve. It edits a Project and says when it changed; a bad combination is explained next to
+// the field it names, in the library's words.
 #pragma once
 
 #include <map>
@@ -52,12 +54,15 @@ class SetupPanel : public QWidget {
   void load_cluster_preset(const QString& name);
   void update_counts();  // the GPU count, and auto DP's value beside it
   void update_context_parallel_rows();
+  void update_moe_rows();  // MoE and MLA rows show for a model that has them (or holds a value)
+  void read_moe_layer_freq();  // the layer-frequency field, when the user finishes it
   void changed();
 
   bool loading_ = false;
   std::string model_name_, cluster_name_;
   ModelSpec model_base_;      // fields the panel does not show (norm, positions, ...)
   ClusterSpec cluster_base_;
+  MoeRunOptions moe_base_;    // MoE switches the panel does not show (load balancing, drop policy)
   std::optional<std::string> framework_;  // the stack the project names (none: the database's)
   int gpu_total_ = 8;  // the project's GPU count; nodes x GPUs per node once the user edits either
   std::map<std::string, QWidget*> fields_;
@@ -66,6 +71,14 @@ class SetupPanel : public QWidget {
   QComboBox* model_preset_;
   QSpinBox *layers_, *hidden_, *heads_, *groups_, *ffn_, *seq_, *vocab_;
   QCheckBox* swiglu_;
+  // Mixture of experts, multi-latent attention and MTP (sim/moe_spec.h), in the Model group.
+  QFormLayout* model_form_;
+  QSpinBox *experts_, *topk_, *expert_ffn_, *shared_ffn_, *router_groups_, *router_group_topk_;
+  QLineEdit* moe_layer_freq_;  // an integer N, or one 0/1 per layer
+  QComboBox* score_;
+  QCheckBox* mla_;
+  QSpinBox *q_lora_, *kv_lora_, *qk_head_, *qk_rope_head_, *v_head_, *mtp_;
+  QLabel* parameters_;
   QComboBox* cluster_preset_;
   QComboBox* gpu_;
   std::vector<GpuSpec> gpus_;  // gpu_'s items
@@ -80,6 +93,10 @@ class SetupPanel : public QWidget {
   QLineEdit* pipeline_layout_;
   QCheckBox *account_embedding_, *account_loss_;
   QComboBox* cp_comm_;
+  QSpinBox *ep_, *etp_;
+  QComboBox* dispatcher_;
+  QCheckBox *grouped_gemm_, *pad_to_capacity_, *shared_expert_overlap_, *overlap_ep_comm_;
+  QDoubleSpinBox *capacity_factor_, *load_imbalance_;
   QFormLayout* layout_form_;
   QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *tp_overlap_, *flash_, *every_rank_;
   QComboBox *recompute_, *method_, *precision_;

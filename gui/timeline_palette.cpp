@@ -57,4 +57,6 @@ QString kind_label(TaskKind kind) {
 
 QColor bubble_color() { return QColor(0xe8, 0xe8, 0xe8); }
 
+QColor expert_parallel_color() { return QColor(0xbc, 0xbd, 0x22); }  // Tableau's olive: no other part's hue
+
 }  // namespace cc::gui

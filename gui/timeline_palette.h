@@ -3,7 +3,9 @@
 // PP transfers, the DP lane's collectives, and the CP lane, whose events carry their pass's kind
 // (forward or backward) but are coloured as the K/V exchange they are. TP collectives run inside
 // the passes on the compute stream in the simulator's timeline (their time is in the Summary's
-// breakdown), so no bar is TP's own; a stream for them would be one more row here.
+// breakdown), so no bar is TP's own; a stream for them would be one more row here. MoE layers'
+// dispatch and combine (EP) likewise run inside the passes: their colour is the breakdown's EP
+// part and the cluster map's EP lines, so the dimension reads the same in both.
 #pragma once
 
 #include <span>
@@ -31,5 +33,6 @@ inline const Swatch& swatch_of(const TimelineEvent& e) {
 // A task kind's name (pipeline transfer, DP collective, ...), as the legend writes it.
 QString kind_label(TaskKind kind);
 QColor bubble_color();  // idle compute time inside the iteration
+QColor expert_parallel_color();  // EP all-to-all: the breakdown's EP part, the cluster map's EP lines
 
 }  // namespace cc::gui

@@ -278,16 +278,23 @@ void TimelineView::draw_bars(QPainter& p, const QRect& plot) {
   }
   p.setClipping(false);
   p.setPen(palette().text().color());
-  // Every lane's name when they fit, else every n-th so names never overlap.
-  const int every = std::max(1, static_cast<int>(std::ceil(fm.height() / row_height_)));
+  // Every lane's name: in a smaller font where rows are lower than a line (a line is about 1.2
+  // times the font's pixel size; down to 7 pixels), and only below that every n-th, so names
+  // never overlap.
+  QFont label_font = font();
+  if (row_height_ < fm.height()) label_font.setPixelSize(std::max(7, static_cast<int>(row_height_ / 1.2)));
+  p.setFont(label_font);
+  const QFontMetrics lfm(label_font);
+  const int every = std::max(1, static_cast<int>(std::ceil(lfm.height() / row_height_)));
   for (int l = first; l < last; ++l) {
     if ((l % every) != 0) continue;
     const int y = plot.top() + static_cast<int>((l - first) * row_height_);
-    const int h = std::max(static_cast<int>(row_height_), fm.height());
+    const int h = std::max(static_cast<int>(row_height_), lfm.height());
     if (y + h > plot.bottom() + 1) break;
     p.drawText(QRect(4, y, kLabelWidth - 8, h), Qt::AlignVCenter | Qt::AlignLeft,
-               fm.elidedText(lanes[static_cast<std::size_t>(l)].label, Qt::ElideRight, kLabelWidth - 8));
+               lfm.elidedText(lanes[static_cast<std::size_t>(l)].label, Qt::ElideRight, kLabelWidth - 8));
   }
+  p.setFont(font());
 }
 
 void TimelineView::draw_ruler(QPainter& p, const QRect& plot) {

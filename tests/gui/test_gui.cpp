@@ -140,8 +140,8 @@ class TestGui : public QObject {
     SimResult lib;
     QVERIFY(show_and_simulate(w, small_project(), lib));
     const auto& b = lib.breakdown;
-    const std::vector<double> expected = {b.compute,    b.recompute, b.tp_comm, b.cp_comm, b.pp_comm,
-                                         b.dp_comm,    b.optimizer, b.host,    b.bubble};
+    const std::vector<double> expected = {b.compute, b.recompute, b.tp_comm,   b.cp_comm, b.ep_comm,
+                                         b.pp_comm, b.dp_comm,   b.optimizer, b.host,    b.bubble};
     QCOMPARE(w.summary()->breakdown()->drawn_seconds(), expected);
   }
 

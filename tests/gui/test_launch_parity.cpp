@@ -101,6 +101,14 @@ const std::vector<std::string> kPipelineLayout{
     "--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "16384", "--tp", "8", "--pp", "16",
     "--pipeline-model-parallel-layout", "E|(t|)*126L", "--recompute-granularity", "full", "--micro-batch-size", "1",
     "--global-batch-size", "2048", "--seq-length", "8192", "--sequence-parallel", "--use-distributed-optimizer"};
+// Mixture of experts: Mixtral-8x7B on 64 H100s, TP 2 x PP 4 (DP 8), EP 8 with ETP 1, the
+// all-to-all dispatcher, grouped GEMM, a capacity factor and a stated load imbalance.
+const std::vector<std::string> kMoe{"--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--gpus", "64", "--tp", "2",
+                                    "--pp", "4", "--ep", "8", "--etp", "1", "--sequence-parallel",
+                                    "--use-distributed-optimizer", "--seq-length", "4096", "--global-batch-size", "256",
+                                    "--recompute-granularity", "full", "--moe-token-dispatcher-type", "alltoall",
+                                    "--moe-grouped-gemm", "--moe-expert-capacity-factor", "1.25",
+                                    "--moe-load-imbalance", "1.1"};
 // The embedding and the loss counted as layers: GPT-3 1.3B's 24 layers + 2 = 26 over PP 2 (13
 // each); the embedding alone: 25 over PP 5.
 const std::vector<std::string> kCountedSplit{"--model", "gpt3-1.3b", "--gpus", "16", "--tp", "2", "--pp", "2",
@@ -128,7 +136,7 @@ class TestLaunchParity : public QObject {
   void windowShowsWhatSimulatePrints() {
     for (const auto& args : {kCpuDatabase, kAnalytic, kContextParallel, kPipelineLayout,
                              with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "16"}),
-                             kCountedSplit, kEmbeddingCounted}) {
+                             kCountedSplit, kEmbeddingCounted, kMoe}) {
       MainWindow w;
       w.set_project(gui_project(args));
       QVERIFY(wait_for_result(w));
@@ -177,6 +185,24 @@ class TestLaunchParity : public QObject {
     const SimulationOutcome counted = gui_simulation(kCountedSplit);
     QVERIFY2(counted.ok(), counted.error.c_str());
     QVERIFY(counted.result->config.account_for_embedding && counted.result->config.account_for_loss);
+  }
+  // EP, ETP and the MoE switches mean one run in both, and the setup hands them back unchanged.
+  void mixtureOfExperts() {
+    expect_same_prediction(kMoe);
+    expect_same_prediction(with(kMoe, {"--moe-pad-expert-input-to-capacity"}));
+    const SimulationOutcome gui = gui_simulation(kMoe);
+    QVERIFY2(gui.ok(), gui.error.c_str());
+    QCOMPARE(gui.result->config.ep, 8);
+    QCOMPARE(gui.result->config.expert_tp(), 1);
+    QVERIFY(gui.result->config.moe.dispatcher == TokenDispatcher::AllToAll);
+    QVERIFY(gui.result->breakdown.ep_comm > 0);
+    MainWindow w;
+    w.setup()->set_project(gui_project(kMoe));
+    const Project shown = w.setup()->project(), given = gui_project(kMoe);
+    QVERIFY(shown.config.moe == given.config.moe);
+    QCOMPARE(shown.config.ep, given.config.ep);
+    QCOMPARE(shown.config.etp, given.config.etp);
+    QVERIFY(model_to_json(shown.model) == model_to_json(given.model));
   }
   void gpuDatabaseOtherStack() { expect_same_prediction(with(kGpuDatabase, {"--framework", "nemo"})); }
   // A database measured on an H200 priced for H100s: both warn, both predict the same.

@@ -120,12 +120,12 @@ class TestPipelineSplit : public QObject {
       QVERIFY(w.setup()->project() == p);
       QVERIFY2(refusal(p).isEmpty(), qPrintable(refusal(p)));
     }
-    // The keys were in the layout format already: version 3 stands, and a version 3 file
-    // written before these fields existed (none of the keys) opens as an even split.
-    QCOMPARE(project_to_json(llama_project()).at("version").get<int>(), 3);
+    // The keys were in the layout format already (no version of their own), and a version 3
+    // file written before these fields existed (none of the keys) opens as an even split.
     Project even = project_from_presets("gpt3-1.3b", "dgx-a100-80gb", 16);
     even.config.pp = 4;
     nlohmann::json doc = project_to_json(even);
+    doc["version"] = 3;
     for (const char* key : {"pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split",
                             "account_for_loss_in_pipeline_split", "microbatch_group_size_per_vp_stage"})
       QVERIFY(!doc.at("config").contains(key));
