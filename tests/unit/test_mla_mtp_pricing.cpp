@@ -13,29 +13,15 @@
 #include "sim/mla_mtp_memory.h"
 #include "sim/step_plan.h"
 #include "refusal.h"
+#include "small_models.h"
 
 namespace cc {
 namespace {
 
-// h 64, 4 heads, 2 dense layers (SwiGLU FFN 128), RMSNorm, RoPE, no dropout, sequence 16,
-// vocabulary 128 (untied); MLA with query latent 32, key/value latent 16, head parts 8 (no
-// RoPE) + 4 (RoPE), value width 8.
+// small_models.h's dense model (vocabulary untied) with MLA: query latent 32, key/value latent
+// 16, head parts 8 (no RoPE) + 4 (RoPE), value width 8.
 ModelSpec small_mla() {
-  ModelSpec m;
-  m.name = "small-mla";
-  m.num_layers = 2;
-  m.hidden_size = 64;
-  m.num_attention_heads = 4;
-  m.num_query_groups = 4;
-  m.ffn_hidden_size = 128;
-  m.vocab_size = 128;
-  m.seq_length = 16;
-  m.activation = Activation::SwiGLU;
-  m.normalization = Normalization::RMSNorm;
-  m.position_embedding = PositionEmbedding::Rope;
-  m.dropout = false;
-  m.qkv_bias = false;
-  m.projection_bias = false;
+  ModelSpec m = test::small_base("small-mla");
   m.tied_embeddings = false;
   m.mla = {.enabled = true, .q_lora_rank = 32, .kv_lora_rank = 16, .qk_head_dim = 8, .qk_pos_emb_head_dim = 4,
            .v_head_dim = 8};

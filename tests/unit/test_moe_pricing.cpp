@@ -14,29 +14,15 @@
 #include "sim/presets.h"
 #include "sim/step_plan.h"
 #include "refusal.h"
+#include "small_models.h"
 
 namespace cc {
 namespace {
 
-// A small MoE model whose every count is easy by hand: h 64, 4 heads of 16 (MHA), 2 layers,
-// 8 experts of FFN 32, top-2, one shared expert of 16, SwiGLU, RMSNorm, RoPE, no biases, no
-// dropout, sequence 16, vocabulary 128 (tied).
+// A small MoE model whose every count is easy by hand (small_models.h; tied vocabulary): 8
+// experts of FFN 32, top-2, one shared expert of 16.
 ModelSpec small_moe() {
-  ModelSpec m;
-  m.name = "small-moe";
-  m.num_layers = 2;
-  m.hidden_size = 64;
-  m.num_attention_heads = 4;
-  m.num_query_groups = 4;
-  m.ffn_hidden_size = 128;
-  m.vocab_size = 128;
-  m.seq_length = 16;
-  m.activation = Activation::SwiGLU;
-  m.normalization = Normalization::RMSNorm;
-  m.position_embedding = PositionEmbedding::Rope;
-  m.dropout = false;
-  m.qkv_bias = false;
-  m.projection_bias = false;
+  ModelSpec m = test::small_base("small-moe");
   m.moe.num_experts = 8;
   m.moe.router_topk = 2;
   m.moe.ffn_hidden_size = 32;

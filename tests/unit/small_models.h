@@ -1,0 +1,31 @@
+// small_models.h — the small models the MoE and MLA pricing tests count by hand: h 64, 4 heads of
+// 16 (MHA), 2 layers, FFN 128, SwiGLU, RMSNorm, RoPE, no biases, no dropout, sequence 16,
+// vocabulary 128.
+#pragma once
+
+#include <string>
+
+#include "sim/model_spec.h"
+
+namespace cc::test {
+
+inline ModelSpec small_base(const std::string& name) {
+  ModelSpec m;
+  m.name = name;
+  m.num_layers = 2;
+  m.hidden_size = 64;
+  m.num_attention_heads = 4;
+  m.num_query_groups = 4;
+  m.ffn_hidden_size = 128;
+  m.vocab_size = 128;
+  m.seq_length = 16;
+  m.activation = Activation::SwiGLU;
+  m.normalization = Normalization::RMSNorm;
+  m.position_embedding = PositionEmbedding::Rope;
+  m.dropout = false;
+  m.qkv_bias = false;
+  m.projection_bias = false;
+  return m;
+}
+
+}  // namespace cc::test
