@@ -206,7 +206,14 @@ class Enumerator {
     } else {
       const int middle = (m_.num_layers + pp - 1) / pp;
       const int ends = m_.num_layers - (pp - 2) * middle;
-      if (pp >= 3 && ends >= 2 && ends % 2 == 0) splits.push_back({ends / 2, ends / 2, false, middle});
+      // The two end stages share what the middle ones leave, evenly where they can; otherwise
+      // one takes a layer more, at either end, since the first stage's embedding or the last
+      // stage's output layer may weigh more (DeepSeek-V3's 61 layers on PP 16: 2 + 14x4 + 3, or
+      // 3 + 14x4 + 2).
+      if (pp >= 3 && ends >= 2) {
+        splits.push_back({ends / 2, ends - ends / 2, false, middle});
+        if (ends % 2 != 0) splits.push_back({ends - ends / 2, ends / 2, false, middle});
+      }
       if ((m_.num_layers + 2) % pp == 0) splits.push_back({0, 0, true, (m_.num_layers + 2) / pp});
       if (splits.empty()) splits.push_back({0, 0, false, 1});  // refused by the layout rules, and counted
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "reference_data.h"
 #include "sim/analytic_costs.h"
@@ -168,6 +169,31 @@ TEST(Search, UnevenSplitsLetLlama405BUseSixteenStages) {
   }
   // Counting the embedding and loss is what lets the stages interleave (8 layers a stage).
   EXPECT_TRUE(out.ranked.front().result.config.account_for_embedding) << out.ranked.front().result.config.summary();
+}
+
+TEST(Search, OddEndsLetDeepSeekV3SplitItsSixtyOneLayers) {
+  // 61 layers over PP 16: 14 middle stages of 4 leave 5 for the two ends, which split 2 + 3 or
+  // 3 + 2 (61 + embedding + loss = 63 does not divide either). Both orders are tried.
+  SearchRequest r = request("deepseek-v3", "dgx-h100", 2048, 2048);
+  r.space.tp = {1};
+  r.space.pp = {16};
+  r.space.cp = {1};
+  r.space.ep = {64};
+  r.space.attention = AttentionKernel::Flash;  // MLA is priced with flash attention only
+  r.space.micro_batch = {1};
+  r.space.virtual_stages = {1};
+  r.space.recompute = {RecomputeGranularity::Full};
+  r.space.recompute_method = {RecomputeMethod::Uniform};
+  r.top = 100;
+  const SearchOutcome out = search(r);
+  ASSERT_FALSE(out.ranked.empty());
+  std::set<std::pair<int, int>> ends;
+  for (const auto& x : out.ranked) {
+    const ParallelConfig& c = x.result.config;
+    EXPECT_EQ(c.first_stage_layers + 14 * 4 + c.last_stage_layers, 61) << c.summary();
+    ends.insert({c.first_stage_layers, c.last_stage_layers});
+  }
+  EXPECT_EQ(ends, (std::set<std::pair<int, int>>{{2, 3}, {3, 2}}));
 }
 
 TEST(Search, ImpossibleRequestsSayWhy) {
