@@ -7,6 +7,7 @@
 #include "sim/iteration_costs.h"
 #include "sim/presets.h"
 #include "sim/simulator.h"
+#include "small_models.h"
 
 namespace cc {
 namespace {
@@ -30,19 +31,7 @@ class FixedCosts final : public CostSource {
   double comm_;
 };
 
-ModelSpec small_model(int layers) {
-  ModelSpec m;
-  m.name = "test";
-  m.num_layers = layers;
-  m.hidden_size = 256;
-  m.num_attention_heads = 8;
-  m.num_query_groups = 8;
-  m.ffn_hidden_size = 1024;
-  m.vocab_size = 1024;
-  m.seq_length = 128;
-  m.tied_embeddings = false;
-  return m;
-}
+ModelSpec small_model(int layers) { return test::small_gpt(layers); }
 
 TEST(Simulator, OneF1BIterationIsMPlusPMinusOneSlots) {
   // Forward = 4 GEMMs = 4 µs per layer; backward = 8 GEMMs = 8 µs. One layer per stage,

@@ -7,6 +7,7 @@
 
 #include "sim/presets.h"
 #include "sim/simulator.h"
+#include "small_models.h"
 
 namespace cc {
 namespace {
@@ -27,19 +28,7 @@ class FixedTransfers final : public CostSource {
   std::string describe() const override { return "fixed transfers"; }
 };
 
-ModelSpec one_layer_per_stage() {
-  ModelSpec m;
-  m.name = "test";
-  m.num_layers = 2;
-  m.hidden_size = 256;
-  m.num_attention_heads = 8;
-  m.num_query_groups = 8;
-  m.ffn_hidden_size = 1024;
-  m.vocab_size = 1024;
-  m.seq_length = 128;
-  m.tied_embeddings = false;
-  return m;
-}
+ModelSpec one_layer_per_stage() { return test::small_gpt(2); }
 
 // PP 2, one microbatch, every GPU a node of its own: every transfer crosses a NIC.
 ParallelConfig two_stages(int dp) {
