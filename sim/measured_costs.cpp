@@ -170,6 +170,9 @@ double MeasuredCosts::scaled_time(const ComputeOp& op, const OpRecord& nearest) 
   for (const auto& r : db_.ops)
     if (r.name == nearest.name && r.phase == nearest.phase && r.tp == nearest.tp && r.mean_s > 0)
       points.emplace_back(work(at_shape(op, r.shape)), r.mean_s);
+  // Every record of the op timed at zero (below the timer's resolution): no throughput to
+  // scale by, and zero work per second scales to zero.
+  if (points.empty()) return 0.0;
   std::sort(points.begin(), points.end());
   const double w = work(op);
   const auto hi = std::find_if(points.begin(), points.end(), [&](const auto& p) { return p.first >= w; });

@@ -61,6 +61,14 @@ TEST_F(Measured, BeyondTheMeasuredShapesTheLastThroughputHolds) {
   EXPECT_NEAR(costs.compute(gemm("fc1", 128, 512, 128)).seconds, 0.00074 / 2, 1e-12);
 }
 
+TEST_F(Measured, AnOpTimedOnlyAtZeroScalesToZero) {
+  db.ops.push_back({"bias_add", Phase::Forward, {64, 64, 1, 1}, "fp32", 1, 10, 0.0, 0.0, 0.0, 0.0});
+  const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
+  const OpCost c = costs.compute(gemm("bias_add", 128, 64, 1));  // another shape: the scaled path
+  EXPECT_EQ(c.seconds, 0.0);
+  EXPECT_TRUE(c.measured);
+}
+
 TEST_F(Measured, BetweenTwoMeasuredShapesTimeIsInterpolatedInLogLog) {
   const MeasuredCosts costs(db, "db.json", cluster, Precision::FP32);
   // The records are 16x apart in FLOPs (256x512x128 -> 1024x1024x256); 512x1024x128 has 4x
