@@ -36,7 +36,7 @@ struct SearchFlags {
   std::string recompute, recompute_method, recompute_num_layers;
   std::string ep, etp;  // MoE models: expert parallel and expert tensor parallel sizes to try
   // The MoE run-time switches, one value for every layout (Megatron-LM's defaults when not given).
-  std::optional<std::string> moe_dispatcher, moe_load_balancing;
+  std::optional<std::string> moe_dispatcher, moe_flex_backend, moe_load_balancing;
   std::optional<double> moe_capacity_factor, moe_load_imbalance;
   bool moe_grouped_gemm = false, moe_pad_to_capacity = false, moe_shared_expert_overlap = false,
        overlap_moe_ep_comm = false;
@@ -81,6 +81,7 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured) {
   if (!f.ep.empty()) s.ep = parse_int_list(f.ep, "--expert-model-parallel-size");
   if (!f.etp.empty()) s.etp = parse_int_list(f.etp, "--expert-tensor-parallel-size");
   if (f.moe_dispatcher) s.moe.dispatcher = token_dispatcher_from(*f.moe_dispatcher, "--moe-token-dispatcher-type");
+  if (f.moe_flex_backend) s.moe.flex_backend = flex_backend_from(*f.moe_flex_backend, "--moe-flex-dispatcher-backend");
   if (f.moe_load_balancing)
     s.moe.load_balancing = load_balancing_from(*f.moe_load_balancing, "--moe-router-load-balancing-type");
   s.moe.capacity_factor = f.moe_capacity_factor;
@@ -250,7 +251,9 @@ void add_search_command(CLI::App& app) {
                   "ETP values for MoE models (default: every divisor of TP; TP itself is Megatron-LM's default)")
       ->group(g);
   const char* moe = "MoE run-time switches (one value for every layout; Megatron-LM's defaults when not given)";
-  sub->add_option("--moe-token-dispatcher-type", f->moe_dispatcher, "allgather (default) or alltoall")->group(moe);
+  sub->add_option("--moe-token-dispatcher-type", f->moe_dispatcher, "allgather (default), alltoall or flex")->group(moe);
+  sub->add_option("--moe-flex-dispatcher-backend", f->moe_flex_backend, "flex's kernels: deepep (default) or hybridep")
+      ->group(moe);
   sub->add_flag("--moe-grouped-gemm", f->moe_grouped_gemm, "One grouped GEMM for a rank's local experts")->group(moe);
   sub->add_option("--moe-expert-capacity-factor", f->moe_capacity_factor,
                   "Tokens an expert takes, over its even share (default: dropless)")
@@ -262,7 +265,7 @@ void add_search_command(CLI::App& app) {
                   "aux_loss (default), seq_aux_loss, global_aux_loss, sinkhorn or none")
       ->group(moe);
   sub->add_flag("--moe-shared-expert-overlap", f->moe_shared_expert_overlap,
-                "Shared experts run beside dispatch and combine (alltoall)")
+                "Shared experts run beside dispatch and combine (alltoall or flex)")
       ->group(moe);
   sub->add_flag("--overlap-moe-expert-parallel-comm", f->overlap_moe_ep_comm,
                 "Dispatch and combine hide behind another microbatch's experts (layouts where Megatron-Core allows it)")

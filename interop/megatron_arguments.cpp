@@ -154,6 +154,7 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   if (c.moe != MoeRunOptions{}) {
     const MoeRunOptions& o = c.moe;
     arg("--moe-token-dispatcher-type", to_string(o.dispatcher));
+    if (o.dispatcher == TokenDispatcher::Flex) arg("--moe-flex-dispatcher-backend", to_string(o.flex_backend));
     if (o.grouped_gemm) arg("--moe-grouped-gemm");
     if (o.capacity_factor) arg("--moe-expert-capacity-factor", fmt::format("{}", *o.capacity_factor));
     if (o.pad_to_capacity) arg("--moe-pad-expert-input-to-capacity");

@@ -171,7 +171,12 @@ const MegatronOption<L> kLayoutOptions[] = {
      "Expert tensor-parallel size: each expert's FFN split over ETP ranks (default TP, as in Megatron-LM)",
      &L::expert_tensor_parallel_size},
     {"--moe-token-dispatcher-type", nullptr, kMoe,
-     "alltoall or allgather (default, as in Megatron-LM); flex is not modelled", &L::moe_token_dispatcher_type},
+     "allgather (default, as in Megatron-LM), alltoall, or flex (DeepEP / HybridEP: one copy per node reached)",
+     &L::moe_token_dispatcher_type},
+    {"--moe-flex-dispatcher-backend", nullptr, kMoe, "The flex dispatcher's kernels: deepep (default) or hybridep",
+     &L::moe_flex_dispatcher_backend},
+    {"--moe-enable-deepep", nullptr, kMoe, "The flex dispatcher with DeepEP (Megatron-LM's older spelling)",
+     &L::moe_enable_deepep},
     {"--moe-grouped-gemm", nullptr, kMoe, "One grouped GEMM for a rank's experts", &L::moe_grouped_gemm},
     {"--moe-expert-capacity-factor", nullptr, kMoe,
      "Tokens an expert takes, as a multiple of its even share (> 0); left out: dropless",
@@ -183,10 +188,10 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--moe-aux-loss-coeff", nullptr, kMoe, "Weight of the load-balancing loss (default 0)", &L::moe_aux_loss_coeff},
     {"--moe-token-drop-policy", nullptr, kMoe, "probs (default) or position: which tokens over capacity drop",
      &L::moe_token_drop_policy},
-    {"--moe-shared-expert-overlap", nullptr, kMoe, "Shared expert beside the token all-to-all (alltoall dispatcher)",
+    {"--moe-shared-expert-overlap", nullptr, kMoe, "Shared expert beside the token all-to-all (alltoall or flex dispatcher)",
      &L::moe_shared_expert_overlap},
     {"--overlap-moe-expert-parallel-comm", nullptr, kMoe,
-     "Dispatch and combine beside another microbatch's compute (EP > 1, alltoall, virtual stages when PP > 1)",
+     "Dispatch and combine beside another microbatch's compute (EP > 1, alltoall or flex, virtual stages when PP > 1)",
      &L::overlap_moe_expert_parallel_comm},
 };
 
@@ -260,8 +265,6 @@ std::string refusal_reason(const std::string& flag) {
       {"--moe-upcycling-granularity", "belongs to --moe-use-upcycling, which is not modelled"},
       {"--moe-router-force-load-balancing",
        "forces even routing; give clustercast's --moe-load-imbalance 1 on the command line instead"},
-      {"--moe-flex-dispatcher-backend", "the flex dispatcher (DeepEP, HybridEP) is not modelled"},
-      {"--moe-enable-deepep", "the flex dispatcher (DeepEP) is not modelled"},
       {"--moe-latent-size", "latent MoE projections are not modelled"},
   };
   for (const auto& [name, reason] : kMoeReasons)
@@ -602,6 +605,21 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   MoeRunOptions& moe = c.moe;
   const std::string w = where.empty() ? "simulate" : where;
   if (a.moe_token_dispatcher_type) moe.dispatcher = token_dispatcher_from(*a.moe_token_dispatcher_type, w);
+  if (a.moe_flex_dispatcher_backend) moe.flex_backend = flex_backend_from(*a.moe_flex_dispatcher_backend, w);
+  if (a.moe_enable_deepep) {
+    // Megatron-Core's TransformerConfig, in its order.
+    if (moe.dispatcher != TokenDispatcher::Flex)
+      fail_at("--moe-enable-deepep",
+              "{}--moe-enable-deepep needs --moe-token-dispatcher-type flex (Megatron-Core: \"DeepEP backend is only "
+              "supported with flex token dispatcher\"); it is {}",
+              prefix(where), to_string(moe.dispatcher));
+    if (moe.flex_backend == FlexBackend::HybridEP)
+      fail_at("--moe-enable-deepep",
+              "{}--moe-enable-deepep with --moe-flex-dispatcher-backend hybridep: the flex dispatcher takes one "
+              "backend; give one of them",
+              prefix(where));
+    moe.flex_backend = FlexBackend::DeepEP;
+  }
   moe.grouped_gemm = moe.grouped_gemm || a.moe_grouped_gemm;
   if (a.moe_expert_capacity_factor) moe.capacity_factor = *a.moe_expert_capacity_factor;
   moe.pad_to_capacity = moe.pad_to_capacity || a.moe_pad_expert_input_to_capacity;

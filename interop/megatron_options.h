@@ -48,12 +48,12 @@ struct MegatronLayoutArgs {
       first_stage_layers, last_stage_layers, recompute_num_layers, context_parallel_size, microbatch_group_size;
   std::optional<int> expert_model_parallel_size, expert_tensor_parallel_size;
   // MoE run-time switches (ParallelConfig::moe).
-  std::optional<std::string> moe_token_dispatcher_type, moe_token_drop_policy;
+  std::optional<std::string> moe_token_dispatcher_type, moe_flex_dispatcher_backend, moe_token_drop_policy;
   std::optional<double> moe_expert_capacity_factor;
   // Megatron-LM takes a list of each (several losses summed); one is modelled.
   std::vector<std::string> moe_router_load_balancing_type, moe_aux_loss_coeff;
   bool moe_grouped_gemm = false, moe_pad_expert_input_to_capacity = false, moe_shared_expert_overlap = false,
-       overlap_moe_expert_parallel_comm = false;
+       overlap_moe_expert_parallel_comm = false, moe_enable_deepep = false;
   std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout;
   std::vector<std::string> cp_comm_type;  // one for every layer, or one for all
   std::vector<int> hierarchical_cp_sizes;

@@ -99,6 +99,15 @@ Precision nemo_precision(const NemoKeys& y) {
 void read_moe_options(const NemoKeys& y, MoeRunOptions& o) {
   const std::string& where = y.where();
   if (const auto v = y.get("model.moe_token_dispatcher_type")) o.dispatcher = token_dispatcher_from(*v, where);
+  if (const auto v = y.get("model.moe_flex_dispatcher_backend")) o.flex_backend = flex_backend_from(*v, where);
+  if (y.boolean("model.moe_enable_deepep", false)) {
+    if (o.dispatcher != TokenDispatcher::Flex || o.flex_backend == FlexBackend::HybridEP)
+      fail_at("model.moe_enable_deepep",
+              "{}: moe_enable_deepep needs moe_token_dispatcher_type flex and no other flex backend (Megatron-Core); "
+              "the dispatcher is {}",
+              where, to_string(o.dispatcher));
+    o.flex_backend = FlexBackend::DeepEP;
+  }
   o.grouped_gemm = y.boolean("model.moe_grouped_gemm", o.grouped_gemm);
   // null (dropless) reads as absent; any number is read, and validate_layout() judges it.
   if (const auto v = y.number("model.moe_expert_capacity_factor")) o.capacity_factor = *v;
@@ -374,6 +383,7 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (c.moe != MoeRunOptions{}) {
     const MoeRunOptions& o = c.moe;
     key("moe_token_dispatcher_type") << to_string(o.dispatcher);
+    if (o.dispatcher == TokenDispatcher::Flex) key("moe_flex_dispatcher_backend") << to_string(o.flex_backend);
     key("moe_grouped_gemm") << o.grouped_gemm;
     if (o.capacity_factor) key("moe_expert_capacity_factor") << *o.capacity_factor;
     key("moe_pad_expert_input_to_capacity") << o.pad_to_capacity;

@@ -120,6 +120,14 @@ OpCost AnalyticCosts::collective(const CollectiveOp& op) const {
     if (g.nodes <= 1) return {hop_latency + op.bytes / bus, false, launch};
     return {hop_latency + op.bytes / (g.per_node > 1 ? std::min(nvlink, network(1)) : network(1)), false, launch};
   }
+  if (op.kind == CollectiveKind::AllToAll && op.node_relay_share > 0) {
+    // Relayed through one GPU per node: every copy but those bound for the relay itself crosses
+    // NVLink once (sent inside the sender's node, or forwarded in the receiver's), and the
+    // network carries the relayed share; the two are pipelined, so the slower paces it.
+    const double inside = op.bytes * (g.per_node - 1) / g.per_node / nvlink;
+    const double leaving = g.nodes > 1 ? g.per_node * op.bytes * op.node_relay_share / network(g.per_node) : 0.0;
+    return {hop_latency + std::max(inside, leaving), false, launch};
+  }
   if (op.kind == CollectiveKind::AllToAll) {
     // Every member sends 1/n of its buffer to each other member, all at once: the shares for
     // peers on the same node cross NVLink, the rest leave through the NICs beside the node's

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/expert_routing.h"
+
 namespace cc {
 
 int cp_all_to_all_size(const ParallelConfig& c) {
@@ -75,6 +77,12 @@ MoeShape make_moe_shape(const ModelSpec& m, const ParallelConfig& c, const Layer
   x.ep = c.ep;
   x.etp = etp;
   x.dispatcher = c.moe.dispatcher;
+  if (x.dispatcher == TokenDispatcher::Flex) {
+    const int nodes = groups.ep.nodes;
+    x.flex_ranks_per_token = expected_holders_reached(m.moe, c.ep);
+    const double other_nodes = expected_holders_reached(m.moe, nodes) * (nodes - 1) / nodes;
+    x.flex_network_share = other_nodes / x.flex_ranks_per_token;
+  }
   x.grouped_gemm = c.moe.grouped_gemm;
   x.shared_expert_overlap = c.moe.shared_expert_overlap;
   x.overlap_ep_comm = c.moe.overlap_ep_comm;
@@ -186,8 +194,9 @@ class Builder {
   }
   // A dispatch or combine collective of an MoE layer over `group` (expert grid).
   void ep_collective(const char* name, CollectiveKind kind, double bytes, const GroupPlacement& group,
-                     int hides_behind = -1) {
-    if (group.size > 1) communicate({name, kind, phase_, bytes, group, CommGroup::Expert}, hides_behind);
+                     int hides_behind = -1, double node_relay_share = 0) {
+    if (group.size > 1)
+      communicate({name, kind, phase_, bytes, group, CommGroup::Expert, node_relay_share}, hides_behind);
   }
   // A collective of the context-parallel group `runs_on` (placed at `group`).
   void cp_collective(const char* name, CollectiveKind kind, double bytes, CommGroup runs_on,
@@ -392,6 +401,10 @@ int expert_gemm(Builder& b, const MoeShape& e, const char* name, std::int64_t m,
 double alltoall_bytes(const LayerShape& x) {
   return x.elem * static_cast<double>(x.region_tokens * x.moe.topk * x.h) * x.moe.imbalance;
 }
+// flex: one copy of each region token per EP rank it reaches, paced by the busiest rank.
+double flex_bytes(const LayerShape& x) {
+  return x.elem * static_cast<double>(x.region_tokens * x.h) * x.moe.flex_ranks_per_token * x.moe.imbalance;
+}
 double allgather_bytes(const LayerShape& x) {
   return x.elem * static_cast<double>(x.region_tokens * x.h) * x.moe.ep * x.moe.etp;
 }
@@ -408,7 +421,9 @@ struct ExpertExchange {
 // gradient): an all-to-all over EP then an all-gather over ETP, or an all-gather over ETP x EP.
 void to_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
   const MoeShape& e = x.moe;
-  if (e.dispatcher == TokenDispatcher::AllToAll) {
+  if (e.dispatcher == TokenDispatcher::Flex) {  // ETP 1 (validate_layout)
+    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, flex_bytes(x), e.ep_group, hides, e.flex_network_share);
+  } else if (e.dispatcher == TokenDispatcher::AllToAll) {
     b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
     b.ep_collective(names.etp, CollectiveKind::AllGather, e.etp * alltoall_bytes(x), e.etp_group, hides);
   } else {
@@ -420,7 +435,9 @@ void to_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, in
 // gradient): a reduce-scatter over ETP then an all-to-all over EP, or a reduce-scatter over ETP x EP.
 void from_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
   const MoeShape& e = x.moe;
-  if (e.dispatcher == TokenDispatcher::AllToAll) {
+  if (e.dispatcher == TokenDispatcher::Flex) {
+    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, flex_bytes(x), e.ep_group, hides, e.flex_network_share);
+  } else if (e.dispatcher == TokenDispatcher::AllToAll) {
     b.ep_collective(names.etp, CollectiveKind::ReduceScatter, e.etp * alltoall_bytes(x), e.etp_group, hides);
     b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
   } else {
@@ -439,7 +456,8 @@ void moe_forward(Builder& b, const LayerShape& x) {
   const std::int64_t rows = x.region_tokens, routed = e.routed_tokens;
   b.gemm("router", rows, e.experts, x.h);
   b.elementwise("router.topk", rows * e.experts, x.elem + 4, 8);
-  const bool all_to_all = e.dispatcher == TokenDispatcher::AllToAll;
+  // flex permutes as alltoall does: top-k copies before dispatch, back after combine.
+  const bool all_to_all = e.dispatcher != TokenDispatcher::AllGather;
   const bool shared = e.shared_ffn > 0;
   int shared_fc1 = -1, shared_fc2 = -1;
   if (all_to_all) b.elementwise("moe.permute", rows * e.topk * x.h, 2 * x.elem);
@@ -470,7 +488,8 @@ void moe_forward(Builder& b, const LayerShape& x) {
 void moe_backward(Builder& b, const LayerShape& x) {
   const MoeShape& e = x.moe;
   const std::int64_t rows = x.region_tokens, routed = e.routed_tokens;
-  const bool all_to_all = e.dispatcher == TokenDispatcher::AllToAll;
+  // flex permutes as alltoall does: top-k copies before dispatch, back after combine.
+  const bool all_to_all = e.dispatcher != TokenDispatcher::AllGather;
   const bool shared = e.shared_ffn > 0;
   int shared_fc2 = -1, shared_fc1 = -1;
   if (shared && e.shared_expert_overlap) {

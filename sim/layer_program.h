@@ -54,6 +54,10 @@ struct MoeShape {
   double imbalance = 1;           // moe_load_imbalance(): the busiest EP rank's share over the mean
   int ep = 1, etp = 1;
   TokenDispatcher dispatcher = TokenDispatcher::AllGather;
+  // flex: the EP ranks a token reaches (one copy each, however many of its experts they hold),
+  // and the share of those copies that cross the network (one per other node reached;
+  // expected_holders_reached()).
+  double flex_ranks_per_token = 0, flex_network_share = 0;
   bool grouped_gemm = false, shared_expert_overlap = false, overlap_ep_comm = false;
   GroupPlacement ep_group, etp_group, ep_etp_group;
 };

@@ -128,11 +128,23 @@ void validate_moe_switches(const MoeRunOptions& o, const ModelSpec& m) {
   if (o.shared_expert_overlap && m.moe.shared_expert_ffn_hidden_size == 0)
     fail_at("--moe-shared-expert-overlap",
             "{}: --moe-shared-expert-overlap: model '{}' has no shared expert to overlap", w, m.name);
-  if (o.shared_expert_overlap && o.dispatcher != TokenDispatcher::AllToAll)
+  if (o.shared_expert_overlap && o.dispatcher == TokenDispatcher::AllGather)
     fail_at("--moe-shared-expert-overlap",
-            "{}: --moe-shared-expert-overlap works with --moe-token-dispatcher-type alltoall only (Megatron-Core); it "
-            "is {}",
-            w, to_string(o.dispatcher));
+            "{}: --moe-shared-expert-overlap works with --moe-token-dispatcher-type alltoall or flex (Megatron-Core); "
+            "it is allgather",
+            w);
+  if (o.dispatcher != TokenDispatcher::Flex && o.flex_backend != FlexBackend::DeepEP)
+    fail_at("--moe-flex-dispatcher-backend",
+            "{}: --moe-flex-dispatcher-backend {} chooses the flex dispatcher's kernels, but the dispatcher is {}; give "
+            "--moe-token-dispatcher-type flex, or leave the backend out",
+            w, to_string(o.flex_backend), to_string(o.dispatcher));
+  // Megatron-Core's TransformerConfig: "Flex token dispatcher with deepep backend does not
+  // support moe_pad_expert_input_to_capacity".
+  if (o.dispatcher == TokenDispatcher::Flex && o.flex_backend == FlexBackend::DeepEP && o.pad_to_capacity)
+    fail_at("--moe-pad-expert-input-to-capacity",
+            "{}: --moe-pad-expert-input-to-capacity does not work with the flex dispatcher's deepep backend "
+            "(Megatron-Core); use --moe-token-dispatcher-type alltoall, or --moe-flex-dispatcher-backend hybridep",
+            w);
 }
 
 namespace {
@@ -143,15 +155,30 @@ void validate_moe_options(const ParallelConfig& c, const ModelSpec& m) {
   const std::string w = "parallel config";
   const MoeRunOptions& o = c.moe;
   validate_moe_switches(o, m);
+  if (o.dispatcher == TokenDispatcher::Flex) {
+    const char* flag = "--moe-token-dispatcher-type";
+    // Megatron-Core's flex dispatcher sends over the ETP x EP group, each token to top-k x ETP
+    // expert shards; the pricing models the ETP 1 case, where that group is EP.
+    if (c.expert_tp() > 1)
+      fail_at("--expert-tensor-parallel-size",
+              "{}: {} flex with expert tensor parallel size {} is not modelled; give --expert-tensor-parallel-size "
+              "1, or --moe-token-dispatcher-type alltoall",
+              w, flag, c.expert_tp());
+    // Megatron-Core's MoEFlexTokenDispatcher: "DeepEP dispatcher requires TPxEP > 1".
+    if (o.flex_backend == FlexBackend::DeepEP && c.ep == 1)
+      fail_at("--expert-model-parallel-size",
+              "{}: {} flex with the deepep backend needs --expert-model-parallel-size > 1 (Megatron-Core's DeepEP "
+              "dispatcher requires TP x EP > 1 over the experts); it is 1",
+              w, flag);
+  }
   if (o.overlap_ep_comm) {
     // Megatron-Core's TransformerConfig, each check in its order.
     const char* flag = "--overlap-moe-expert-parallel-comm";
     if (c.ep == 1)
       fail_at(flag, "{}: {} overlaps expert-parallel communication, which needs --expert-model-parallel-size > 1", w,
               flag);
-    if (o.dispatcher != TokenDispatcher::AllToAll)
-      fail_at(flag, "{}: {} works with --moe-token-dispatcher-type alltoall (flex is not modelled); it is {}", w, flag,
-              to_string(o.dispatcher));
+    if (o.dispatcher == TokenDispatcher::AllGather)
+      fail_at(flag, "{}: {} works with --moe-token-dispatcher-type alltoall or flex; it is allgather", w, flag);
     if (c.pp > 1 && c.virtual_stages == 1)
       fail_at(flag, "{}: {} with PP {} needs virtual pipeline stages (Megatron-Core overlaps across chunks)", w, flag,
               c.pp);

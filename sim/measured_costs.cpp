@@ -210,9 +210,10 @@ OpCost MeasuredCosts::compute(const ComputeOp& op) const {
 OpCost MeasuredCosts::collective(const CollectiveOp& op) const {
   if (op.group.size <= 1 || op.bytes <= 0) return {0.0, false};
   // The sweeps and in-step records are of TP groups and pipeline pairs; a context-parallel
-  // exchange runs beside attention on a group of its own, which no database has measured, so
-  // it is priced by the analytic model and named in coverage().
-  if (op.group.nodes <= 1 && !is_context_parallel(op.runs_on))
+  // exchange runs beside attention on a group of its own, and the flex dispatcher's relayed
+  // all-to-all is not NCCL's, neither of which any database has measured, so they are priced
+  // by the analytic model and named in coverage().
+  if (op.group.nodes <= 1 && !is_context_parallel(op.runs_on) && op.node_relay_share == 0)
     for (std::size_t i = 0; i < db_.collectives.size(); ++i) {
       const CollectiveCurve& c = db_.collectives[i];
       if (c.kind == op.kind && c.group_size == op.group.size) {

@@ -46,6 +46,12 @@ struct CollectiveOp {
   double bytes = 0;  // nccl-tests "size": the full buffer (all-gather output, reduce-scatter input)
   GroupPlacement group;
   CommGroup runs_on = CommGroup::Other;
+  // An AllToAll of the flex dispatcher (DeepEP, HybridEP), whose `bytes` are one copy of a token
+  // per EP rank it reaches: the share of them that crosses the network, one copy per other node
+  // reached, to the GPU of the sender's own local index there, which forwards that node's copies
+  // over NVLink. 0: a plain all-to-all, every copy on its own path (inside one node the two
+  // are priced alike: every copy crosses NVLink once).
+  double node_relay_share = 0;
 };
 
 const char* to_string(Phase p);

@@ -39,7 +39,28 @@ CpCommType cp_comm_type_from(const std::string& name, const std::string& where) 
   fail_at("--cp-comm-type", "{}: --cp-comm-type '{}' is not known; valid: p2p, a2a, allgather, a2a+p2p", where, name);
 }
 
-const char* to_string(TokenDispatcher d) { return d == TokenDispatcher::AllToAll ? "alltoall" : "allgather"; }
+const char* to_string(TokenDispatcher d) {
+  switch (d) {
+    case TokenDispatcher::AllGather: return "allgather";
+    case TokenDispatcher::AllToAll: return "alltoall";
+    case TokenDispatcher::Flex: return "flex";
+  }
+  return "?";
+}
+
+const char* to_string(FlexBackend b) { return b == FlexBackend::DeepEP ? "deepep" : "hybridep"; }
+
+FlexBackend flex_backend_from(const std::string& name, const std::string& where) {
+  for (FlexBackend b : {FlexBackend::DeepEP, FlexBackend::HybridEP})
+    if (name == to_string(b)) return b;
+  if (name == "ncclep")
+    fail_at("--moe-flex-dispatcher-backend",
+            "{}: --moe-flex-dispatcher-backend ncclep (NCCL EP through Transformer Engine) is not modelled; valid: "
+            "deepep, hybridep",
+            where);
+  fail_at("--moe-flex-dispatcher-backend",
+          "{}: --moe-flex-dispatcher-backend '{}' is not known; valid: deepep, hybridep", where, name);
+}
 
 const char* to_string(LoadBalancing b) {
   switch (b) {
@@ -55,16 +76,10 @@ const char* to_string(LoadBalancing b) {
 const char* to_string(TokenDropPolicy p) { return p == TokenDropPolicy::Probs ? "probs" : "position"; }
 
 TokenDispatcher token_dispatcher_from(const std::string& name, const std::string& where) {
-  for (TokenDispatcher d : {TokenDispatcher::AllGather, TokenDispatcher::AllToAll})
+  for (TokenDispatcher d : {TokenDispatcher::AllGather, TokenDispatcher::AllToAll, TokenDispatcher::Flex})
     if (name == to_string(d)) return d;
-  if (name == "flex")
-    fail_at("--moe-token-dispatcher-type",
-            "{}: --moe-token-dispatcher-type flex (DeepEP / HybridEP kernels) is not modelled; valid: alltoall, "
-            "allgather",
-            where);
   fail_at("--moe-token-dispatcher-type",
-          "{}: --moe-token-dispatcher-type '{}' is not known; valid: alltoall, allgather",
-          where, name);
+          "{}: --moe-token-dispatcher-type '{}' is not known; valid: alltoall, allgather, flex", where, name);
 }
 
 LoadBalancing load_balancing_from(const std::string& name, const std::string& where) {
@@ -185,6 +200,7 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
     // Megatron-LM's argument names; written only where a run set them, so dense exports read as before.
     const MoeRunOptions& o = c.moe;
     j["moe_token_dispatcher_type"] = to_string(o.dispatcher);
+    if (o.dispatcher == TokenDispatcher::Flex) j["moe_flex_dispatcher_backend"] = to_string(o.flex_backend);
     j["moe_grouped_gemm"] = o.grouped_gemm;
     if (o.capacity_factor) j["moe_expert_capacity_factor"] = *o.capacity_factor;
     j["moe_pad_expert_input_to_capacity"] = o.pad_to_capacity;
@@ -221,6 +237,8 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   MoeRunOptions& o = c.moe;
   if (f.has("moe_token_dispatcher_type"))
     o.dispatcher = token_dispatcher_from(f.string("moe_token_dispatcher_type"), where);
+  if (f.has("moe_flex_dispatcher_backend"))
+    o.flex_backend = flex_backend_from(f.string("moe_flex_dispatcher_backend"), where);
   o.grouped_gemm = f.boolean_or("moe_grouped_gemm", o.grouped_gemm);
   // Any number: validate_layout() refuses a factor or an imbalance out of range, naming its flag.
   constexpr double kAny = std::numeric_limits<double>::lowest();

@@ -29,9 +29,14 @@ enum class CpCommType { P2P, AllToAll, AllGather, AllToAllP2P };
 
 // How an MoE layer's tokens reach the EP ranks holding their experts (--moe-token-dispatcher-type):
 // an all-gather of every token over the EP group, the results summed back by reduce-scatter
-// (Megatron-LM's default), or an all-to-all each way that sends a token only where it is routed.
-// Megatron-LM's third, flex (DeepEP, HybridEP), is not modelled and refused by name.
-enum class TokenDispatcher { AllGather, AllToAll };
+// (Megatron-LM's default), an all-to-all each way that sends a token only where it is routed, or
+// flex (DeepEP, HybridEP kernels): an all-to-all that sends a token once to each node it is routed
+// to and forwards its copies there over NVLink.
+enum class TokenDispatcher { AllGather, AllToAll, Flex };
+// The kernels behind the flex dispatcher (--moe-flex-dispatcher-backend). Both send node to node
+// once per token; HybridEP also spans a multi-node NVLink domain (GB200 NVL72). Megatron-LM's
+// third, ncclep, is not modelled and refused by name.
+enum class FlexBackend { DeepEP, HybridEP };
 // The router's load-balancing loss (--moe-router-load-balancing-type).
 enum class LoadBalancing { AuxLoss, SeqAuxLoss, GlobalAuxLoss, Sinkhorn, None };
 // Which tokens an expert over capacity drops (--moe-token-drop-policy): lowest router
@@ -42,6 +47,7 @@ enum class TokenDropPolicy { Probs, Position };
 // shape (those live in MoeSpec), with its defaults. A dense model takes none of them.
 struct MoeRunOptions {
   TokenDispatcher dispatcher = TokenDispatcher::AllGather;
+  FlexBackend flex_backend = FlexBackend::DeepEP;  // read with the flex dispatcher only
   bool grouped_gemm = false;  // --moe-grouped-gemm: one grouped GEMM for all local experts
   // --moe-expert-capacity-factor: an expert takes at most factor x its even share of tokens and
   // drops the rest; not given: dropless (every token reaches its experts).
@@ -152,10 +158,12 @@ const char* to_string(RecomputeGranularity g);
 const char* to_string(RecomputeMethod m);
 const char* to_string(AttentionKernel a);
 const char* to_string(CpCommType t);  // Megatron-LM's spelling: p2p, a2a, allgather, a2a+p2p
-// Megatron-LM's spellings: alltoall, allgather; aux_loss, seq_aux_loss, global_aux_loss,
-// sinkhorn, none; probs, position. The readers refuse any other, naming the valid ones (flex
-// with its own reason).
+// Megatron-LM's spellings: alltoall, allgather, flex; deepep, hybridep; aux_loss, seq_aux_loss,
+// global_aux_loss, sinkhorn, none; probs, position. The readers refuse any other, naming the valid
+// ones (ncclep with its own reason).
 const char* to_string(TokenDispatcher d);
+const char* to_string(FlexBackend b);
+FlexBackend flex_backend_from(const std::string& name, const std::string& where);
 const char* to_string(LoadBalancing b);
 const char* to_string(TokenDropPolicy p);
 TokenDispatcher token_dispatcher_from(const std::string& name, const std::string& where);

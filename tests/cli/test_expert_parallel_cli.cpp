@@ -46,15 +46,19 @@ TEST(ExpertParallelCli, BadMoeSwitchesNameTheirFlag) {
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   };
-  expect_refused(with({"--moe-token-dispatcher-type", "flex"}),
-                 "--moe-token-dispatcher-type flex (DeepEP / HybridEP kernels) is not modelled; valid: alltoall, "
+  expect_refused(with({"--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "ncclep"}),
+                 "--moe-flex-dispatcher-backend ncclep (NCCL EP through Transformer Engine) is not modelled; valid: "
+                 "deepep, hybridep");
+  expect_refused(with({"--moe-enable-deepep"}), "--moe-enable-deepep needs --moe-token-dispatcher-type flex");
+  expect_refused(with({"--moe-flex-dispatcher-backend", "hybridep"}),
+                 "--moe-flex-dispatcher-backend hybridep chooses the flex dispatcher's kernels, but the dispatcher is "
                  "allgather");
   expect_refused(with({"--moe-expert-capacity-factor", "0"}), "--moe-expert-capacity-factor is 0; it must be > 0");
   expect_refused(with({"--moe-pad-expert-input-to-capacity"}),
                  "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor");
   expect_refused(with({"--moe-load-imbalance", "0.5"}), "--moe-load-imbalance is 0.5");
   expect_refused(with({"--overlap-moe-expert-parallel-comm"}),
-                 "--overlap-moe-expert-parallel-comm works with --moe-token-dispatcher-type alltoall");
+                 "--overlap-moe-expert-parallel-comm works with --moe-token-dispatcher-type alltoall or flex");
 }
 
 TEST(ExpertParallelCli, MultiLatentAttentionWithContextParallelismIsRefusedByItsPricing) {

@@ -113,10 +113,13 @@ TEST(MoeRunOptions, MegatronCoresRefusalsEachNameTheirFlag) {
             "");
 }
 
-TEST(MoeRunOptions, FlexIsRefusedByNameAndUnknownNamesListTheValid) {
-  Refusal r = refusal_of([] { token_dispatcher_from("flex", "f"); });
+TEST(MoeRunOptions, NcclEpIsRefusedByNameAndUnknownNamesListTheValid) {
+  Refusal r = refusal_of([] { token_dispatcher_from("deepep", "f"); });
   EXPECT_EQ(r.field, "--moe-token-dispatcher-type");
-  EXPECT_NE(r.message.find("flex (DeepEP / HybridEP kernels) is not modelled; valid: alltoall, allgather"),
+  EXPECT_NE(r.message.find("'deepep' is not known; valid: alltoall, allgather, flex"), std::string::npos) << r.message;
+  r = refusal_of([] { flex_backend_from("ncclep", "f"); });
+  EXPECT_EQ(r.field, "--moe-flex-dispatcher-backend");
+  EXPECT_NE(r.message.find("ncclep (NCCL EP through Transformer Engine) is not modelled; valid: deepep, hybridep"),
             std::string::npos)
       << r.message;
   r = refusal_of([] { load_balancing_from("expert_choice", "f"); });
