@@ -20,6 +20,7 @@
 #include "sim/step_plan.h"
 #include "sim/units.h"
 #include "refusal.h"
+#include "program_steps.h"
 #include "small_models.h"
 
 namespace cc {
@@ -99,11 +100,7 @@ ParallelConfig flex(int ep, int dp) {
   return c;
 }
 
-const ProgramStep* find_step(const OpProgram& p, const std::string& name) {
-  for (const ProgramStep& s : p)
-    if (name == (s.is_collective ? s.comm.name : s.op.name)) return &s;
-  return nullptr;
-}
+using test::find_step;
 
 TEST(FlexDispatcher, SendsOneCopyPerRankReachedAndRelaysAcrossNodes) {
   // EP 2 on one node: top-2 of 8 experts reach 11/7 of the 2 ranks on average; 16 tokens of

@@ -13,6 +13,7 @@
 #include "sim/mla_mtp_memory.h"
 #include "sim/step_plan.h"
 #include "refusal.h"
+#include "program_steps.h"
 #include "small_models.h"
 
 namespace cc {
@@ -39,11 +40,7 @@ ParallelConfig tp2_sp() {
   return c;
 }
 
-const ProgramStep* find_step(const OpProgram& p, const std::string& name) {
-  for (const ProgramStep& s : p)
-    if (name == (s.is_collective ? s.comm.name : s.op.name)) return &s;
-  return nullptr;
-}
+using test::find_step;
 
 int count_steps(const OpProgram& p, const std::string& name) {
   int n = 0;

@@ -14,6 +14,7 @@
 #include "sim/presets.h"
 #include "sim/step_plan.h"
 #include "refusal.h"
+#include "program_steps.h"
 #include "small_models.h"
 
 namespace cc {
@@ -41,11 +42,7 @@ ParallelConfig ep2() {
   return c;
 }
 
-const ProgramStep* find_step(const OpProgram& p, const std::string& name) {
-  for (const ProgramStep& s : p)
-    if (name == (s.is_collective ? s.comm.name : s.op.name)) return &s;
-  return nullptr;
-}
+using test::find_step;
 
 TEST(MoePricing, ExpertParametersAreShardedByEpAndEtp) {
   const ModelSpec m = small_moe();
