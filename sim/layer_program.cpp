@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -193,11 +195,20 @@ class Builder {
     if (x_.tp > 1) communicate({name, kind, phase_, bytes, x_.tp_group, CommGroup::Tensor}, hides_behind);
   }
   // A dispatch or combine collective of an MoE layer over `group` (expert grid).
-  void ep_collective(const char* name, CollectiveKind kind, double bytes, const GroupPlacement& group,
-                     int hides_behind = -1, double node_relay_share = 0) {
-    if (group.size > 1)
-      communicate({name, kind, phase_, bytes, group, CommGroup::Expert, node_relay_share}, hides_behind);
+  // Its step's index, or -1 when the group is one rank (nothing sent).
+  int ep_collective(const char* name, CollectiveKind kind, double bytes, const GroupPlacement& group,
+                    int hides_behind = -1, double node_relay_share = 0) {
+    if (group.size <= 1) return -1;
+    communicate({name, kind, phase_, bytes, group, CommGroup::Expert, node_relay_share}, hides_behind);
+    return last();
   }
+  // Collective `step` (when there is one) overlaps compute steps [first, last].
+  void hide(int step, int first, int through) {
+    if (step < 0) return;
+    program_[static_cast<std::size_t>(step)].hides_behind = first;
+    program_[static_cast<std::size_t>(step)].hides_through = through;
+  }
+  int last() const { return static_cast<int>(program_.size()) - 1; }
   // A collective of the context-parallel group `runs_on` (placed at `group`).
   void cp_collective(const char* name, CollectiveKind kind, double bytes, CommGroup runs_on,
                      const GroupPlacement& group, int hides_behind = -1) {
@@ -222,6 +233,7 @@ class Builder {
     const auto offset = static_cast<int>(program_.size());
     for (ProgramStep step : other) {
       if (step.hides_behind >= 0) step.hides_behind += offset;
+      if (step.hides_through >= 0) step.hides_through += offset;
       program_.push_back(step);
     }
   }
@@ -417,41 +429,54 @@ struct ExpertExchange {
   const char* whole;
 };
 
+// The steps of one exchange (its all-to-all and ETP collective, or its one collective), which
+// overlap compute steps [first, through] (first -1: blocking).
+struct Exchange {
+  std::vector<int> steps;
+  void hide(Builder& b, int first, int through) const {
+    for (const int s : steps) b.hide(s, first, through);
+  }
+};
+
 // Rows travelling to the experts' ranks (the forward dispatch; backward, the combine's
 // gradient): an all-to-all over EP then an all-gather over ETP, or an all-gather over ETP x EP.
-void to_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
+Exchange to_experts(Builder& b, const LayerShape& x, const ExpertExchange& names) {
   const MoeShape& e = x.moe;
-  if (e.dispatcher == TokenDispatcher::Flex) {  // ETP 1 (validate_layout)
-    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, flex_bytes(x), e.ep_group, hides, e.flex_network_share);
-  } else if (e.dispatcher == TokenDispatcher::AllToAll) {
-    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
-    b.ep_collective(names.etp, CollectiveKind::AllGather, e.etp * alltoall_bytes(x), e.etp_group, hides);
-  } else {
-    b.ep_collective(names.whole, CollectiveKind::AllGather, allgather_bytes(x), e.ep_etp_group, hides);
-  }
+  if (e.dispatcher == TokenDispatcher::Flex)  // ETP 1 (validate_layout)
+    return {{b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, flex_bytes(x), e.ep_group, -1,
+                             e.flex_network_share)}};
+  if (e.dispatcher == TokenDispatcher::AllToAll)
+    return {{b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group),
+             b.ep_collective(names.etp, CollectiveKind::AllGather, e.etp * alltoall_bytes(x), e.etp_group)}};
+  return {{b.ep_collective(names.whole, CollectiveKind::AllGather, allgather_bytes(x), e.ep_etp_group)}};
 }
 
 // Rows travelling back from the experts (the forward combine; backward, the dispatch's
 // gradient): a reduce-scatter over ETP then an all-to-all over EP, or a reduce-scatter over ETP x EP.
-void from_experts(Builder& b, const LayerShape& x, const ExpertExchange& names, int hides) {
+Exchange from_experts(Builder& b, const LayerShape& x, const ExpertExchange& names) {
   const MoeShape& e = x.moe;
-  if (e.dispatcher == TokenDispatcher::Flex) {
-    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, flex_bytes(x), e.ep_group, hides, e.flex_network_share);
-  } else if (e.dispatcher == TokenDispatcher::AllToAll) {
-    b.ep_collective(names.etp, CollectiveKind::ReduceScatter, e.etp * alltoall_bytes(x), e.etp_group, hides);
-    b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group, hides);
-  } else {
-    b.ep_collective(names.whole, CollectiveKind::ReduceScatter, allgather_bytes(x), e.ep_etp_group, hides);
-  }
+  if (e.dispatcher == TokenDispatcher::Flex)
+    return {{b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, flex_bytes(x), e.ep_group, -1,
+                             e.flex_network_share)}};
+  if (e.dispatcher == TokenDispatcher::AllToAll)
+    return {{b.ep_collective(names.etp, CollectiveKind::ReduceScatter, e.etp * alltoall_bytes(x), e.etp_group),
+             b.ep_collective(names.all_to_all, CollectiveKind::AllToAll, alltoall_bytes(x), e.ep_group)}};
+  return {{b.ep_collective(names.whole, CollectiveKind::ReduceScatter, allgather_bytes(x), e.ep_etp_group)}};
 }
 
 // Megatron-Core's MoELayer forward after the post-attention norm: the router (a replicated
 // h x E linear, scores and top-k in fp32), the permutation of the routed copies, dispatch, the
 // local experts, combine and unpermutation, and the shared experts as a TP-split MLP.
-// --moe-shared-expert-overlap runs the shared experts' FC1 and FC2 beside dispatch and combine;
-// --overlap-moe-expert-parallel-comm hides them behind another microbatch's expert GEMMs,
-// priced here as the expert GEMMs of this layer (the paired microbatch runs the same shapes).
-void moe_forward(Builder& b, const LayerShape& x) {
+// --moe-shared-expert-overlap runs the shared experts' FC1 and FC2 beside dispatch and combine.
+// --overlap-moe-expert-parallel-comm pairs one microbatch's forward with another's backward,
+// layer by layer (Megatron-Core's combined 1F1B, model_chunk_schedule_plan.py): both dispatches
+// run beside both expert MLPs, the backward's combine beside the forward's attention block and
+// the forward's combine beside the backward's. Priced per pass with this layer's own compute
+// standing in for the paired pass's (the same shapes), which hides as much in sum: the dispatch
+// behind the expert MLP of its own pass, the combine behind its pass's attention block
+// (`attention`: its steps [first, through]). Warm-up and cool-down passes have no partner in
+// Megatron-Core; this prices them as paired.
+void moe_forward(Builder& b, const LayerShape& x, std::pair<int, int> attention) {
   const MoeShape& e = x.moe;
   const std::int64_t rows = x.region_tokens, routed = e.routed_tokens;
   b.gemm("router", rows, e.experts, x.h);
@@ -465,27 +490,33 @@ void moe_forward(Builder& b, const LayerShape& x) {
     shared_fc1 = b.gathered_gemm("sp_all_gather", "shared_fc1", x.tokens, fc1_width(x, e.shared_ffn), x.h);
     b.elementwise(x.gated ? "shared_swiglu" : "shared_gelu", x.tokens * e.shared_ffn, (x.gated ? 3 : 2) * x.elem, 8);
   }
-  // Dispatch: hidden behind the shared FC1 (shared-expert overlap) or the expert FC1 (EP overlap).
-  const ExpertExchange dispatch{"moe.dispatch_all_to_all", "moe.dispatch_etp_all_gather", "moe.dispatch_all_gather"};
-  if (!e.overlap_ep_comm) to_experts(b, x, dispatch, shared_fc1);
+  // Dispatch: hidden behind the shared FC1 (shared-expert overlap) or the expert MLP (EP overlap).
+  const ExpertExchange dispatch_names{"moe.dispatch_all_to_all", "moe.dispatch_etp_all_gather",
+                                      "moe.dispatch_all_gather"};
+  if (!e.overlap_ep_comm) to_experts(b, x, dispatch_names).hide(b, shared_fc1, shared_fc1);
   if (!all_to_all) b.elementwise("moe.permute", routed * x.h, 2 * x.elem);
-  const int fc1 = expert_gemm(b, e, "expert_fc1", routed, fc1_width(x, e.expert_ffn), x.h, true);
-  if (e.overlap_ep_comm) to_experts(b, x, dispatch, fc1);
+  const int mlp_first = b.last() + 1;
+  expert_gemm(b, e, "expert_fc1", routed, fc1_width(x, e.expert_ffn), x.h, true);
+  const Exchange dispatch = e.overlap_ep_comm ? to_experts(b, x, dispatch_names) : Exchange{};
   b.elementwise(x.gated ? "expert_swiglu" : "expert_gelu", routed * e.expert_ffn, (x.gated ? 3 : 2) * x.elem, 8);
   const int fc2 = expert_gemm(b, e, "expert_fc2", routed, x.h, e.expert_ffn, true);
+  dispatch.hide(b, mlp_first, fc2);
   if (shared && e.shared_expert_overlap) shared_fc2 = b.gemm("shared_fc2", x.tokens, x.h, e.shared_ffn);
-  const int combine_hides = e.overlap_ep_comm ? fc2 : shared_fc2;
   // allgather unpermutes before its reduce-scatter, alltoall after its all-to-all.
   if (!all_to_all) b.elementwise("moe.unpermute", routed * x.h, 2 * x.elem, 2);
-  from_experts(b, x, {"moe.combine_all_to_all", "moe.combine_etp_reduce_scatter", "moe.combine_reduce_scatter"},
-               combine_hides);
+  const Exchange combine =
+      from_experts(b, x, {"moe.combine_all_to_all", "moe.combine_etp_reduce_scatter", "moe.combine_reduce_scatter"});
+  if (e.overlap_ep_comm) combine.hide(b, attention.first, attention.second);
+  else combine.hide(b, shared_fc2, shared_fc2);
   if (all_to_all) b.elementwise("moe.unpermute", rows * e.topk * x.h, 2 * x.elem, 2);
   if (shared && e.shared_expert_overlap) b.reduce_after("tp_reduce", shared_fc2);
   if (shared && !e.shared_expert_overlap)
     mlp_forward(b, x, e.shared_ffn, "shared_fc1", "shared_swiglu", "shared_gelu", "shared_fc2");
 }
 
-void moe_backward(Builder& b, const LayerShape& x) {
+// Returns the combine gradient's exchange, which under --overlap-moe-expert-parallel-comm the
+// caller hides behind the attention block's backward (moe_forward).
+Exchange moe_backward(Builder& b, const LayerShape& x) {
   const MoeShape& e = x.moe;
   const std::int64_t rows = x.region_tokens, routed = e.routed_tokens;
   // flex permutes as alltoall does: top-k copies before dispatch, back after combine.
@@ -503,10 +534,11 @@ void moe_backward(Builder& b, const LayerShape& x) {
   const ExpertExchange combine_grad{"moe.combine_grad_all_to_all", "moe.combine_grad_etp_all_gather",
                                     "moe.combine_grad_all_gather"};
   b.elementwise("moe.unpermute.backward", (all_to_all ? rows * e.topk : routed) * x.h, 3 * x.elem, 2);
-  if (!e.overlap_ep_comm) to_experts(b, x, combine_grad, shared_fc2);
+  const Exchange combine = to_experts(b, x, combine_grad);
+  if (!e.overlap_ep_comm) combine.hide(b, shared_fc2, shared_fc2);
+  const int mlp_first = b.last() + 1;
   expert_gemm(b, e, "expert_fc2.dgrad", routed, e.expert_ffn, x.h, true);
-  const int fc2_wgrad = expert_gemm(b, e, "expert_fc2.wgrad", e.expert_ffn, x.h, routed, false);
-  if (e.overlap_ep_comm) to_experts(b, x, combine_grad, fc2_wgrad);
+  expert_gemm(b, e, "expert_fc2.wgrad", e.expert_ffn, x.h, routed, false);
   b.elementwise(x.gated ? "expert_swiglu.backward" : "expert_gelu.backward", routed * e.expert_ffn,
                 (x.gated ? 5 : 3) * x.elem, 12);
   expert_gemm(b, e, "expert_fc1.dgrad", routed, x.h, fc1_width(x, e.expert_ffn), true);
@@ -516,17 +548,18 @@ void moe_backward(Builder& b, const LayerShape& x) {
     b.sp_gather("sp_all_gather.wgrad_input", dgrad);
     shared_fc1 = b.gemm("shared_fc1.wgrad", x.h, fc1_width(x, e.shared_ffn), x.tokens);
   }
-  const int dispatch_hides = e.overlap_ep_comm ? fc1_wgrad : shared_fc1;
   // allgather scatters the gradient rows back before its reduce-scatter, alltoall after its all-to-all.
   if (!all_to_all) b.elementwise("moe.permute.backward", routed * x.h, 2 * x.elem);
-  from_experts(b, x,
-               {"moe.dispatch_grad_all_to_all", "moe.dispatch_grad_etp_reduce_scatter", "moe.dispatch_grad_reduce_scatter"},
-               dispatch_hides);
+  const Exchange dispatch = from_experts(
+      b, x, {"moe.dispatch_grad_all_to_all", "moe.dispatch_grad_etp_reduce_scatter", "moe.dispatch_grad_reduce_scatter"});
+  if (e.overlap_ep_comm) dispatch.hide(b, mlp_first, fc1_wgrad);
+  else dispatch.hide(b, shared_fc1, shared_fc1);
   if (all_to_all) b.elementwise("moe.permute.backward", rows * e.topk * x.h, 2 * x.elem);
   if (shared && e.shared_expert_overlap) b.tp_reduce("tp_reduce.input_grad", shared_fc1);
   b.elementwise("router.topk.backward", rows * e.experts, x.elem + 8, 8);
   b.gemm("router.dgrad", rows, x.h, e.experts);
   b.gemm("router.wgrad", x.h, e.experts, rows);
+  return e.overlap_ep_comm ? combine : Exchange{};
 }
 
 // Weights of one layer's MLP or MoE block on this rank: the dense MLP, or the router, the
@@ -621,7 +654,7 @@ OpProgram layer_forward(const LayerShape& x, Phase phase) {
   b.reduce_after("tp_reduce", b.gemm("attention_proj", x.tokens, x.h, x.heads * x.v_width()));
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   b.elementwise("post_attention_norm", region, 2 * x.elem, 8);
-  if (x.moe.layer) moe_forward(b, x);
+  if (x.moe.layer) moe_forward(b, x, {0, b.last()});
   else mlp_forward(b, x, x.ffn, "fc1", "swiglu", "gelu", "fc2");
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   return b.take();
@@ -633,12 +666,14 @@ OpProgram layer_backward(const LayerShape& x) {
   const std::int64_t attn_width = x.heads * x.v_width();
   // MLP (or MoE) block, last op first.
   b.elementwise("bias_dropout_add.backward", region, 2 * x.elem + (x.dropout ? 1 : 0));
+  Exchange combine_grad;  // hidden behind the attention block's backward (moe_forward)
   if (x.moe.layer)
-    moe_backward(b, x);
+    combine_grad = moe_backward(b, x);
   else
     mlp_backward(b, x, x.ffn, "fc2.dgrad", "fc2.wgrad", "swiglu.backward", "gelu.backward", "fc1.dgrad",
                  "fc1.wgrad");
   b.elementwise("post_attention_norm.backward", region, 4 * x.elem, 12);
+  const int attention_first = b.last() + 1;
   // Attention block.
   b.elementwise("bias_dropout_add.backward", region, 2 * x.elem + (x.dropout ? 1 : 0));
   b.gathered_gemm("sp_all_gather", "attention_proj.dgrad", x.tokens, attn_width, x.h);
@@ -665,6 +700,7 @@ OpProgram layer_backward(const LayerShape& x) {
     b.tp_reduce("tp_reduce.input_grad", wgrad);
   }
   b.elementwise("input_norm.backward", region, 4 * x.elem, 12);
+  combine_grad.hide(b, attention_first, b.last());
   // Weight gradients accumulate into fp32 main_grad buffers (Megatron-LM's gradient
   // accumulation fusion: the wgrad GEMM epilogue reads and writes 8 bytes per parameter).
   const std::int64_t layer_weights = attention_weights(x) + block_weights(x);
@@ -820,7 +856,9 @@ ProgramCost cost_of(const OpProgram& program, const CostSource& costs) {
       if (c.measured) op.measured_s = c.seconds;
     } else {
       const OpCost c = costs.collective(step.comm);
-      const double hidden = step.hides_behind >= 0 ? kernels[static_cast<std::size_t>(step.hides_behind)].seconds : 0.0;
+      double hidden = 0;
+      for (int k = step.hides_behind; k >= 0 && k <= std::max(step.hides_behind, step.hides_through); ++k)
+        hidden += kernels[static_cast<std::size_t>(k)].seconds;
       const double exposed =
           std::max(0.0, c.seconds - hidden) + costs.overlap_interference() * std::min(c.seconds, hidden);
       if (is_context_parallel(step.comm.runs_on)) {

@@ -134,7 +134,10 @@ struct ProgramStep {
   bool is_collective = false;
   ComputeOp op;
   CollectiveOp comm;
-  int hides_behind = -1;  // collectives: index of the compute step it overlaps; -1 = blocking
+  // Collectives: the compute steps [hides_behind, hides_through] it overlaps (hides_through -1:
+  // hides_behind alone); hides_behind -1: blocking.
+  int hides_behind = -1;
+  int hides_through = -1;
 };
 using OpProgram = std::vector<ProgramStep>;
 

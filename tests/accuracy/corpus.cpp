@@ -217,6 +217,9 @@ void apply_features(CorpusRow& r, const RowFields& f) {
       // With MLA, Megatron-Core's --qk-layernorm normalises the q and kv latents, which
       // MlaSpec always counts; otherwise each head's q and k.
       if (!r.model.mla.enabled) r.model.qk_norm = QkNorm::PerHead;
+    } else if (feature == "deepep" || feature == "hybridep") {
+      // The flex dispatcher's kernels (token_dispatcher flex).
+      r.config.moe.flex_backend = flex_backend_from(feature, f.where());
     } else if (feature == "token-drop" || feature == "moe-a2a-overlap") {
       // Stated by their own columns (capacity_factor, pad_to_capacity,
       // overlap_moe_expert_parallel_comm), read with the other MoE columns.

@@ -156,6 +156,49 @@ TEST(MoePricing, DispatchOverlapsOnlyUnderItsFlags) {
   EXPECT_EQ(std::string(f[static_cast<std::size_t>(dispatch->hides_behind)].op.name), "shared_fc1");
 }
 
+// Megatron-Core's combined 1F1B (model_chunk_schedule_plan.py): dispatches beside the expert
+// MLPs, combines beside the attention blocks; each pass's own steps stand in for its partner's.
+TEST(MoePricing, EpOverlapHidesDispatchBehindTheExpertMlpAndCombineBehindAttention) {
+  ParallelConfig c = ep2();
+  c.moe.dispatcher = TokenDispatcher::AllToAll;
+  c.moe.overlap_ep_comm = true;
+  const StepPlan plan = step_plan(small_moe(), c);
+  auto span = [](const OpProgram& p, const std::string& name) {
+    const ProgramStep* s = find_step(p, name);
+    EXPECT_NE(s, nullptr) << name;
+    if (!s) return std::pair<std::string, std::string>{};
+    return std::pair<std::string, std::string>{p[static_cast<std::size_t>(s->hides_behind)].op.name,
+                                               p[static_cast<std::size_t>(s->hides_through)].op.name};
+  };
+  using Names = std::pair<std::string, std::string>;
+  const OpProgram& f = plan.ops.moe_forward;
+  EXPECT_EQ(span(f, "moe.dispatch_all_to_all"), (Names{"expert_fc1", "expert_fc2"}));
+  EXPECT_EQ(span(f, "moe.combine_all_to_all"), (Names{"input_norm", "post_attention_norm"}));
+  const OpProgram& b = plan.ops.moe_backward;
+  EXPECT_EQ(span(b, "moe.dispatch_grad_all_to_all"), (Names{"expert_fc2.dgrad", "expert_fc1.wgrad"}));
+  EXPECT_EQ(span(b, "moe.combine_grad_all_to_all"), (Names{"bias_dropout_add.backward", "input_norm.backward"}));
+}
+
+// A collective over a span is hidden by the span's kernels together: 10 ms behind 3 + 4 ms
+// leaves 3 ms exposed.
+TEST(MoePricing, ACollectiveOverASpanIsHiddenByAllOfIt) {
+  struct Fixed : CostSource {
+    OpCost compute(const ComputeOp& op) const override { return {op.flops * 1e-3, false}; }
+    OpCost collective(const CollectiveOp&) const override { return {10e-3, false}; }
+    std::string describe() const override { return "fixed"; }
+  };
+  OpProgram p(3);
+  p[0].op.flops = 3;
+  p[1].op.flops = 4;
+  p[2].is_collective = true;
+  p[2].comm.runs_on = CommGroup::Expert;
+  p[2].hides_behind = 0;
+  p[2].hides_through = 1;
+  EXPECT_NEAR(cost_of(p, Fixed{}).ep_comm_exposed_s, 3e-3, 1e-15);
+  p[2].hides_through = -1;  // the first kernel alone
+  EXPECT_NEAR(cost_of(p, Fixed{}).ep_comm_exposed_s, 7e-3, 1e-15);
+}
+
 TEST(MoePricing, EpCommunicationIsItsOwnExposedTerm) {
   const ModelSpec m = small_moe();
   ParallelConfig c = ep2();
