@@ -321,8 +321,8 @@ void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
       fail_at("--pipeline-model-parallel-layout",
               "{}: --pipeline-model-parallel-layout places every layer itself; it cannot be combined with {}", w,
               uneven ? "--decoder-first/last-pipeline-num-layers" : account_flag);
-    check_pipeline_layout(c.pipeline_layout, parse_pipeline_layout(c.pipeline_layout), m.num_layers, c.pp,
-                          c.virtual_stages);
+    check_pipeline_layout(c.pipeline_layout, parse_pipeline_layout(c.pipeline_layout), m.num_layers,
+                          m.mtp_num_layers, c.pp, c.virtual_stages);
   } else if (uneven) {
     const char* field = c.first_stage_layers ? "--decoder-first-pipeline-num-layers"
                                              : "--decoder-last-pipeline-num-layers";

@@ -1,5 +1,6 @@
 #include "sim/pipeline_layout_string.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 
@@ -102,7 +103,13 @@ std::vector<LayoutStage> parse_pipeline_layout(const std::string& layout) {
     LayoutStage& stage = stages.back();
     switch (ch) {
       case '|': stages.emplace_back(); break;
-      case 't': ++stage.transformer_layers; break;
+      case 't':
+        // Megatron-Core: "decoder layers must be placed before MTP layers".
+        if (std::any_of(stages.begin(), stages.end(), [](const LayoutStage& s) { return s.mtp_layers > 0; }))
+          fail_at(kFlag, "{} '{}': a transformer layer t after an MTP layer m; MTP layers follow every decoder layer",
+                  kFlag, layout);
+        ++stage.transformer_layers;
+        break;
       case 'E':
         // Megatron-Core: the first layer must be the embedding, and it comes once. It builds the
         // embedding on the first virtual stage, so an empty stage before it is refused too.
@@ -120,15 +127,11 @@ std::vector<LayoutStage> parse_pipeline_layout(const std::string& layout) {
                   kFlag, layout);
         stage.loss = true;
         break;
-      case 'm':
-        fail_at(kFlag,
-                "{} '{}': 'm' places multi-token prediction layers, which clustercast does not model; give a layout "
-                "of E, t and L",
-                kFlag, layout);
+      case 'm': ++stage.mtp_layers; break;
       default:
         fail_at(kFlag,
-                "{} '{}': {} is not a layer; known: E (embedding), t (transformer layer), L (loss), | between "
-                "virtual stages, (...)*N and x*N repeats, commas",
+                "{} '{}': {} is not a layer; known: E (embedding), t (transformer layer), m (multi-token prediction "
+                "layer), L (loss), | between virtual stages, (...)*N and x*N repeats, commas",
                 kFlag, layout, printable(ch));
     }
   }
@@ -136,6 +139,12 @@ std::vector<LayoutStage> parse_pipeline_layout(const std::string& layout) {
     fail_at(kFlag, "{} '{}': the first layer must be the embedding E (e.g. \"Et*7|...\")", kFlag, layout);
   if (!stages.back().loss)
     fail_at(kFlag, "{} '{}': the last layer must be the loss L (e.g. \"...|t*7L\")", kFlag, layout);
+  for (std::size_t i = 0; i + 1 < stages.size(); ++i)
+    if (stages[i].mtp_layers > 0)
+      fail_at(kFlag,
+              "{} '{}': MTP layers m in virtual stage {} of {} (Megatron-Core's standalone MTP stage) are not "
+              "modelled; clustercast prices them in the last virtual stage, beside the loss (e.g. \"...|tmL\")",
+              kFlag, layout, i, stages.size());
   return stages;
 }
 
@@ -151,7 +160,7 @@ int layout_virtual_stages(const std::string& layout, const std::vector<LayoutSta
 }
 
 void check_pipeline_layout(const std::string& layout, const std::vector<LayoutStage>& stages, int num_layers,
-                           int pp, int virtual_stages) {
+                           int mtp_num_layers, int pp, int virtual_stages) {
   const int per_rank = layout_virtual_stages(layout, stages, pp, "parallel config: ");
   // Megatron-LM infers the virtual stages from the layout and refuses another count beside it.
   if (per_rank != virtual_stages)
@@ -164,6 +173,12 @@ void check_pipeline_layout(const std::string& layout, const std::vector<LayoutSt
   if (transformer_layers != num_layers)
     fail_at(kFlag, "parallel config: {} '{}' places {} transformer layers t, but the model has num_layers {}", kFlag, layout,
             transformer_layers, num_layers);
+  // Megatron-Core: "Number of mtp layers in layout must match mtp_num_layers".
+  if (stages.back().mtp_layers != mtp_num_layers)
+    fail_at(kFlag,
+            "parallel config: {} '{}' places {} MTP layers m, but the model has mtp_num_layers {}; give {} m before "
+            "the loss L",
+            kFlag, layout, stages.back().mtp_layers, mtp_num_layers, mtp_num_layers);
 }
 
 }  // namespace cc

@@ -29,7 +29,7 @@ TEST(PipelineLayoutString, MetasLlama3LayoutWithoutInterleaving) {
   EXPECT_EQ(stages.front(), (LayoutStage{7, true, false}));
   EXPECT_EQ(stages.back(), (LayoutStage{7, false, true}));
   for (std::size_t j = 1; j < 15; ++j) EXPECT_EQ(stages[j], (LayoutStage{8, false, false})) << j;
-  EXPECT_NO_THROW(check_pipeline_layout("Et*7|(t*8|)*14,t*7L", stages, 126, 16, 1));
+  EXPECT_NO_THROW(check_pipeline_layout("Et*7|(t*8|)*14,t*7L", stages, 126, 0, 16, 1));
 }
 
 TEST(PipelineLayoutString, StagesMayHoldOnlyTheEmbeddingOrTheLoss) {
@@ -40,7 +40,7 @@ TEST(PipelineLayoutString, StagesMayHoldOnlyTheEmbeddingOrTheLoss) {
   EXPECT_EQ(stages[1], (LayoutStage{1, false, false}));
   EXPECT_EQ(stages[126], (LayoutStage{1, false, false}));
   EXPECT_EQ(stages.back(), (LayoutStage{0, false, true}));
-  EXPECT_NO_THROW(check_pipeline_layout("E|(t|)*126,L", stages, 126, 16, 8));
+  EXPECT_NO_THROW(check_pipeline_layout("E|(t|)*126,L", stages, 126, 0, 16, 8));
 }
 
 TEST(PipelineLayoutString, RepeatsUnrollAsMegatronCoreDoes) {
@@ -58,9 +58,15 @@ TEST(PipelineLayoutString, RepeatsUnrollAsMegatronCoreDoes) {
 }
 
 TEST(PipelineLayoutString, RefusesWhatMegatronCoreRefuses) {
+  // MTP layers in a stage of their own before the loss's (Megatron-Core's standalone MTP): the
+  // pricing puts them beside the loss.
   const Refusal mtp = parse_refusal("Ettt|(tt|)*29,m|L");
-  EXPECT_NE(mtp.message.find("'m' places multi-token prediction layers"), std::string::npos) << mtp.message;
+  EXPECT_NE(mtp.message.find("MTP layers m in virtual stage 30 of 32 (Megatron-Core's standalone MTP stage) are "
+                             "not modelled"),
+            std::string::npos)
+      << mtp.message;
   EXPECT_EQ(mtp.field, "--pipeline-model-parallel-layout");
+  EXPECT_NE(parse_refusal("Et|tmtL").message.find("a transformer layer t after an MTP layer m"), std::string::npos);
   EXPECT_NE(parse_refusal("Ex|L").message.find("'x' is not a layer"), std::string::npos);
   // Parentheses do not nest: "((t|)*2)*3" leaves "(t|(t|)*3", whose '(' is no layer.
   EXPECT_NE(parse_refusal("E((t|)*2)*3L").message.find("'(' is not a layer"), std::string::npos);
@@ -83,19 +89,38 @@ TEST(PipelineLayoutString, RefusesWhatMegatronCoreRefuses) {
 TEST(PipelineLayoutString, ChecksAgainstTheRun) {
   const std::string layout = "Et|tt|t|ttL";  // 4 stages, 6 layers
   const auto stages = parse_pipeline_layout(layout);
-  EXPECT_NO_THROW(check_pipeline_layout(layout, stages, 6, 2, 2));
-  EXPECT_NO_THROW(check_pipeline_layout(layout, stages, 6, 4, 1));
-  const Refusal count = refusal_of([&] { check_pipeline_layout(layout, stages, 6, 3, 1); });
+  EXPECT_NO_THROW(check_pipeline_layout(layout, stages, 6, 0, 2, 2));
+  EXPECT_NO_THROW(check_pipeline_layout(layout, stages, 6, 0, 4, 1));
+  const Refusal count = refusal_of([&] { check_pipeline_layout(layout, stages, 6, 0, 3, 1); });
   EXPECT_NE(count.message.find("has 4 virtual stages, not a multiple of --pipeline-model-parallel-size 3"),
             std::string::npos)
       << count.message;
-  const Refusal depth = refusal_of([&] { check_pipeline_layout(layout, stages, 6, 2, 1); });
+  const Refusal depth = refusal_of([&] { check_pipeline_layout(layout, stages, 6, 0, 2, 1); });
   EXPECT_NE(depth.message.find("2 per rank, but the run has 1 per rank"), std::string::npos) << depth.message;
-  const Refusal layers = refusal_of([&] { check_pipeline_layout(layout, stages, 8, 2, 2); });
+  const Refusal layers = refusal_of([&] { check_pipeline_layout(layout, stages, 8, 0, 2, 2); });
   EXPECT_NE(layers.message.find("places 6 transformer layers t, but the model has num_layers 8"), std::string::npos)
       << layers.message;
   EXPECT_EQ(layers.field, "--pipeline-model-parallel-layout");
   EXPECT_EQ(layout_virtual_stages(layout, stages, 2, ""), 2);
+}
+
+// Megatron-Core's DeepSeek-V3 recipe layout (Megatron-Bridge, PP 16): the MTP layer beside the
+// loss in the last stage, counted against mtp_num_layers.
+TEST(PipelineLayoutString, MtpLayersSitBesideTheLossAndMatchTheModel) {
+  const std::string layout = "Et*4|(t*4|)*14tmL";
+  const auto stages = parse_pipeline_layout(layout);
+  ASSERT_EQ(stages.size(), 16u);
+  EXPECT_EQ(stages.back(), (LayoutStage{1, false, true, 1}));
+  EXPECT_NO_THROW(check_pipeline_layout(layout, stages, 61, 1, 16, 1));
+  const Refusal none = refusal_of([&] { check_pipeline_layout(layout, stages, 61, 0, 16, 1); });
+  EXPECT_NE(none.message.find("places 1 MTP layers m, but the model has mtp_num_layers 0"), std::string::npos)
+      << none.message;
+  const std::string without = "Et*4|(t*4|)*14tL";
+  const Refusal missing =
+      refusal_of([&] { check_pipeline_layout(without, parse_pipeline_layout(without), 61, 1, 16, 1); });
+  EXPECT_NE(missing.message.find("places 0 MTP layers m, but the model has mtp_num_layers 1; give 1 m before the loss"),
+            std::string::npos)
+      << missing.message;
 }
 
 }  // namespace
