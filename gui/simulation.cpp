@@ -68,6 +68,8 @@ std::string setup_field_of(const std::string& field) {
       {"--v-head-dim", "v_head_dim"},
       {"--mtp-num-layers", "mtp_num_layers"},
       {"--moe-token-dispatcher-type", "moe_token_dispatcher_type"},
+      {"--moe-flex-dispatcher-backend", "moe_flex_dispatcher_backend"},
+      {"--moe-enable-deepep", "moe_flex_dispatcher_backend"},  // Megatron-LM's older spelling of deepep
       {"--moe-grouped-gemm", "moe_grouped_gemm"},
       {"--moe-expert-capacity-factor", "moe_expert_capacity_factor"},
       {"--moe-pad-expert-input-to-capacity", "moe_pad_expert_input_to_capacity"},

@@ -32,27 +32,6 @@ using namespace cc::gui;
 
 namespace {
 
-// Mixtral-8x7B (32 layers, 8 experts, top-2, expert FFN 14,336, hidden 4,096) on 64 H100s at
-// TP 2 x PP 4 (DP 8), 8 layers a stage; ETP 1 so that at EP 1 each GPU runs its own tokens
-// through all 8 experts and nothing is dispatched.
-Project mixtral_project() {
-  Project p = project_from_presets("mixtral-8x7b", "dgx-h100", 64);
-  p.model.seq_length = 4096;
-  p.config.tp = 2;
-  p.config.pp = 4;
-  p.config.etp = 1;
-  p.config.sequence_parallel = true;  // Megatron-Core's rule for EP > 1 beside TP > 1
-  p.config.distributed_optimizer = true;
-  p.config.recompute = RecomputeGranularity::Full;
-  p.config.global_batch = 256;
-  return p;
-}
-
-Project with_ep(Project p, int ep) {
-  p.config.ep = ep;
-  return p;
-}
-
 QSpinBox* ep_field(MainWindow& w) { return field<QSpinBox>(w, "ep"); }
 
 }  // namespace
