@@ -209,6 +209,27 @@ class TestMoe : public QObject {
     QCOMPARE(freq->text(), QString("0,1"));
   }
 
+  // Sinkhorn load balancing has no field of its own; a capacity factor typed beside it is refused
+  // (Megatron-Core: the capacity factor works with the aux-loss kinds or none) beside the capacity
+  // factor, the field that made it so.
+  void sinkhornRefusalLandsOnTheCapacityFactor() {
+    MainWindow w;
+    w.show();
+    Project good = with_ep(mixtral_project(), 8);
+    good.config.moe.load_balancing = LoadBalancing::Sinkhorn;
+    w.set_project(good);
+    QVERIFY(wait_for_result(w));
+    QVERIFY2(w.setup()->error_text().isEmpty(), qPrintable(w.setup()->error_text()));
+    field<QDoubleSpinBox>(w, "moe_expert_capacity_factor")->setValue(1.25);
+    QVERIFY(wait_for_result(w));
+    Project expected = good;
+    expected.config.moe.capacity_factor = 1.25;
+    const QString message = refusal(expected);
+    QVERIFY2(message.contains("sinkhorn"), qPrintable(message));
+    QCOMPARE(w.setup()->error_text(), message);
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("moe_expert_capacity_factor"));
+  }
+
   // Where the EP groups sit, from the expert grid ("etp-ep-edp-pp"): at ETP 1 an EP group of 8
   // is 8 consecutive ranks, one 8-GPU node; at ETP 2 its members are 2 apart (0, 2, ..., 14),
   // two nodes.
