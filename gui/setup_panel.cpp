@@ -42,8 +42,11 @@ QFormLayout* group(QVBoxLayout* parent, const QString& title) {
 constexpr CpCommType kCpCommTypes[] = {CpCommType::P2P, CpCommType::AllToAll, CpCommType::AllGather,
                                        CpCommType::AllToAllP2P};
 
-// Megatron-LM's --moe-token-dispatcher-type choices that are modelled (flex is refused by name).
-constexpr TokenDispatcher kDispatchers[] = {TokenDispatcher::AllGather, TokenDispatcher::AllToAll};
+// Megatron-LM's --moe-token-dispatcher-type choices, and --moe-flex-dispatcher-backend's that are
+// modelled (ncclep is refused by name).
+constexpr TokenDispatcher kDispatchers[] = {TokenDispatcher::AllGather, TokenDispatcher::AllToAll,
+                                            TokenDispatcher::Flex};
+constexpr FlexBackend kFlexBackends[] = {FlexBackend::DeepEP, FlexBackend::HybridEP};
 
 // The layer-frequency field as the model holds it: N, or the 0/1 pattern when one is given.
 QString layer_freq_text(const MoeSpec& moe) {
@@ -299,10 +302,19 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   // MoE run-time switches (MoeRunOptions), shown for a model with experts.
   dispatcher_ = new QComboBox;
   for (const TokenDispatcher d : kDispatchers) dispatcher_->addItem(QString::fromUtf8(to_string(d)), static_cast<int>(d));
-  dispatcher_->setToolTip(tr("--moe-token-dispatcher-type: allgather (Megatron-LM's default) or alltoall; flex "
-                             "(DeepEP) is not modelled"));
+  dispatcher_->setToolTip(tr("--moe-token-dispatcher-type: allgather (Megatron-LM's default), alltoall, or flex "
+                             "(DeepEP / HybridEP kernels: a token crosses the network once per node it reaches)"));
   row(l, tr("MoE token dispatcher"), dispatcher_, "moe_token_dispatcher_type");
   connect(dispatcher_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
+  flex_backend_ = new QComboBox;
+  flex_backend_->setObjectName("moe_flex_dispatcher_backend");
+  for (const FlexBackend b : kFlexBackends)
+    flex_backend_->addItem(QString::fromUtf8(to_string(b)), static_cast<int>(b));
+  flex_backend_->setToolTip(tr("--moe-flex-dispatcher-backend: the flex dispatcher's kernels, deepep (Megatron-LM's "
+                               "default) or hybridep (also spans a multi-node NVLink domain); read with the flex "
+                               "dispatcher only"));
+  row(l, tr("MoE flex backend"), flex_backend_, "moe_flex_dispatcher_backend");
+  connect(flex_backend_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
   grouped_gemm_ = check(l, tr("MoE grouped GEMM"), "moe_grouped_gemm");
   grouped_gemm_->setToolTip(tr("--moe-grouped-gemm: one grouped GEMM for a rank's experts"));
   capacity_factor_ = dspin(l, tr("Expert capacity factor"), 0, 1000, 2);
@@ -418,9 +430,15 @@ void SetupPanel::update_moe_rows() {
   model_form_->setRowVisible(score_, moe || score_->currentIndex() != 0);
   const bool mla = mla_->isChecked();
   for (QSpinBox* s : {q_lora_, kv_lora_, qk_head_, qk_rope_head_, v_head_}) model_form_->setRowVisible(s, mla || s->value() != 0);
-  for (QWidget* w : std::initializer_list<QWidget*>{dispatcher_, grouped_gemm_, capacity_factor_, pad_to_capacity_,
-                                                    load_imbalance_, shared_expert_overlap_, overlap_ep_comm_})
+  for (QWidget* w : std::initializer_list<QWidget*>{dispatcher_, flex_backend_, grouped_gemm_, capacity_factor_,
+                                                    pad_to_capacity_, load_imbalance_, shared_expert_overlap_,
+                                                    overlap_ep_comm_})
     layout_form_->setRowVisible(w, moe || project().config.moe != MoeRunOptions{});
+  // The backend is read with the flex dispatcher only; it stays editable while it holds another
+  // backend than the default, so the library's refusal of that can be fixed where it is shown.
+  flex_backend_->setEnabled(
+      dispatcher_->currentData().toInt() == static_cast<int>(TokenDispatcher::Flex) ||
+      flex_backend_->currentData().toInt() != static_cast<int>(MoeRunOptions{}.flex_backend));
 
   // Total and per-token active parameters, as `simulate` prints them (ModelSpec's counts).
   const ModelSpec model = project().model;
@@ -570,6 +588,7 @@ Project SetupPanel::project() const {
   c.ep = ep_->value();
   c.etp = etp_->value();
   c.moe.dispatcher = static_cast<TokenDispatcher>(dispatcher_->currentData().toInt());
+  c.moe.flex_backend = static_cast<FlexBackend>(flex_backend_->currentData().toInt());
   c.moe.grouped_gemm = grouped_gemm_->isChecked();
   c.moe.capacity_factor = capacity_factor_->value() > 0 ? std::optional<double>(capacity_factor_->value()) : std::nullopt;
   c.moe.pad_to_capacity = pad_to_capacity_->isChecked();
@@ -671,6 +690,7 @@ void SetupPanel::set_project(const Project& p) {
   ep_->setValue(c.ep);
   etp_->setValue(c.etp);
   dispatcher_->setCurrentIndex(dispatcher_->findData(static_cast<int>(c.moe.dispatcher)));
+  flex_backend_->setCurrentIndex(flex_backend_->findData(static_cast<int>(c.moe.flex_backend)));
   grouped_gemm_->setChecked(c.moe.grouped_gemm);
   capacity_factor_->setValue(c.moe.capacity_factor.value_or(0.0));
   pad_to_capacity_->setChecked(c.moe.pad_to_capacity);

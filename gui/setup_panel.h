@@ -94,7 +94,7 @@ class SetupPanel : public QWidget {
   QCheckBox *account_embedding_, *account_loss_;
   QComboBox* cp_comm_;
   QSpinBox *ep_, *etp_;
-  QComboBox* dispatcher_;
+  QComboBox *dispatcher_, *flex_backend_;  // the backend: enabled with the flex dispatcher
   QCheckBox *grouped_gemm_, *pad_to_capacity_, *shared_expert_overlap_, *overlap_ep_comm_;
   QDoubleSpinBox *capacity_factor_, *load_imbalance_;
   QFormLayout* layout_form_;

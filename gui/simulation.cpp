@@ -68,13 +68,19 @@ std::string setup_field_of(const std::string& field) {
       {"--v-head-dim", "v_head_dim"},
       {"--mtp-num-layers", "mtp_num_layers"},
       {"--moe-token-dispatcher-type", "moe_token_dispatcher_type"},
+      {"--moe-flex-dispatcher-backend", "moe_flex_dispatcher_backend"},
+      {"--moe-enable-deepep", "moe_flex_dispatcher_backend"},  // Megatron-LM's older spelling of deepep
       {"--moe-grouped-gemm", "moe_grouped_gemm"},
       {"--moe-expert-capacity-factor", "moe_expert_capacity_factor"},
       {"--moe-pad-expert-input-to-capacity", "moe_pad_expert_input_to_capacity"},
       {"--moe-load-imbalance", "moe_load_imbalance"},
       {"--moe-shared-expert-overlap", "moe_shared_expert_overlap"},
       {"--overlap-moe-expert-parallel-comm", "overlap_moe_expert_parallel_comm"},
-      {"--moe-router-load-balancing-type", "moe_token_dispatcher_type"},
+      // No widget shows the load balancing, the aux-loss weight or the drop policy (the panel keeps
+      // them as the project holds them). Sinkhorn is refused beside a capacity factor and the drop
+      // policy is read with one, so both land on the capacity factor, the field that changes the
+      // outcome; the aux-loss weight's refusal has no such field and lands on the first MoE switch.
+      {"--moe-router-load-balancing-type", "moe_expert_capacity_factor"},
       {"--moe-aux-loss-coeff", "moe_token_dispatcher_type"},
       {"--moe-token-drop-policy", "moe_expert_capacity_factor"},
   };

@@ -1,5 +1,5 @@
-// gui_test_support.h — what the GUI test programs share: the README's paper layout as a
-// project, waiting for the window to show a result, the setup's editors, the library's
+// gui_test_support.h — what the GUI test programs share: the README's paper layout and a
+// Mixtral layout as projects, waiting for the window to show a result, the setup's editors, the library's
 // refusal of a project, and hand-made timelines.
 #pragma once
 
@@ -31,6 +31,27 @@ inline Project paper_project() {
   p.config.global_batch = 1536;
   p.train_tokens = 300e9;
   p.config.attention = cc::AttentionKernel::Unfused;  // that run stored the s x s attention scores
+  return p;
+}
+
+// Mixtral-8x7B (32 layers, 8 experts, top-2, expert FFN 14,336, hidden 4,096) on 64 H100s at
+// TP 2 x PP 4 (DP 8), 8 layers a stage; ETP 1 so that at EP 1 each GPU runs its own tokens
+// through all 8 experts and nothing is dispatched.
+inline Project mixtral_project() {
+  Project p = project_from_presets("mixtral-8x7b", "dgx-h100", 64);
+  p.model.seq_length = 4096;
+  p.config.tp = 2;
+  p.config.pp = 4;
+  p.config.etp = 1;
+  p.config.sequence_parallel = true;  // Megatron-Core's rule for EP > 1 beside TP > 1
+  p.config.distributed_optimizer = true;
+  p.config.recompute = RecomputeGranularity::Full;
+  p.config.global_batch = 256;
+  return p;
+}
+
+inline Project with_ep(Project p, int ep) {
+  p.config.ep = ep;
   return p;
 }
 

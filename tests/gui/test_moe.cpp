@@ -32,27 +32,6 @@ using namespace cc::gui;
 
 namespace {
 
-// Mixtral-8x7B (32 layers, 8 experts, top-2, expert FFN 14,336, hidden 4,096) on 64 H100s at
-// TP 2 x PP 4 (DP 8), 8 layers a stage; ETP 1 so that at EP 1 each GPU runs its own tokens
-// through all 8 experts and nothing is dispatched.
-Project mixtral_project() {
-  Project p = project_from_presets("mixtral-8x7b", "dgx-h100", 64);
-  p.model.seq_length = 4096;
-  p.config.tp = 2;
-  p.config.pp = 4;
-  p.config.etp = 1;
-  p.config.sequence_parallel = true;  // Megatron-Core's rule for EP > 1 beside TP > 1
-  p.config.distributed_optimizer = true;
-  p.config.recompute = RecomputeGranularity::Full;
-  p.config.global_batch = 256;
-  return p;
-}
-
-Project with_ep(Project p, int ep) {
-  p.config.ep = ep;
-  return p;
-}
-
 QSpinBox* ep_field(MainWindow& w) { return field<QSpinBox>(w, "ep"); }
 
 }  // namespace
@@ -228,6 +207,27 @@ class TestMoe : public QObject {
     QCOMPARE(w.setup()->error_text(), message);
     QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("moe_layer_freq"));
     QCOMPARE(freq->text(), QString("0,1"));
+  }
+
+  // Sinkhorn load balancing has no field of its own; a capacity factor typed beside it is refused
+  // (Megatron-Core: the capacity factor works with the aux-loss kinds or none) beside the capacity
+  // factor, the field that made it so.
+  void sinkhornRefusalLandsOnTheCapacityFactor() {
+    MainWindow w;
+    w.show();
+    Project good = with_ep(mixtral_project(), 8);
+    good.config.moe.load_balancing = LoadBalancing::Sinkhorn;
+    w.set_project(good);
+    QVERIFY(wait_for_result(w));
+    QVERIFY2(w.setup()->error_text().isEmpty(), qPrintable(w.setup()->error_text()));
+    field<QDoubleSpinBox>(w, "moe_expert_capacity_factor")->setValue(1.25);
+    QVERIFY(wait_for_result(w));
+    Project expected = good;
+    expected.config.moe.capacity_factor = 1.25;
+    const QString message = refusal(expected);
+    QVERIFY2(message.contains("sinkhorn"), qPrintable(message));
+    QCOMPARE(w.setup()->error_text(), message);
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("moe_expert_capacity_factor"));
   }
 
   // Where the EP groups sit, from the expert grid ("etp-ep-edp-pp"): at ETP 1 an EP group of 8
