@@ -124,8 +124,8 @@ def write_dict(target, words, forms, extras=()):
 def dictionaries():
     quoted = [lambda w: f'"{w}"']
     common = ["sim/json_fields.cpp", "sim/model_spec.cpp"]
-    write_dict("fuzz_model_json", literals(common + ["sim/presets.cpp", "sim/hf_config.cpp"]), quoted)
-    write_dict("fuzz_hf_config", literals(common + ["sim/hf_config.cpp"]), quoted)
+    write_dict("fuzz_model_json", literals(common + ["sim/presets.cpp", "interop/hf_config.cpp"]), quoted)
+    write_dict("fuzz_hf_config", literals(common + ["interop/hf_config.cpp"]), quoted)
     write_dict("fuzz_cluster_json", literals(["sim/json_fields.cpp", "sim/cluster_spec.cpp"]), quoted)
     frameworks = [p.stem for p in (ROOT / "traces/presets/frameworks").glob("*.json")]
     write_dict("fuzz_cost_database", literals(["sim/json_fields.cpp", "sim/cost_database.cpp"]) + frameworks, quoted)
