@@ -150,7 +150,10 @@ std::string ParallelConfig::summary() const {
   std::string s = fmt::format("tp{}", tp);
   if (cp > 1) s += fmt::format(" cp{} {}", cp, to_string(cp_comm_type));
   s += fmt::format(" pp{} dp{}", pp, dp);
-  if (ep > 1 || etp > 0) s += fmt::format(" ep{} etp{}", ep, expert_tp());
+  if (ep > 1 || etp > 0) {
+    s += fmt::format(" ep{} etp{} {}", ep, expert_tp(), to_string(moe.dispatcher));
+    if (moe.dispatcher == TokenDispatcher::Flex) s += fmt::format("-{}", to_string(moe.flex_backend));
+  }
   s += fmt::format("{} mb{} gb{}", sequence_parallel ? " sp" : "", micro_batch, global_batch);
   if (virtual_stages > 1) s += fmt::format(" v{}", virtual_stages);
   // How the layers split when not evenly: the layout string, the lighter end stages, or the

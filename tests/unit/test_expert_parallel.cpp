@@ -123,8 +123,12 @@ TEST(ExpertParallelRules, AValidMixtureLayoutPassesEveryRule) {
 
 TEST(ExpertParallelConfig, SummaryAndJsonSpellEpAndEtp) {
   const ParallelConfig c = sixteen_gpus(4, 1);
-  EXPECT_NE(c.summary().find("dp4 ep4 etp1 sp"), std::string::npos) << c.summary();
+  EXPECT_NE(c.summary().find("dp4 ep4 etp1 allgather sp"), std::string::npos) << c.summary();
   EXPECT_EQ(sixteen_gpus(1, 0).summary().find("ep"), std::string::npos);  // a dense layout reads as before
+  ParallelConfig flex = c;
+  flex.moe.dispatcher = TokenDispatcher::Flex;
+  flex.moe.flex_backend = FlexBackend::HybridEP;
+  EXPECT_NE(flex.summary().find("ep4 etp1 flex-hybridep sp"), std::string::npos) << flex.summary();
   const nlohmann::json j = config_to_json(c);
   EXPECT_EQ(j.at("expert_model_parallel_size"), 4);
   EXPECT_EQ(j.at("expert_tensor_parallel_size"), 1);
