@@ -157,16 +157,17 @@ void validate_moe_options(const ParallelConfig& c, const ModelSpec& m) {
   validate_moe_switches(o, m);
   if (o.dispatcher == TokenDispatcher::Flex) {
     const char* flag = "--moe-token-dispatcher-type";
+    // Both refusals name the dispatcher, the switch they hang on (the search counts them under it).
     // Megatron-Core's flex dispatcher sends over the ETP x EP group, each token to top-k x ETP
     // expert shards; the pricing models the ETP 1 case, where that group is EP.
     if (c.expert_tp() > 1)
-      fail_at("--expert-tensor-parallel-size",
+      fail_at(flag,
               "{}: {} flex with expert tensor parallel size {} is not modelled; give --expert-tensor-parallel-size "
               "1, or --moe-token-dispatcher-type alltoall",
               w, flag, c.expert_tp());
     // Megatron-Core's MoEFlexTokenDispatcher: "DeepEP dispatcher requires TPxEP > 1".
     if (o.flex_backend == FlexBackend::DeepEP && c.ep == 1)
-      fail_at("--expert-model-parallel-size",
+      fail_at(flag,
               "{}: {} flex with the deepep backend needs --expert-model-parallel-size > 1 (Megatron-Core's DeepEP "
               "dispatcher requires TP x EP > 1 over the experts); it is 1",
               w, flag);

@@ -147,6 +147,7 @@ const char* exclusion_for(const std::string& field) {
       {"--expert-tensor-parallel-size", "ETP does not divide the expert FFN (or biased experts need ETP 1)"},
       {"--overlap-moe-expert-parallel-comm", "EP communication overlap does not apply (Megatron-Core's rules)"},
       {"--moe-shared-expert-overlap", "shared-expert overlap does not apply (Megatron-Core's rules)"},
+      {"--moe-token-dispatcher-type", "the flex dispatcher is priced at ETP 1 (and DeepEP needs EP > 1)"},
       {"--multi-latent-attention", "multi-latent attention is priced without CP and with flash attention only"},
   };
   for (const auto& [flag, reason] : kReasons)

@@ -103,8 +103,8 @@ class TestMoeFlex : public QObject {
   }
 
   // DeepEP at EP 1 is refused (Megatron-Core's DeepEP dispatcher needs TP x EP > 1) beside the
-  // EP field; HybridEP at EP 1 runs.
-  void deepEpWithEpOneIsRefusedBesideEp() {
+  // dispatcher, the switch the rule hangs on; HybridEP at EP 1 runs.
+  void deepEpWithEpOneIsRefusedBesideTheDispatcher() {
     MainWindow w;
     w.show();
     w.set_project(flex_project(FlexBackend::DeepEP));
@@ -117,7 +117,7 @@ class TestMoeFlex : public QObject {
     const QString message = refusal(expected);
     QVERIFY2(message.contains("--expert-model-parallel-size") && message.contains("deepep"), qPrintable(message));
     QCOMPARE(shown, message);
-    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("ep"));
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("moe_token_dispatcher_type"));
     QVERIFY(w.setup()->project() == expected);
 
     choose(backend(w), "hybridep");

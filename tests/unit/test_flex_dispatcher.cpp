@@ -156,11 +156,13 @@ TEST(FlexDispatcher, SwitchesFollowMegatronCore) {
   ParallelConfig etp = flex(2, 4);
   etp.etp = 2;
   const Refusal r = refusal_of([&] { validate_layout(etp, m, 4); });
-  EXPECT_EQ(r.field, "--expert-tensor-parallel-size");
+  EXPECT_EQ(r.field, "--moe-token-dispatcher-type");
   EXPECT_NE(r.message.find("flex with expert tensor parallel size 2 is not modelled"), std::string::npos);
 
   ParallelConfig ep1 = flex(1, 2);  // DeepEP: "DeepEP dispatcher requires TPxEP > 1"
-  EXPECT_EQ(refusal_of([&] { validate_layout(ep1, m, 2); }).field, "--expert-model-parallel-size");
+  EXPECT_NE(refusal_of([&] { validate_layout(ep1, m, 2); }).message.find("flex with the deepep backend needs "
+                                                                         "--expert-model-parallel-size > 1"),
+            std::string::npos);
   ep1.moe.flex_backend = FlexBackend::HybridEP;
   EXPECT_EQ(refusal_of([&] { validate_layout(ep1, m, 2); }).message, "(no error)");
 
