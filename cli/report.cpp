@@ -87,6 +87,7 @@ std::string format_report(const SimResult& r) {
   mem("weights", m.weights);
   mem("gradients", m.gradients);
   mem("optimizer state", m.optimizer);
+  if (r.model.moe.enabled()) mem("  of the 3 above: routed experts", m.experts);
   mem("activations", m.activations);
   mem("other (context, buffers, frag.)", m.other);
   line("  {:<32} {:8.2f}  of {:.1f} usable ({:.0f} GiB HBM) — {}", "total", m.total() / kGiB, r.usable_gib, r.hbm_gib,

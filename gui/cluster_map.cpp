@@ -44,9 +44,11 @@ QString ClusterMapPage::expert_parallel_text(const SimResult& r) const {
   const QString shape = tr(" EP %1 × ETP %2 (expert DP %3):").arg(r.config.ep).arg(r.config.expert_tp()).arg(r.config.expert_dp());
   if (r.config.ep == 1) return shape + tr(" every GPU holds all the experts of its stage; no all-to-all.");
   if (nodes == 1) return shape + tr(" EP groups stay inside NVLink domains.");
-  return shape + tr(" EP groups span %1 NVLink domains: dispatch and combine cross the inter-node fabric (their time "
-                    "is the Summary's EP comm; the byte counts above do not list them yet).")
-                     .arg(nodes);
+  const auto ep = traffic_->total.find(TrafficKind::ExpertParallel);
+  return shape + tr(" EP groups span %1 NVLink domains: dispatch and combine cross the inter-node fabric, expert "
+                    "parallel %2 between nodes (their time is the Summary's EP comm).")
+                     .arg(nodes)
+                     .arg(gigabytes(ep == traffic_->total.end() ? 0.0 : ep->second));
 }
 
 QString ClusterMapPage::context_parallel_text(const SimResult& r) const {
@@ -238,12 +240,14 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
     }
     // Its MoE layers' EP groups (the expert grid's, Megatron-Core's folding): a dot in each
     // member's cell, and since dispatch and combine are all-to-all, a line between every two
-    // nodes a group joins. The cross-node traffic (sim/cross_node_traffic.h) has no EP kind
-    // yet, so these lines carry no bytes; the time is the Summary's EP part.
+    // nodes a group joins. With a few such node pairs each line carries the expert-parallel bytes
+    // of its pair; with many (EP 256 joins 32 nodes: 496 pairs) labels would cover the map, so the
+    // lines are thin and the total is in the text above.
     if (config_.ep > 1) {
+      constexpr std::size_t kLabelledPairs = 8;
       const QColor olive = expert_parallel_color().darker(130);
       const ParallelGrid experts = config_.expert_grid();
-      std::set<std::pair<int, int>> drawn;
+      std::set<std::pair<int, int>> pairs;
       for (const int stage_rank : stages) {
         const std::vector<int> members = experts.group(stage_rank, "ep");
         p.setPen(Qt::NoPen);
@@ -252,13 +256,15 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
           const QRectF cell = cell_rect(g, r);
           p.drawEllipse(cell.center(), cell.width() / 5, cell.height() / 5);
         }
-        p.setBrush(Qt::NoBrush);
-        p.setPen(QPen(olive, std::max(1.5, pen / 2)));
         for (const int a : members)
           for (const int b : members)
-            if (const std::pair<int, int> nodes{node_of(a), node_of(b)};
-                nodes.first < nodes.second && drawn.insert(nodes).second)
-              p.drawLine(node_rect(g, nodes.first).center(), node_rect(g, nodes.second).center());
+            if (node_of(a) < node_of(b)) pairs.insert({node_of(a), node_of(b)});
+      }
+      p.setBrush(Qt::NoBrush);
+      p.setPen(QPen(olive, std::max(1.5, pen / 2)));
+      for (const auto& [a, b] : pairs) {
+        if (pairs.size() <= kLabelledPairs) hop(a, b, TrafficKind::ExpertParallel, olive);
+        else p.drawLine(node_rect(g, a).center(), node_rect(g, b).center());
       }
     }
     p.setRenderHint(QPainter::Antialiasing, false);

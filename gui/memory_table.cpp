@@ -20,6 +20,7 @@ double MemoryTable::gib(int stage, int column) const {
     case Activations: return b.activations / kGiB;
     case Other: return b.other / kGiB;
     case Total: return b.total() / kGiB;
+    case ExpertState: return b.experts / kGiB;
     default: return 0;
   }
 }
@@ -54,10 +55,13 @@ QVariant MemoryTable::headerData(int section, Qt::Orientation orientation, int r
     return tr("Routed-expert parameters one GPU of the stage holds: its MoE layers x experts / EP x one expert / ETP. "
               "Their weights and gradients are in those columns; their optimizer state is sharded over the "
               "expert-data-parallel group.");
+  if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section == ExpertState)
+    return tr("GiB of the routed experts' weights, gradients and optimizer state (over expert DP): a share of those "
+              "three columns, not added to the total.");
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return QStringLiteral("stage %1").arg(section);
   static const char* names[] = {"weights", "gradients", "optimizer", "activations", "other", "total",
-                                "expert params"};
+                                "expert params", "expert state"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }
 

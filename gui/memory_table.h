@@ -1,9 +1,9 @@
 // memory_table.h — per-stage GPU memory of a result (SimResult::memory, the library's
 // memory model) as a table model in GiB: one row per pipeline stage, one column per part.
 // The memory chart is built from this model, so what the chart shows is what it holds. An MoE
-// model adds a column: the routed-expert parameters one GPU of the stage holds
-// (stage_expert_parameters), whose bytes are inside the weights, gradients and optimizer columns
-// (MemoryBreakdown does not report them apart).
+// model adds two columns: the routed-expert parameters one GPU of the stage holds
+// (stage_expert_parameters) and their bytes of weights, gradients and optimizer state
+// (MemoryBreakdown::experts), which are inside those three columns, not added to the total.
 #pragma once
 
 #include <memory>
@@ -17,7 +17,7 @@ namespace cc::gui {
 class MemoryTable : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Weights, Gradients, Optimizer, Activations, Other, Total, ExpertParameters, ColumnCount };
+  enum Column { Weights, Gradients, Optimizer, Activations, Other, Total, ExpertParameters, ExpertState, ColumnCount };
   static constexpr int kParts = 5;  // Weights..Other stack up to Total
   using QAbstractTableModel::QAbstractTableModel;
 

@@ -1,6 +1,8 @@
 #include "sim/cross_node_traffic.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "sim/analytic_costs.h"
 #include "sim/iteration_costs.h"
@@ -31,45 +33,74 @@ class RecordingCosts final : public CostSource {
 
 // What one member of each collective of `program` on group `runs_on` sends: to its ring
 // neighbour for ring collectives (nccl-tests' bus factor times the buffer; a send/recv step
-// its whole buffer), to each other member for an all-to-all (1/n of its buffer apiece).
+// its whole buffer), to each other member for an all-to-all (1/n of its buffer apiece), and for
+// a relayed all-to-all (the flex dispatcher) one network copy per other node it reaches.
 struct MemberBytes {
   double ring = 0;
   double all_to_all = 0;  // the buffer; each peer gets 1/n of it
+  double relayed = 0;     // bytes that leave the NVLink domain, spread over the other domains
+  void add(const MemberBytes& b, double times) {
+    ring += times * b.ring;
+    all_to_all += times * b.all_to_all;
+    relayed += times * b.relayed;
+  }
 };
 MemberBytes member_bytes(const OpProgram& program, CommGroup runs_on) {
   MemberBytes bytes;
   for (const ProgramStep& step : program) {
     if (!step.is_collective || step.comm.runs_on != runs_on) continue;
-    if (step.comm.kind == CollectiveKind::AllToAll) bytes.all_to_all += step.comm.bytes;
-    else bytes.ring += step.comm.bytes * bus_bandwidth_factor(step.comm.kind, step.comm.group.size);
+    if (step.comm.kind == CollectiveKind::AllToAll && step.comm.node_relay_share > 0)
+      bytes.relayed += step.comm.bytes * step.comm.node_relay_share;
+    else if (step.comm.kind == CollectiveKind::AllToAll)
+      bytes.all_to_all += step.comm.bytes;
+    else
+      bytes.ring += step.comm.bytes * bus_bandwidth_factor(step.comm.kind, step.comm.group.size);
   }
   return bytes;
 }
 
+// The MoE layers among a chunk's, and among its recomputed ones (the simulator prices each
+// kind with its own program, iteration_costs.cpp).
+int moe_layers(const ModelSpec& m, const ChunkPlan& chunk) {
+  int n = 0;
+  for (int i = 0; i < chunk.layers.count; ++i) n += m.is_moe_layer(chunk.layers.first + i) ? 1 : 0;
+  return n;
+}
+int moe_layers_recomputed(const ModelSpec& m, const ChunkPlan& chunk) {
+  int n = 0;
+  for (const LayerRange& g : chunk.recompute_groups)
+    for (int i = g.first; i < g.end(); ++i) n += m.is_moe_layer(chunk.layers.first + i) ? 1 : 0;
+  return n;
+}
+
 // What each member of stage s's groups of `runs_on` sends in one iteration: per microbatch,
-// every chunk's forward and backward (with what its recomputed layers rerun), and the TP
-// re-gather after each pipeline transfer the chunk receives.
-std::vector<MemberBytes> bytes_per_member(const StepPlan& plan, CommGroup runs_on) {
-  const LayerOps& ops = plan.ops;
+// every chunk's forward and backward (dense and MoE layers each with their own programs, with
+// what the recomputed ones rerun), and the TP re-gather after each pipeline transfer the
+// chunk receives. `ops`: the layer programs with their groups placed on the cluster (the flex
+// dispatcher's network share depends on the NVLink domains its EP group joins).
+std::vector<MemberBytes> bytes_per_member(const StepPlan& plan, const LayerOps& ops, const ModelSpec& m,
+                                          CommGroup runs_on) {
   auto of = [&](const OpProgram& p) { return member_bytes(p, runs_on); };
   std::vector<MemberBytes> out;
   for (const auto& stage : plan.chunks) {
     MemberBytes per_microbatch;
-    auto add = [&](const MemberBytes& b, double times) {
-      per_microbatch.ring += times * b.ring;
-      per_microbatch.all_to_all += times * b.all_to_all;
-    };
     for (const ChunkPlan& chunk : stage) {
-      add(of(ops.forward), chunk.layers.count);
-      add(of(ops.backward), chunk.layers.count);
-      add(of(ops.recompute), chunk.recomputed_layers());
-      if (chunk.has_embedding) add(of(ops.embedding_forward), 1), add(of(ops.embedding_backward), 1);
-      if (chunk.has_output) add(of(ops.output_forward), 1), add(of(ops.output_backward), 1);
-      add(of(ops.pipeline_receive), (chunk.previous_stage >= 0) + (chunk.next_stage >= 0));
+      const int moe = moe_layers(m, chunk), moe_recomputed = moe_layers_recomputed(m, chunk);
+      per_microbatch.add(of(ops.forward), chunk.layers.count - moe);
+      per_microbatch.add(of(ops.backward), chunk.layers.count - moe);
+      per_microbatch.add(of(ops.recompute), chunk.recomputed_layers() - moe_recomputed);
+      if (moe > 0) {
+        per_microbatch.add(of(ops.moe_forward), moe);
+        per_microbatch.add(of(ops.moe_backward), moe);
+        per_microbatch.add(of(ops.moe_recompute), moe_recomputed);
+      }
+      if (chunk.has_embedding) per_microbatch.add(of(ops.embedding_forward), 1), per_microbatch.add(of(ops.embedding_backward), 1);
+      if (chunk.has_output) per_microbatch.add(of(ops.output_forward), 1), per_microbatch.add(of(ops.output_backward), 1);
+      per_microbatch.add(of(ops.pipeline_receive), (chunk.previous_stage >= 0) + (chunk.next_stage >= 0));
     }
-    per_microbatch.ring *= plan.microbatches;
-    per_microbatch.all_to_all *= plan.microbatches;
-    out.push_back(per_microbatch);
+    MemberBytes per_iteration;
+    per_iteration.add(per_microbatch, plan.microbatches);
+    out.push_back(per_iteration);
   }
   return out;
 }
@@ -78,6 +109,18 @@ std::vector<double> bytes_named(const std::vector<CollectiveOp>& ops, const std:
   std::vector<double> out;
   for (const CollectiveOp& op : ops)
     if (name == op.name) out.push_back(op.bytes);
+  return out;
+}
+
+// The bytes of collective `name` on each of `stages` stages (0 where a stage has none): the
+// iteration prices each stage's DP collectives together, "dp.grad_reduce" first.
+std::vector<double> per_stage(const std::vector<CollectiveOp>& ops, const std::string& name, int stages) {
+  std::vector<double> out(static_cast<std::size_t>(stages), 0.0);
+  int stage = -1;
+  for (const CollectiveOp& op : ops) {
+    if (std::string_view(op.name) == "dp.grad_reduce") ++stage;
+    else if (name == op.name && stage >= 0 && stage < stages) out[static_cast<std::size_t>(stage)] += op.bytes;
+  }
   return out;
 }
 
@@ -90,6 +133,7 @@ const char* to_string(TrafficKind k) {
     case TrafficKind::TensorParallel: return "tensor parallel";
     case TrafficKind::Embedding: return "embedding sync";
     case TrafficKind::ContextParallel: return "context parallel";
+    case TrafficKind::ExpertParallel: return "expert parallel";
   }
   return "?";
 }
@@ -120,6 +164,8 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // activation) and once backward (its gradient); with interleaving, chunk k's last stage
   // also feeds chunk k+1's first stage. Each TP (and CP) rank sends its share.
   const StepPlan plan = step_plan(m, c);
+  const LayerOps placed_ops =
+      layer_ops(make_layer_shape(m, c, place_layer_groups(c, cluster.nvlink_domain_size())), recompute_scope(c));
   const std::vector<double> p2p = bytes_named(recorder.recorded, "p2p");
   if (c.pp > 1 && !p2p.empty()) {
     const double per_pass = 2.0 * p2p.front() * c.num_microbatches();  // forward + backward
@@ -152,11 +198,26 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
     }
   }
 
+  // Routed experts' gradients and parameter gathers: a ring over each expert-data-parallel
+  // group of the expert grid (per ETP and EP rank and stage), as the dense ones above.
+  const ParallelGrid experts = c.expert_grid();
+  if (m.moe.enabled() && c.expert_dp() > 1) {
+    const std::vector<double> expert_grads = per_stage(recorder.recorded, "edp.grad_reduce", c.pp);
+    const std::vector<double> expert_params = per_stage(recorder.recorded, "edp.param_gather", c.pp);
+    const double n = c.expert_dp();
+    for (const std::vector<int>& group : experts.groups("edp")) {
+      const auto s = static_cast<std::size_t>(experts.coord(group.front(), "pp"));
+      const double per_member = c.distributed_optimizer ? (expert_grads[s] + expert_params[s]) * (n - 1) / n
+                                                        : expert_grads[s] * 2 * (n - 1) / n;
+      ring(group, TrafficKind::DataParallel, per_member);
+    }
+  }
+
   // Tensor parallel: a ring in TP order per (CP rank, replica, stage); only the hops between
   // NVLink domains show, so a group inside one domain adds nothing.
   const bool tp_spans_nodes = place_in_nvlink_domains(grid.group(0, "tp"), cluster).nodes > 1;
   if (c.tp > 1 && tp_spans_nodes) {
-    const std::vector<MemberBytes> tp_bytes = bytes_per_member(plan, CommGroup::Tensor);
+    const std::vector<MemberBytes> tp_bytes = bytes_per_member(plan, placed_ops, m, CommGroup::Tensor);
     for (const std::vector<int>& group : grid.groups("tp"))
       ring(group, TrafficKind::TensorParallel, tp_bytes[static_cast<std::size_t>(grid.coord(group.front(), "pp"))].ring);
   }
@@ -166,7 +227,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   if (c.cp > 1) {
     const int a2a = cp_all_to_all_size(c);
     for (CommGroup runs_on : {CommGroup::Context, CommGroup::ContextAllToAll, CommGroup::ContextRing}) {
-      const std::vector<MemberBytes> cp_bytes = bytes_per_member(plan, runs_on);
+      const std::vector<MemberBytes> cp_bytes = bytes_per_member(plan, placed_ops, m, runs_on);
       for (const std::vector<int>& group : grid.groups("cp")) {
         const MemberBytes& bytes = cp_bytes[static_cast<std::size_t>(grid.coord(group.front(), "pp"))];
         for (const std::vector<int>& members : context_parallel_subgroups(group, runs_on, a2a)) {
@@ -178,6 +239,42 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
         }
       }
     }
+  }
+
+  // Expert parallel: in every EP group of the expert grid (per ETP rank, expert replica and
+  // stage), the MoE layers' dispatches and combines. An all-to-all sends 1/n of its buffer to
+  // each other member; the flex dispatcher's relayed copies leave once per other NVLink domain
+  // the group joins, spread evenly over them (uniform routing); the ETP gathers and
+  // reduce-scatters (or the allgather dispatcher's collectives over ETP x EP) run as rings in
+  // group order. The priced buffers are the busiest EP rank's (the load imbalance paces the
+  // exchange); an average member moves 1/imbalance of them, and that is what the links carry.
+  if (m.moe.enabled() && c.ep * c.expert_tp() > 1) {
+    const std::vector<MemberBytes> ep_bytes = bytes_per_member(plan, placed_ops, m, CommGroup::Expert);
+    const double mean = c.moe.dispatcher == TokenDispatcher::AllGather ? 1.0 : 1.0 / moe_load_imbalance(c);
+    auto stage_bytes = [&](const std::vector<int>& group) {
+      return ep_bytes[static_cast<std::size_t>(experts.coord(group.front(), "pp"))];
+    };
+    for (const std::vector<int>& group : experts.groups("ep")) {
+      const MemberBytes& bytes = stage_bytes(group);
+      // Members per node and one member per other NVLink domain: the pairs the exchange joins.
+      std::map<int, std::vector<int>> by_node;
+      std::map<int, int> domain_rank;
+      for (const int r : group) by_node[node(r)].push_back(r), domain_rank.emplace(cluster.nvlink_domain_of(r), r);
+      const double share = mean * bytes.all_to_all / static_cast<double>(group.size());
+      for (auto a = by_node.begin(); a != by_node.end(); ++a)
+        for (auto b = std::next(a); b != by_node.end(); ++b)  // both directions
+          add(a->second.front(), b->second.front(), TrafficKind::ExpertParallel,
+              2.0 * share * static_cast<double>(a->second.size() * b->second.size()));
+      if (bytes.relayed > 0 && domain_rank.size() > 1) {
+        const double per_domain = mean * bytes.relayed / static_cast<double>(domain_rank.size() - 1);
+        for (const int from : group)
+          for (const auto& [domain, to] : domain_rank)
+            if (domain != cluster.nvlink_domain_of(from)) add(from, to, TrafficKind::ExpertParallel, per_domain);
+      }
+    }
+    const char* rings = c.moe.dispatcher == TokenDispatcher::AllGather ? "etp-ep" : "etp";
+    for (const std::vector<int>& group : experts.groups(rings))
+      ring(group, TrafficKind::ExpertParallel, mean * stage_bytes(group).ring);
   }
 
   // Tied embeddings: the first and last stage's TP rank t all-reduce the embedding gradient

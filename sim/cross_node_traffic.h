@@ -4,7 +4,9 @@
 // in DP order), tensor-parallel all-reduces / all-gathers / reduce-scatters of TP groups that
 // span nodes (as rings in TP order), and the tied-embedding gradient sync between the first
 // and last stage; context parallelism's K,V rings, all-gathers and all-to-alls inside each CP
-// group (DP rings then run over DP x CP). The message sizes and counts are the ones the simulator prices, not a
+// group (DP rings then run over DP x CP); the MoE layers' dispatch and combine inside each EP
+// group of the expert grid (all-to-alls peer to peer, the flex dispatcher's copies once per
+// other NVLink domain, the ETP collectives as rings). The message sizes and counts are the ones the simulator prices, not a
 // second formula: TP collectives and pipeline peers from the step plan (step_plan.h), the
 // DP, p2p and embedding buffers from price_iteration.
 #pragma once
@@ -20,7 +22,7 @@
 
 namespace cc {
 
-enum class TrafficKind { Pipeline, DataParallel, TensorParallel, Embedding, ContextParallel };
+enum class TrafficKind { Pipeline, DataParallel, TensorParallel, Embedding, ContextParallel, ExpertParallel };
 
 struct NodeLink {
   int node_a = 0, node_b = 0;  // node_a < node_b; both directions together

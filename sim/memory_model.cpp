@@ -269,6 +269,8 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     const double expert_shard = c.distributed_optimizer ? c.expert_dp() : 1.0;
     stage.bytes.optimizer =
         ((params - experts) / shard + experts / expert_shard) * optimizer_bytes_per_param(c.precision);
+    stage.bytes.experts = experts * (weight_bytes_per_param(c.precision) + grad_bytes_per_param(c.precision)) +
+                          experts / expert_shard * optimizer_bytes_per_param(c.precision);
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);
     const StageActivations a = stage_activations(m, c, s);

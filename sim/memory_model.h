@@ -17,6 +17,9 @@ struct MemoryBreakdown {  // bytes
   double optimizer = 0;
   double activations = 0;
   double other = 0;  // CUDA context, communication buffers, allocator fragmentation
+  // Of weights, gradients and optimizer state: the routed experts' part (0 without MoE layers).
+  // A share of the parts above, not a part of its own: total() does not add it.
+  double experts = 0;
   double total() const { return weights + gradients + optimizer + activations + other; }
 };
 

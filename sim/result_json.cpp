@@ -8,12 +8,16 @@ namespace cc {
 
 namespace {
 
-nlohmann::json memory_json(const MemoryBreakdown& m) {
-  return {{"weights", m.weights / kGiB},
-          {"gradients", m.gradients / kGiB},
-          {"optimizer", m.optimizer / kGiB},
-          {"activations", m.activations / kGiB},
-          {"other", m.other / kGiB}};
+// `moe`: the model has routed experts, so "experts" (their share of weights, gradients and
+// optimizer state, inside those three) is written too.
+nlohmann::json memory_json(const MemoryBreakdown& m, bool moe) {
+  nlohmann::json j = {{"weights", m.weights / kGiB},
+                      {"gradients", m.gradients / kGiB},
+                      {"optimizer", m.optimizer / kGiB},
+                      {"activations", m.activations / kGiB},
+                      {"other", m.other / kGiB}};
+  if (moe) j["experts"] = m.experts / kGiB;
+  return j;
 }
 
 }  // namespace
@@ -27,7 +31,7 @@ nlohmann::json result_to_json(const SimResult& r) {
                       {"parameters", st.parameters},
                       {"in_flight_microbatches", st.in_flight},
                       {"total_gib", st.bytes.total() / kGiB},
-                      {"memory_gib", memory_json(st.bytes)}});
+                      {"memory_gib", memory_json(st.bytes, r.model.moe.enabled())}});
   }
   nlohmann::json j = {
       {"iteration_time_s", r.iteration_time_s},
@@ -45,7 +49,7 @@ nlohmann::json result_to_json(const SimResult& r) {
       {"hbm_gib", r.hbm_gib},
       {"usable_gib", r.usable_gib},
       {"fits", r.fits},
-      {"memory_gib", memory_json(r.memory.peak())},
+      {"memory_gib", memory_json(r.memory.peak(), r.model.moe.enabled())},
       {"memory_per_stage", stages},
       {"bubble_fraction", r.bubble_fraction},
       {"time_breakdown_s",

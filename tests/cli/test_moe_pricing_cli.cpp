@@ -34,6 +34,19 @@ TEST(MoePricingCli, MixtralAtEp8SimulatesWithItsExpertCommunication) {
   EXPECT_EQ(j["parameters_total"], 46702792704);
 }
 
+TEST(MoePricingCli, MemoryNamesTheRoutedExpertsShareForMoeModelsOnly) {
+  const nlohmann::json j = run_json(mixtral_ep8());
+  const nlohmann::json& m = j["memory_gib"];
+  ASSERT_TRUE(m.contains("experts"));
+  // A share of weights, gradients and optimizer state (the bulk of Mixtral's), not a sixth part.
+  const double state = m["weights"].get<double>() + m["gradients"].get<double>() + m["optimizer"].get<double>();
+  EXPECT_GT(m["experts"].get<double>(), 0.5 * state);
+  EXPECT_LT(m["experts"].get<double>(), state);
+  EXPECT_TRUE(j["memory_per_stage"][0]["memory_gib"].contains("experts"));
+  const nlohmann::json dense = run_json({"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--json"});
+  EXPECT_FALSE(dense["memory_gib"].contains("experts"));
+}
+
 TEST(MoePricingCli, OverlapHidesOnlyWhenAsked) {
   std::vector<std::string> a2a = with(mixtral_ep8(), {"--moe-token-dispatcher-type", "alltoall"});
   // --overlap-moe-expert-parallel-comm needs virtual stages when PP > 1 (Megatron-Core's rule).

@@ -25,6 +25,9 @@
 #include "gui/search_table.h"
 #include "gui/setup_panel.h"
 #include "gui/summary_page.h"
+#include "sim/cross_node_traffic.h"
+#include "sim/memory_model.h"
+#include "sim/units.h"
 #include "tests/gui/gui_test_support.h"
 
 using namespace cc;
@@ -139,6 +142,12 @@ class TestMoe : public QObject {
     // 14,336 (SwiGLU: gate, up, down) / ETP 1 = 1,409,286,144.
     QCOMPARE(w.memory_table()->columnCount(), static_cast<int>(MemoryTable::ColumnCount));
     for (int s = 0; s < 4; ++s) QCOMPARE(w.memory_table()->expert_parameters(s), 1409286144.0);
+    // Their state in GiB, the library's share of weights, gradients and optimizer.
+    for (int s = 0; s < 4; ++s) {
+      const MemoryBreakdown& b = r.memory.stages[static_cast<std::size_t>(s)].bytes;
+      QVERIFY(b.experts > 0 && b.experts < b.weights + b.gradients + b.optimizer);
+      QCOMPARE(w.memory_table()->gib(s, MemoryTable::ExpertState), b.experts / kGiB);
+    }
   }
 
   // EP 3 does not divide 8 experts: refused beside the EP field in the library's words; the
@@ -247,6 +256,12 @@ class TestMoe : public QObject {
     r.config = p.resolved_config();
     page.set_result(r);
     QVERIFY2(page.summary()->text().contains("EP groups span 2 NVLink domains"), qPrintable(page.summary()->text()));
+    // The bytes it states are the library's expert-parallel total.
+    const double ep_bytes = cross_node_traffic(r.model, r.cluster, r.config).total.at(TrafficKind::ExpertParallel);
+    QVERIFY(ep_bytes > 0);
+    QCOMPARE(page.traffic()->total.at(TrafficKind::ExpertParallel), ep_bytes);
+    const QString stated = QStringLiteral("expert parallel %1 GB").arg(ep_bytes / 1e9, 0, 'f', ep_bytes >= 1e10 ? 0 : 1);
+    QVERIFY2(page.summary()->text().contains(stated), qPrintable(page.summary()->text() + " / " + stated));
   }
 
   // A search over EP 4 and 8 (ETP 1, everything else pinned): the EP and ETP columns hold each

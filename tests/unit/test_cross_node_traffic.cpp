@@ -100,5 +100,65 @@ TEST(CrossNodeTraffic, NothingLeavesASingleNode) {
   EXPECT_EQ(t.busiest_node_bytes, 0.0);
 }
 
+// Mixtral-8x7B on 8 GPUs in two nodes of 4 (no NVLink across them), TP 1, one microbatch of one
+// sequence per replica. Every one of its 32 layers is MoE.
+struct MixtralOnTwoNodes {
+  ModelSpec m = load_model("mixtral-8x7b");
+  ClusterSpec cluster = [] {
+    ClusterSpec c = load_cluster("dgx-h100");
+    c.gpus_per_node = 4;
+    c.nvlink_domain_gpus = 0;
+    return c;
+  }();
+  ParallelConfig c = [] {
+    ParallelConfig c;
+    c.dp = 8;
+    c.ep = 8;
+    c.global_batch = 8;
+    return c;
+  }();
+  // One all-to-all's buffer at the mean rank: bf16 x 32,768 tokens x top-2 x 4,096 (the busiest
+  // rank's is the load imbalance times it).
+  double buffer() const { return 2.0 * m.seq_length * m.moe.router_topk * static_cast<double>(m.hidden_size); }
+};
+
+TEST(CrossNodeTraffic, ExpertAllToAllSendsAnEighthOfItsBufferToEachOtherMember) {
+  MixtralOnTwoNodes x;
+  x.c.moe.dispatcher = TokenDispatcher::AllToAll;
+  const CrossNodeTraffic t = cross_node_traffic(x.m, x.cluster, x.c);
+  // Per layer and microbatch four all-to-alls (dispatch and combine, forward and backward), 32
+  // layers: 128. In each, every member sends 1/8 of its buffer to each of the 4 members on the
+  // other node: half of it leaves; 8 members: 4 buffers cross between the nodes.
+  EXPECT_NEAR(bytes_of(t, TrafficKind::ExpertParallel), 128 * 4 * x.buffer(), 1e-6 * x.buffer());
+  for (const NodeLink& l : t.links) EXPECT_TRUE(l.node_a == 0 && l.node_b == 1);
+}
+
+TEST(CrossNodeTraffic, FlexDispatcherSendsOneCopyPerOtherNodeATokenReaches) {
+  MixtralOnTwoNodes x;
+  x.c.moe.dispatcher = TokenDispatcher::Flex;
+  const CrossNodeTraffic t = cross_node_traffic(x.m, x.cluster, x.c);
+  // A token's two experts are two of the 8 EP ranks (one expert each): the buffer holds 2 copies
+  // per token, as the all-to-all's top-2 rows. The other node holds 4 of the 8 experts, so it is
+  // reached with probability 1 - C(4,2)/C(8,2) = 22/28, by one network copy: 11/28 of the
+  // buffer leaves. 128 exchanges, 8 members.
+  EXPECT_NEAR(bytes_of(t, TrafficKind::ExpertParallel), 128 * 8 * x.buffer() * 11.0 / 28.0, 1e-6 * x.buffer());
+}
+
+TEST(CrossNodeTraffic, ExpertGroupsInsideOneNodeLeaveNothingButTheirExpertGradients) {
+  MixtralOnTwoNodes x;
+  x.c.moe.dispatcher = TokenDispatcher::AllToAll;
+  x.c.ep = 4;  // EP groups 0-3 and 4-7, each on its node; expert DP 2 pairs rank r with r + 4
+  const CrossNodeTraffic t = cross_node_traffic(x.m, x.cluster, x.c);
+  EXPECT_EQ(bytes_of(t, TrafficKind::ExpertParallel), 0.0);
+  // Each rank's experts: 32 layers x 2 local experts x 3 matrices of 4,096 x 14,336, fp32
+  // gradients, all-reduced over its pair (each sends one buffer to the other): 4 pairs.
+  const double expert_grads = 4.0 * 32 * 2 * 3 * 4096.0 * 14336.0;
+  // The dense gradients ring over DP 8 in rank order, crossing between the nodes twice with
+  // 2(n-1)/n = 1.75 buffers each.
+  const double dense_grads =
+      4.0 * static_cast<double>(stage_parameters(x.m, x.c, 0) - stage_expert_parameters(x.m, x.c, 0));
+  EXPECT_DOUBLE_EQ(bytes_of(t, TrafficKind::DataParallel), 4 * 2 * expert_grads + 2 * 1.75 * dense_grads);
+}
+
 }  // namespace
 }  // namespace cc

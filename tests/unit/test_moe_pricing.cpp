@@ -69,6 +69,22 @@ TEST(MoePricing, ExpertOptimizerStateIsShardedOverExpertDataParallel) {
   EXPECT_DOUBLE_EQ(memory_model(m, c).stages[0].bytes.optimizer, 12.0 * (dense / 2 + experts / 1));
 }
 
+TEST(MoePricing, TheRoutedExpertsShareOfTheStateIsReportedApart) {
+  const ModelSpec m = small_moe();
+  ParallelConfig c = ep2();
+  c.dp = 4;
+  c.global_batch = 4;
+  c.distributed_optimizer = true;
+  // EDP = 4 / 2 = 2: each rank keeps its 2 x 4 x 6,144 expert parameters' bf16 weights (2 B) and
+  // fp32 gradients (4 B), and half their optimizer state (12 B).
+  const double experts = 2 * 4 * 6144;
+  const MemoryBreakdown b = memory_model(m, c).stages[0].bytes;
+  EXPECT_DOUBLE_EQ(b.experts, experts * (2 + 4) + experts / 2 * 12);
+  EXPECT_LT(b.experts, b.weights + b.gradients + b.optimizer);
+  // A dense model has none.
+  EXPECT_EQ(memory_model(test::small_base("dense"), ParallelConfig{}).stages[0].bytes.experts, 0.0);
+}
+
 TEST(MoePricing, EachActivationTermOfAnMoeBlockEqualsItsHandCount) {
   const ModelSpec m = small_moe();
   const ParallelConfig c = ep2();
