@@ -190,6 +190,7 @@ LayoutRequest LayoutFlags::request(const ModelSpec& model, const LayoutFile* fil
   r.dp = dp;
   r.global_batch_named = global_batch.has_value();
   r.attention_named = use_flash_attn || attention_backend.has_value();
+  r.no_masked_softmax_fusion = no_masked_softmax_fusion || (file && file->no_masked_softmax_fusion);
   r.framework = framework;
   return r;
 }

@@ -31,6 +31,9 @@ struct LayoutFile {
   // What the reader assumed where the file is silent (e.g. the vocabulary of a NeMo config
   // whose tokenizer it does not know), one sentence each, for the command to print as notes.
   std::vector<std::string> notes;
+  // --no-masked-softmax-fusion: whether it matters depends on the attention kernel, which flags
+  // beside the file may still change, so resolve_run decides (LayoutRequest).
+  bool no_masked_softmax_fusion = false;
 };
 
 // One layout document from its text; `where` names it in messages ("layout file 'x.yaml'").

@@ -52,6 +52,7 @@ LayoutFile read_megatron(const std::string& text, const std::string& where, cons
   c.attention = AttentionKernel::Flash;
   c.precision = Precision::FP32;
   c.global_batch = 0;  // finish_layout: micro batch x DP, Megatron's default
+  out.no_masked_softmax_fusion = args.layout.no_masked_softmax_fusion;
   std::optional<ModelSpec> model;
   const MegatronModelArgs& m = args.model;
   if (names_the_model(m)) {

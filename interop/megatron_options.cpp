@@ -153,6 +153,11 @@ const MegatronOption<L> kLayoutOptions[] = {
      "2021-2022 papers' runs (default: the layout file's, else the stack's: flash for megatron-core and nemo, "
      "unfused for megatron-2021, megatron-2022, megatron-deepspeed and our engine)",
      &L::attention_backend},
+    {"--no-masked-softmax-fusion", nullptr, kLayout,
+     "Megatron-LM's separate softmax kernels on the unfused attention path: left aside (with a warning) under "
+     "flash attention, which has no separate softmax; refused with the unfused kernels, whose softmax is priced "
+     "fused",
+     &L::no_masked_softmax_fusion},
     {"--bf16", nullptr, kLayout, "= --precision bf16", &L::bf16},
     {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},
     {"--fp8-format", nullptr, kLayout,

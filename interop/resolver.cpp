@@ -64,6 +64,18 @@ ResolvedRun resolve_run(RunRequest request) {
   // The stack: a named one, else the measured database's; a layout file's stands otherwise.
   if (layout.framework || out.measured) apply_framework(c, resolved_stack(layout.framework, out.measured.get()));
   if (!layout.attention_named && !layout.from_file) c.attention = default_attention(c.framework);
+  // --no-masked-softmax-fusion swaps Megatron-LM's fused scale-mask-softmax for separate kernels,
+  // which only the unfused attention path runs (DotProductAttention's FusedScaleMaskSoftmax):
+  // under flash attention it changes nothing; the unfused path's softmax is priced fused.
+  if (layout.no_masked_softmax_fusion) {
+    if (c.attention == AttentionKernel::Unfused)
+      fail_at("--no-masked-softmax-fusion",
+              "--no-masked-softmax-fusion with the unfused attention kernels is not modelled (their softmax is "
+              "priced as Megatron-LM's fused scale-mask-softmax); drop it, or use flash attention "
+              "(--attention-backend flash), under which it changes nothing");
+    out.warnings.push_back(
+        "--no-masked-softmax-fusion left aside: with flash attention there is no separate softmax for it to unfuse");
+  }
   if (layout.dp) {
     c.dp = *layout.dp;
   } else if (request.gpus) {

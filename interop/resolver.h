@@ -29,6 +29,7 @@ struct LayoutRequest {
   bool global_batch_named = false;       // --global-batch-size
   bool attention_named = false;          // --use-flash-attn / --attention-backend (or the GUI's box)
   std::optional<std::string> framework;  // --framework
+  bool no_masked_softmax_fusion = false;  // Megatron-LM's unfused softmax: see resolve_run
 };
 
 struct RunRequest {
