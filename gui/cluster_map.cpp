@@ -71,12 +71,19 @@ ClusterMapView::ClusterMapView(QWidget* parent) : QWidget(parent) {
   setMinimumSize(300, 200);
 }
 
-void ClusterMapView::set_layout(const ParallelConfig& config, int gpus_per_node, std::shared_ptr<const CrossNodeTraffic> traffic) {
+void ClusterMapView::set_layout(const ParallelConfig& config, int gpus_per_node, std::shared_ptr<const CrossNodeTraffic> traffic,
+                                int nvlink_domain_gpus) {
   config_ = config;
   gpus_per_node_ = std::max(1, gpus_per_node);
+  nodes_per_domain_ = std::max(1, nvlink_domain_gpus / gpus_per_node_);
   traffic_ = std::move(traffic);
   if (replica_ >= config_.dp) replica_ = -1;
   update();
+}
+
+QColor ClusterMapView::domain_shade(int node) const {
+  if (nodes_per_domain_ <= 1) return palette().base().color();
+  return (node / nodes_per_domain_) % 2 == 1 ? QColor(0xc6, 0xdc, 0xee) : QColor(0xdd, 0xdd, 0xdd);
 }
 
 void ClusterMapView::set_replica(int dp) {
@@ -145,6 +152,11 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   const ParallelGrid ranks = config_.grid();
   const int nodes = (config_.gpus() + gpus_per_node_ - 1) / gpus_per_node_;
   const bool outlines = g.cell_w >= 4;
+  if (nodes_per_domain_ > 1)  // the NVLink domains, in the gaps around their node boxes
+    for (int n = 0; n < nodes; ++n) {
+      const double m = g.gap / 2;
+      p.fillRect(node_rect(g, n).adjusted(-m, -m, m, m), domain_shade(n));
+    }
   for (int n = 0; n < nodes; ++n) p.fillRect(node_rect(g, n).adjusted(-1, -1, 1, 1), QColor(0x55, 0x55, 0x55));
   // Cells: one fill each, dimmed outside the highlighted replica.
   for (int r = 0; r < config_.gpus(); ++r) {
@@ -284,9 +296,12 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   }
   p.drawText(QRect(x, y, width() - x - 4, kLegendHeight), Qt::AlignVCenter | Qt::TextWordWrap,
              tr("outline: a TP group · lines, bytes per iteration: black pipeline hop · red DP ring hop · "
-                "purple cross-node TP ring hop%1%2")
+                "purple cross-node TP ring hop%1%2%3")
                  .arg(config_.cp > 1 ? tr(" · teal CP ring hop (dashed: inside a node)") : QString(),
-                      config_.ep > 1 ? tr(" · olive dots: EP group, lines: its all-to-all between nodes") : QString()));
+                      config_.ep > 1 ? tr(" · olive dots: EP group, lines: its all-to-all between nodes") : QString(),
+                      nodes_per_domain_ > 1 ? tr(" · background grey / blue: NVLink domains of %1 nodes in turn")
+                                                  .arg(nodes_per_domain_)
+                                            : QString()));
 }
 
 bool ClusterMapView::event(QEvent* e) {
@@ -336,7 +351,7 @@ void ClusterMapPage::set_result(const SimResult& r) {
   traffic_ = std::make_shared<CrossNodeTraffic>(cross_node_traffic(r.model, r.cluster, r.config));
   replica_->setRange(-1, r.config.dp - 1);
   if (replica_->value() < 0 && r.config.dp > 0) replica_->setValue(0);
-  view_->set_layout(r.config, r.cluster.gpus_per_node, traffic_);
+  view_->set_layout(r.config, r.cluster.gpus_per_node, traffic_, r.cluster.nvlink_domain_gpus);
   view_->set_replica(replica_->value());
   const CrossNodeTraffic& t = *traffic_;
   auto total = [&](TrafficKind k) {

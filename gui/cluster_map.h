@@ -23,8 +23,13 @@ class ClusterMapView : public QWidget {
   Q_OBJECT
  public:
   explicit ClusterMapView(QWidget* parent = nullptr);
-  // `traffic` may be null (not computed): no hops are drawn.
-  void set_layout(const ParallelConfig& config, int gpus_per_node, std::shared_ptr<const CrossNodeTraffic> traffic);
+  // `traffic` may be null (not computed): no hops are drawn. `nvlink_domain_gpus` 0: the node is
+  // the NVLink domain; larger (GB200 NVL72's 72-GPU rack of 4-GPU trays): the node boxes of one
+  // domain sit on one background shade, alternating from domain to domain.
+  void set_layout(const ParallelConfig& config, int gpus_per_node, std::shared_ptr<const CrossNodeTraffic> traffic,
+                  int nvlink_domain_gpus = 0);
+  // The shade behind `node`'s box: its NVLink domain's (none where the node is its own domain).
+  QColor domain_shade(int node) const;
   void set_replica(int dp);  // -1: none highlighted
   int rank_at(QPoint pos) const;  // -1 outside every GPU
   QRect cell_rect(int rank) const;
@@ -46,6 +51,7 @@ class ClusterMapView : public QWidget {
 
   ParallelConfig config_;
   int gpus_per_node_ = 8;
+  int nodes_per_domain_ = 1;
   int replica_ = -1;
   std::shared_ptr<const CrossNodeTraffic> traffic_;
 };

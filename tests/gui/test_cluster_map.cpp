@@ -34,6 +34,22 @@ class TestClusterMap : public QObject {
     QCOMPARE(view.rank_at(QPoint(-5, -5)), -1);
   }
 
+  // GB200 NVL72: 4-GPU trays, 72-GPU NVLink domains. The 18 trays of one rack share a background
+  // shade, the next rack's differs; on nodes that are their own domain every shade is alike.
+  void framesShowNvlinkDomains() {
+    ClusterMapView view;
+    view.resize(1200, 800);
+    ParallelConfig c;
+    c.tp = 4;
+    c.dp = 36;  // 144 GPUs: two racks
+    view.set_layout(c, 4, nullptr, 72);
+    QCOMPARE(view.domain_shade(17), view.domain_shade(0));
+    QVERIFY(view.domain_shade(18) != view.domain_shade(17));
+    QCOMPARE(view.domain_shade(35), view.domain_shade(18));
+    view.set_layout(c, 8, nullptr, 0);
+    for (int node : {1, 9, 17}) QCOMPARE(view.domain_shade(node), view.domain_shade(0));
+  }
+
   void listsTheLibrarysTraffic() {
     ClusterMapPage page;
     const Project p = paper_project();
