@@ -38,6 +38,9 @@ struct TrainFlags {
   int recompute_num_layers = 1;
   std::string backend = "cpu", precision = "fp32";
   engine::TrainOptions options;
+  // Unset: the model's (engine::megatron_dropout), the dropout the simulator prices and a
+  // profile measures, so a plain run is the run a prediction describes.
+  std::optional<double> dropout;
   std::string report_json;  // rank 0 writes what `validate` compares with its prediction
   int timed_from = 3;       // first step of the timed steps in that report (warm-up before)
 };
@@ -106,34 +109,44 @@ void run(const TrainFlags& f) {
       fail("--hidden-dropout / --attention-dropout: the training engine has one --dropout for both; give --dropout");
     const ModelSpec model = f.model.resolve();
     const ParallelConfig config = layout_of(f, model, world);
+    engine::TrainOptions options = f.options;
+    options.dropout = f.dropout.value_or(engine::megatron_dropout(model));
     if (!f.report_json.empty()) check_output_folder(f.report_json, "--report-json");
-    if (!f.report_json.empty() && (f.timed_from < 1 || f.timed_from > f.options.steps))
-      fail("--timed-from {}: the first timed step must be in 1..--steps {}", f.timed_from, f.options.steps);
+    if (!f.report_json.empty() && (f.timed_from < 1 || f.timed_from > options.steps))
+      fail("--timed-from {}: the first timed step must be in 1..--steps {}", f.timed_from, options.steps);
     // Every option is checked before the first line of output, so bad input prints nothing.
-    engine::validate_training(model, config, f.options, world);
-    if (!f.options.data.empty()) check_regular_file(f.options.data, "corpus");
-    if (!f.options.resume_dir.empty() && !std::filesystem::is_directory(f.options.resume_dir))
+    engine::validate_training(model, config, options, world);
+    if (!options.data.empty()) check_regular_file(options.data, "corpus");
+    if (!options.resume_dir.empty() && !std::filesystem::is_directory(options.resume_dir))
       fail("--resume '{}' is not a folder; give a checkpoint folder DIR/step-N written by --save",
-           f.options.resume_dir);
-    if (rank == 0)
+           options.resume_dir);
+    if (rank == 0) {
       std::cout << "training " << model.name << " (" << model.total_parameters() << " parameters) with "
-                << config.summary() << " on " << world << " ranks\n";
+                << config.summary() << " on " << world << " ranks, dropout " << options.dropout << "\n";
+      // simulate prices the dropout masks by the model: a run without them (or with them on a
+      // model that has none) is not the run it predicts.
+      if ((options.dropout > 0) != model.dropout)
+        std::cout << "note: --dropout " << options.dropout << " on a model "
+                  << (model.dropout ? "with dropout layers; predict this run with --hidden-dropout 0 --attention-dropout 0"
+                                    : "without dropout layers; predictions of this model price no dropout masks")
+                  << "\n";
+    }
     engine::TrainReport report;
     std::optional<profiler::MeasuredBreakdown> breakdown;
     if (f.backend == "cpu") {
       profiler::HostRecorder recorder;
       if (f.report_json.empty()) {
-        report = engine::train(model, config, f.options, std::cout);
+        report = engine::train(model, config, options, std::cout);
       } else {
         {
           const profiler::RecorderInstalled installed(recorder);
-          report = engine::train(model, config, f.options, std::cout);
+          report = engine::train(model, config, options, std::cout);
         }
         breakdown = profiler::step_breakdown(recorder.events(), f.timed_from);
       }
     } else {
 #ifdef CLUSTERCAST_HAVE_CUDA
-      report = cuda::train_on_gpu(model, config, f.options, std::cout);
+      report = cuda::train_on_gpu(model, config, options, std::cout);
 #else
       fail("--backend cuda: this clustercast was built without CUDA (no CUDA toolkit was found when it was built)");
 #endif
@@ -208,7 +221,10 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--warmup-steps", o.warmup_steps, "Linear warm-up steps (then cosine decay)")->capture_default_str()->group(t);
   sub->add_option("--weight-decay", o.weight_decay, "AdamW weight decay")->capture_default_str()->group(t);
   sub->add_option("--clip-grad", o.clip_grad, "Gradient clipping by global norm (0: off)")->capture_default_str()->group(t);
-  sub->add_option("--dropout", o.dropout, "Hidden and attention dropout")->capture_default_str()->group(t);
+  sub->add_option("--dropout", f->dropout,
+                  "Hidden and attention dropout (default: the model's, as Megatron-LM's: 0.1 where it has dropout "
+                  "layers, else 0)")
+      ->group(t);
   sub->add_option("--seed", o.seed, "Seed of every random choice")->capture_default_str()->group(t);
   sub->add_option("--data", o.data, "Corpus (default: the shipped traces/data/kjv.txt)")->group(t);
   sub->add_option("--eval-windows", o.eval_windows, "Validation windows at the end")->capture_default_str()->group(t);

@@ -18,7 +18,8 @@ namespace {
 std::vector<std::string> train_args(const std::map<std::string, std::string>& changes = {}) {
   std::map<std::string, std::string> flags = {{"--model", "tiny"}, {"--steps", "3"}, {"--micro-batch-size", "2"},
                                               {"--global-batch-size", "8"}, {"--seed", "5"}, {"--lr", "3e-3"},
-                                              {"--warmup-steps", "1"}, {"--eval-windows", "0"}};
+                                              {"--warmup-steps", "1"}, {"--eval-windows", "0"},
+                                              {"--dropout", "0"}};
   for (const auto& [flag, value] : changes) flags[flag] = value;
   std::vector<std::string> args = {"train"};
   for (const auto& [flag, value] : flags) {
@@ -30,12 +31,16 @@ std::vector<std::string> train_args(const std::map<std::string, std::string>& ch
 }
 std::vector<std::string> base_args() { return train_args(); }
 
-const TrainOutput& serial() {
-  static const TrainOutput out = [] {
+const std::string& serial_output() {
+  static const std::string out = [] {
     const RunResult r = run_mpi(1, base_args());
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    return parse_train(r.out);
+    return r.out;
   }();
+  return out;
+}
+const TrainOutput& serial() {
+  static const TrainOutput out = parse_train(serial_output());
   return out;
 }
 
@@ -110,6 +115,24 @@ TEST(TrainMpi, DropoutRunsRepeatExactly) {
   EXPECT_EQ(parse_train(a.out).loss, parse_train(b.out).loss);
   EXPECT_EQ(parse_train(a.out).fingerprint, parse_train(b.out).fingerprint);
   EXPECT_NE(parse_train(a.out).loss, serial().loss);  // dropout really ran
+}
+
+// Without --dropout a run draws the model's masks (Megatron-LM's 0.1 for a model with dropout
+// layers): the run simulate prices and a profile measures, not a run without masks.
+TEST(TrainMpi, DropoutDefaultsToTheModels) {
+  const RunResult plain = run_mpi(2, train_args({{"--tp", "2"}, {"--dropout", "-"}}));
+  const RunResult stated = run_mpi(2, train_args({{"--tp", "2"}, {"--dropout", "0.1"}}));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(stated.exit_code, 0) << stated.err;
+  EXPECT_EQ(parse_train(plain.out).loss, parse_train(stated.out).loss);
+  EXPECT_NE(parse_train(plain.out).loss, serial().loss);
+  EXPECT_NE(plain.out.find("ranks, dropout 0.1\n"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("note: --dropout"), std::string::npos) << plain.out;
+  // Turned off on a model with dropout layers: the run says how to predict it.
+  EXPECT_NE(serial_output().find("note: --dropout 0 on a model with dropout layers; predict this run with "
+                                 "--hidden-dropout 0 --attention-dropout 0"),
+            std::string::npos)
+      << serial_output();
 }
 
 TEST(TrainMpi, ResumedRunContinuesBitIdentically) {

@@ -29,7 +29,7 @@ std::vector<std::string> train_args(int layers, int global_batch, const std::str
   std::vector<std::string> args = {"train", "--model", "tiny", "--num-layers", std::to_string(layers),
                                    "--steps", "3", "--micro-batch-size", "1", "--global-batch-size",
                                    std::to_string(global_batch), "--seed", "5", "--lr", "3e-3",
-                                   "--warmup-steps", "1", "--eval-windows", "0"};
+                                   "--warmup-steps", "1", "--eval-windows", "0", "--dropout", "0"};
   std::istringstream words(flags);
   for (std::string w; words >> w;) args.push_back(w);
   return args;
