@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/common_options.h"
@@ -31,6 +32,7 @@ struct ProfileFlags {
   std::string tp = "1", micro_batch = "1", recompute = "none", backend = "cpu", precision;
   bool sequence_parallel = false, no_collectives = false, no_ops = false;
   std::string out, trace_out;
+  std::optional<int> rounds;  // unset: by backend (add_profile_command's help)
   profiler::ProfileRequest request;
   std::string command;
 };
@@ -68,6 +70,7 @@ void run(const ProfileFlags& f) {
     const std::string precision = !f.precision.empty() ? f.precision : f.backend == "cuda" ? "bf16" : "fp32";
     r.precision = precision == "bf16" ? Precision::BF16 : Precision::FP32;
     r.command = f.command;
+    r.rounds = f.rounds.value_or(f.backend == "cuda" ? 1 : 3);
     profiler::MpiTransport mpi;
     profiler::ProfileBackend backend{profiler::cpu_fingerprint(), &mpi};
 #ifdef CLUSTERCAST_HAVE_CUDA
@@ -126,6 +129,11 @@ void add_profile_command(CLI::App& app, int argc, char** argv) {
   sub->add_option("--recompute-granularity", f->recompute, "none, selective or full")->capture_default_str()->group(g);
   sub->add_option("--warmup-steps", r.warmup_steps, "Untimed steps first")->capture_default_str()->group(g);
   sub->add_option("--steps", r.timed_steps, "Timed steps")->capture_default_str()->group(g);
+  sub->add_option("--rounds", f->rounds,
+                  "Run every TP size x micro batch this many times, in turn, and keep each op's median over them "
+                  "(default 3 on the cpu backend, whose shared cores slow down for seconds at a time; 1 with "
+                  "--backend cuda, whose ops are timed on the device)")
+      ->group(g);
   sub->add_option("--seed", r.seed, "Seed of the weights and data order")->capture_default_str()->group(g);
   const char* c = "Collective sweep (nccl-tests style, over MPI; needs >= 2 ranks)";
   sub->add_flag("--no-collectives", f->no_collectives, "Skip the collective sweep")->group(c);

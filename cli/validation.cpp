@@ -297,7 +297,7 @@ ValidationSummary run_validation(const ValidationRequest& f) {
         std::vector<std::string> argv = mpirun;
         argv.insert(argv.end(), {"profile", "--model", model_file, "--tp", std::to_string(t), "--micro-batch-size",
                                  std::to_string(mb), "--backend", f.backend, "--steps", std::to_string(f.profile_steps),
-                                 "--out", out});
+                                 "--rounds", "1", "--out", out});
         if (!(with_sweep && parts.empty())) argv.push_back("--no-collectives");
         const std::string log = scratch.file(part + ".log");
         fmt::print("      TP {}, micro batch {} (log: {})\n", t, mb, log);

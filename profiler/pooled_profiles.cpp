@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,11 +24,22 @@ std::string run_summary(const ProfiledRun& r) {
                      r.recompute, r.sequence_parallel ? " SP" : "");
 }
 
-// Folds `from`'s times (weight w) into `into`'s running weighted means (weight so_far).
+// The median of `values` (the mean of the middle two for an even count).
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Each time field of `into` becomes the median of that field over `records`.
 template <typename Record>
-void add_weighted(Record& into, const Record& from, double so_far, double w, std::initializer_list<double Record::*> times) {
-  if (so_far + w <= 0) return;
-  for (double Record::*t : times) into.*t = (into.*t * so_far + from.*t * w) / (so_far + w);
+void take_medians(Record& into, const std::vector<const Record*>& records,
+                  std::initializer_list<double Record::*> times) {
+  for (double Record::*t : times) {
+    std::vector<double> values;
+    for (const Record* r : records) values.push_back(r->*t);
+    into.*t = median_of(std::move(values));
+  }
 }
 
 }  // namespace
@@ -41,6 +53,8 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
   if (rounds.size() > 1) pooled.command += fmt::format(" (pooled over {} profiles)", rounds.size());
 
   std::map<OpKey, std::size_t> index;  // key -> position in pooled.ops (first-seen order)
+  std::vector<std::vector<const OpRecord*>> op_rounds;  // per pooled op: its record in each round that has it
+  std::vector<std::vector<const ProfiledRun*>> run_rounds(pooled.runs.size());
   for (std::size_t k = 0; k < rounds.size(); ++k) {
     const CostDatabase& db = rounds[k];
     if (db.dtype != pooled.dtype)
@@ -51,29 +65,36 @@ CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds) {
                                   db.runs.size(), pooled.runs.size()));
     for (std::size_t i = 0; i < db.runs.size(); ++i) {
       const ProfiledRun& r = db.runs[i];
-      ProfiledRun& p = pooled.runs[i];
+      const ProfiledRun& p = pooled.runs[i];
       if (run_summary(r) != run_summary(p) || r.model != p.model)
         throw SpecError(fmt::format("profile {} ran '{}' where profile 1 ran '{}': they do not pool", k + 1,
                                     run_summary(r), run_summary(p)));
-      if (k == 0) continue;
-      add_weighted(p, r, p.timed_steps, r.timed_steps,
-                   {&ProfiledRun::iteration_mean_s, &ProfiledRun::iteration_median_s, &ProfiledRun::iteration_p10_s,
-                    &ProfiledRun::iteration_p90_s});
-      p.timed_steps += r.timed_steps;
+      run_rounds[i].push_back(&r);
     }
     for (const OpRecord& r : db.ops) {
       const auto [it, fresh] = index.try_emplace(key_of(r), pooled.ops.size());
       if (fresh) {
         pooled.ops.push_back(r);
-        continue;
+        op_rounds.emplace_back();
       }
-      OpRecord& p = pooled.ops[it->second];
-      add_weighted(p, r, p.samples, r.samples, {&OpRecord::mean_s, &OpRecord::median_s, &OpRecord::p10_s, &OpRecord::p90_s,
-                                           &OpRecord::host_mean_s});
-      p.samples += r.samples;
+      op_rounds[it->second].push_back(&r);
     }
     if (pooled.collectives.empty()) pooled.collectives = db.collectives;
     add_in_step_collectives(pooled.in_step_collectives, db.in_step_collectives);
+  }
+  for (std::size_t i = 0; i < pooled.runs.size(); ++i) {
+    ProfiledRun& p = pooled.runs[i];
+    take_medians(p, run_rounds[i], {&ProfiledRun::iteration_mean_s, &ProfiledRun::iteration_median_s,
+                                    &ProfiledRun::iteration_p10_s, &ProfiledRun::iteration_p90_s});
+    p.timed_steps = 0;
+    for (const ProfiledRun* r : run_rounds[i]) p.timed_steps += r->timed_steps;
+  }
+  for (std::size_t i = 0; i < pooled.ops.size(); ++i) {
+    OpRecord& p = pooled.ops[i];
+    take_medians(p, op_rounds[i],
+                 {&OpRecord::mean_s, &OpRecord::median_s, &OpRecord::p10_s, &OpRecord::p90_s, &OpRecord::host_mean_s});
+    p.samples = 0;
+    for (const OpRecord* r : op_rounds[i]) p.samples += r->samples;
   }
   return pooled;
 }

@@ -14,12 +14,13 @@
 
 namespace cc::profiler {
 
-// Ops matched by (name, phase, shape, dtype, TP): samples add up and the times are
-// sample-weighted means of the rounds' (for the median and spread an approximation: the
-// rounds' occurrences are not kept). Runs keep their order, timed steps add up, iteration
-// times average over them. The collective sweep is the first round's that has one (later
-// rounds skip it); in-step collective times pool call-weighted. Throws SpecError when the
-// profiles did not run the same layouts or element type, naming the first difference.
+// Ops matched by (name, phase, shape, dtype, TP): samples add up and each time is the median
+// over the rounds that measured the op (the mean of the middle two for an even count), so a
+// slow spell that falls on one round's run leaves the pool where the other rounds put it; a
+// run's iteration times likewise, its timed steps adding up. The collective sweep is the first
+// round's that has one (later rounds skip it); in-step collective times pool call-weighted.
+// Throws SpecError when the profiles did not run the same layouts or element type, naming the
+// first difference.
 CostDatabase pool_profiles(const std::vector<CostDatabase>& rounds);
 
 // One profile from profiles of different runs, each its own MPI job: their runs and ops one

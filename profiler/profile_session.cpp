@@ -1,9 +1,12 @@
 #include "profiler/profile_session.h"
 
+#include "profiler/pooled_profiles.h"
+
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <set>
@@ -17,6 +20,7 @@
 #include "profiler/gathered_events.h"
 #include "profiler/in_step_collectives.h"
 #include "profiler/op_statistics.h"
+#include "profiler/pooled_profiles.h"
 #include "sim/error.h"
 #include "sim/layout_rules.h"
 
@@ -108,6 +112,25 @@ void print_run_summary(std::ostream& log, const std::vector<OpRecord>& ops, cons
   }
 }
 
+// Each run's median step, round by round, beside the median the database keeps; a round
+// more than 10% off it is named, since the pool left it out.
+void print_rounds(std::ostream& log, const std::vector<CostDatabase>& rounds, const CostDatabase& pooled) {
+  fmt::print(log, "median step per round (the database keeps each op's median over the rounds):\n");
+  for (std::size_t i = 0; i < pooled.runs.size(); ++i) {
+    const ProfiledRun& p = pooled.runs[i];
+    std::string line = fmt::format("  TP {} micro batch {}:", p.tp, p.micro_batch);
+    std::string off;
+    for (std::size_t k = 0; k < rounds.size(); ++k) {
+      const double t = rounds[k].runs[i].iteration_median_s;
+      line += fmt::format(" {:.4f}", t);
+      if (std::abs(t / p.iteration_median_s - 1) > 0.1)
+        off += fmt::format("; round {} {:+.0f}%", k + 1, 100 * (t / p.iteration_median_s - 1));
+    }
+    fmt::print(log, "{} s -> {:.4f} s{}\n", line, p.iteration_median_s,
+               off.empty() ? std::string() : off + " (a slow spell of the machine, left out by the median)");
+  }
+}
+
 class HostTimer final : public ScopeTimer {
  public:
   engine::OpRecorder& recorder() override { return host_; }
@@ -124,6 +147,7 @@ void validate(const ProfileRequest& r, int world) {
   if (r.micro_batches.empty()) fail("--micro-batch-size: give at least one micro batch size");
   if (r.warmup_steps < 0) fail("--warmup-steps is {}; it must be >= 0", r.warmup_steps);
   if (r.timed_steps < 1) fail("--steps is {}; it must be >= 1 (timed steps)", r.timed_steps);
+  if (r.rounds < 1 || r.rounds > 100) fail("--rounds is {}; it must be in 1..100", r.rounds);
   if (r.microbatches_per_step < 1)
     fail("--microbatches-per-step is {}; it must be >= 1", r.microbatches_per_step);
   for (int tp : r.ops ? r.tp_sizes : std::vector<int>{}) {
@@ -165,64 +189,77 @@ ProfileOutcome run_profile(const ProfileRequest& r, const ProfileBackend& backen
   ScopeTimer& timer = backend.timer ? *backend.timer : host_timer;
   std::set<std::string> names;  // op names of events gathered from other ranks
   std::vector<std::vector<RecordedOp>> timeline(static_cast<std::size_t>(world));
-  for (int tp : r.ops ? r.tp_sizes : std::vector<int>{}) {
-    for (int mb : r.micro_batches) {
-      const ModelSpec model = model_for(r.model, tp);
-      const ParallelConfig config = config_for(r, tp, mb, world);
-      fmt::print(log, "profiling {} ({} layers, hidden {}, {} heads, seq {}, vocab {}) with {}: {} warm-up + {} timed steps\n",
-                 model.name, model.num_layers, model.hidden_size, model.num_attention_heads, model.seq_length,
-                 model.vocab_size, config.summary(), r.warmup_steps, r.timed_steps);
-      log.flush();
-      const std::size_t first_event = timer.collect().size();
-      const std::size_t dropped_before = timer.dropped();
-      engine::TrainReport report;
-      {
-        const RecorderInstalled installed(timer.recorder());
-        report = backend.train(model, config, options_for(r), log);  // per-step lines: progress on long runs
-      }
-      const std::vector<RecordedOp>& all = timer.collect();
-      const std::vector<RecordedOp> events(all.begin() + static_cast<std::ptrdiff_t>(first_event), all.end());
-      unsigned long long lost = timer.dropped() - dropped_before;
-      MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-      if (lost > 0)
-        fmt::print(log, "  WARNING: {} activity records were dropped (all ranks): this run's op times are incomplete\n",
-                   lost);
-      const std::vector<std::vector<RecordedOp>> per_rank = gather_events(events, names);
-      if (rank != 0) continue;
-      if (r.keep_timeline)
-        for (std::size_t k = 0; k < per_rank.size(); ++k)
-          timeline[k].insert(timeline[k].end(), per_rank[k].begin(), per_rank[k].end());
-      // The ranks of a TP group wait for each other at every collective: an op costs what
-      // its slowest rank took. Every group's occurrences are samples.
-      const long first_timed = r.warmup_steps + 1;
-      const std::vector<std::vector<int>> tp_groups = config.grid().groups("tp");
-      std::vector<RecordedOp> timed_ops = slowest_in_groups(per_rank, tp_groups);
-      const std::set<long> stalled = stalled_steps(report.step_seconds, first_timed);
-      std::erase_if(timed_ops, [&](const RecordedOp& e) { return stalled.count(e.step) > 0; });
-      for (long s : stalled)
-        fmt::print(log, "  step {} ({:.4f} s) left out of the op times: over {}x the median timed step, a one-off stall\n",
-                   s, report.step_seconds[static_cast<std::size_t>(s - 1)], kStallRatio);
-      std::vector<OpRecord> ops = summarize_ops(timed_ops, first_timed, db.dtype, tp);
-      add_in_step_collectives(db.in_step_collectives, in_step_collectives(per_rank, tp_groups, first_timed, stalled));
-      const StepCoverage coverage = step_coverage(events, first_timed);
+  std::vector<CostDatabase> rounds(static_cast<std::size_t>(r.rounds), db);
+  for (int round = 1; round <= (r.ops ? r.rounds : 0); ++round) {
+    CostDatabase& measured = rounds[static_cast<std::size_t>(round - 1)];
+    const std::string of_rounds = r.rounds > 1 ? fmt::format(" (round {} of {})", round, r.rounds) : std::string();
+    for (int tp : r.tp_sizes) {
+      for (int mb : r.micro_batches) {
+        const ModelSpec model = model_for(r.model, tp);
+        const ParallelConfig config = config_for(r, tp, mb, world);
+        fmt::print(log,
+                   "profiling {} ({} layers, hidden {}, {} heads, seq {}, vocab {}) with {}{}: {} warm-up + {} timed "
+                   "steps\n",
+                   model.name, model.num_layers, model.hidden_size, model.num_attention_heads, model.seq_length,
+                   model.vocab_size, config.summary(), of_rounds, r.warmup_steps, r.timed_steps);
+        log.flush();
+        const std::size_t first_event = timer.collect().size();
+        const std::size_t dropped_before = timer.dropped();
+        engine::TrainReport report;
+        {
+          const RecorderInstalled installed(timer.recorder());
+          report = backend.train(model, config, options_for(r), log);  // per-step lines: progress on long runs
+        }
+        const std::vector<RecordedOp>& all = timer.collect();
+        const std::vector<RecordedOp> events(all.begin() + static_cast<std::ptrdiff_t>(first_event), all.end());
+        unsigned long long lost = timer.dropped() - dropped_before;
+        MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (lost > 0)
+          fmt::print(log, "  WARNING: {} activity records were dropped (all ranks): this run's op times are incomplete\n",
+                     lost);
+        const std::vector<std::vector<RecordedOp>> per_rank = gather_events(events, names);
+        if (rank != 0) continue;
+        if (r.keep_timeline)
+          for (std::size_t k = 0; k < per_rank.size(); ++k)
+            timeline[k].insert(timeline[k].end(), per_rank[k].begin(), per_rank[k].end());
+        // The ranks of a TP group wait for each other at every collective: an op costs what
+        // its slowest rank took. Every group's occurrences are samples.
+        const long first_timed = r.warmup_steps + 1;
+        const std::vector<std::vector<int>> tp_groups = config.grid().groups("tp");
+        std::vector<RecordedOp> timed_ops = slowest_in_groups(per_rank, tp_groups);
+        const std::set<long> stalled = stalled_steps(report.step_seconds, first_timed);
+        std::erase_if(timed_ops, [&](const RecordedOp& e) { return stalled.count(e.step) > 0; });
+        for (long s : stalled)
+          fmt::print(log, "  step {} ({:.4f} s) left out of the op times: over {}x the median timed step, a one-off stall\n",
+                     s, report.step_seconds[static_cast<std::size_t>(s - 1)], kStallRatio);
+        std::vector<OpRecord> ops = summarize_ops(timed_ops, first_timed, db.dtype, tp);
+        add_in_step_collectives(measured.in_step_collectives,
+                                in_step_collectives(per_rank, tp_groups, first_timed, stalled));
+        const StepCoverage coverage = step_coverage(events, first_timed);
 
-      ProfiledRun run;
-      run.model = model_to_json(model).dump();
-      run.tp = tp;
-      run.micro_batch = mb;
-      run.global_batch = config.global_batch;
-      run.recompute = to_string(config.recompute);
-      run.sequence_parallel = config.sequence_parallel;
-      run.timed_steps = r.timed_steps;
-      const std::vector<double> timed(report.step_seconds.begin() + r.warmup_steps, report.step_seconds.end());
-      run.iteration_mean_s = mean(timed);
-      run.iteration_median_s = percentile(timed, 50);
-      run.iteration_p10_s = percentile(timed, 10);
-      run.iteration_p90_s = percentile(timed, 90);
-      print_run_summary(log, ops, coverage, run, world / tp);
-      db.runs.push_back(run);
-      db.ops.insert(db.ops.end(), ops.begin(), ops.end());
+        ProfiledRun run;
+        run.model = model_to_json(model).dump();
+        run.tp = tp;
+        run.micro_batch = mb;
+        run.global_batch = config.global_batch;
+        run.recompute = to_string(config.recompute);
+        run.sequence_parallel = config.sequence_parallel;
+        run.timed_steps = r.timed_steps;
+        const std::vector<double> timed(report.step_seconds.begin() + r.warmup_steps, report.step_seconds.end());
+        run.iteration_mean_s = mean(timed);
+        run.iteration_median_s = percentile(timed, 50);
+        run.iteration_p10_s = percentile(timed, 10);
+        run.iteration_p90_s = percentile(timed, 90);
+        print_run_summary(log, ops, coverage, run, world / tp);
+        measured.runs.push_back(run);
+        measured.ops.insert(measured.ops.end(), ops.begin(), ops.end());
+      }
     }
+  }
+  if (r.ops && rank == 0) {
+    db = pool_profiles(rounds);
+    db.command = r.command;
+    if (r.rounds > 1) print_rounds(log, rounds, db);
   }
   if (r.keep_timeline && rank == 0) {
     nlohmann::json events = nlohmann::json::array();

@@ -33,6 +33,10 @@ struct ProfileRequest {
   Precision precision = Precision::FP32;  // bf16 on GPUs; the CPU engine computes in fp32
   int warmup_steps = 2;  // run, not timed: first touch of memory, allocator warm-up
   int timed_steps = 5;
+  // Every TP size x micro batch runs this many times, the runs in turn each round; each op's
+  // time is the median over its rounds (pool_profiles), so a slow spell of a shared machine
+  // that falls on one round's run does not set the database.
+  int rounds = 1;
   std::uint64_t seed = 1234;
   bool ops = true;    // engine runs with every op timed
   bool sweep = true;  // the collective sweep (needs >= 2 ranks)

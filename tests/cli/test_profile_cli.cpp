@@ -4,8 +4,11 @@
 // its own measured iteration within 5% (the ops add up); bad input stops every rank.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +30,7 @@ const TinyProfile& tiny_profile() {
     auto* t = new TinyProfile;
     t->run = run_mpi(2, {"profile", "--model", "tiny", "--tp", "1,2", "--micro-batch-size", "2", "--sequence-parallel",
                          "--recompute-granularity", "selective", "--warmup-steps", "1", "--steps", "2",
-                         "--sweep-max-bytes", "262144", "--out", t->db, "--trace-out", t->trace});
+                         "--rounds", "1", "--sweep-max-bytes", "262144", "--out", t->db, "--trace-out", t->trace});
     return t;
   }();
   return *p;
@@ -130,7 +133,7 @@ TEST(ProfileAccuracy, SmallOnOneRankPredictsItsOwnIterationWithinFivePercent) {
   const TempDir dir;
   const std::string db_path = dir.file("small.json");
   const RunResult p = run_mpi(1, {"profile", "--model", "small", "--micro-batch-size", "2", "--warmup-steps", "1",
-                                  "--steps", "3", "--out", db_path});
+                                  "--steps", "3", "--rounds", "1", "--out", db_path});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const CostDatabase db = read_cost_database(db_path);
   ASSERT_EQ(db.runs.size(), 1u);
@@ -142,6 +145,32 @@ TEST(ProfileAccuracy, SmallOnOneRankPredictsItsOwnIterationWithinFivePercent) {
   const double measured = db.runs[0].iteration_mean_s;
   EXPECT_NEAR(predicted / measured, 1.0, 0.05) << "predicted " << predicted << " s, measured " << measured << " s";
   EXPECT_DOUBLE_EQ(json_number(s.out, "measured_fraction"), 1.0);
+}
+
+// On the CPU a profile runs every TP size x micro batch three times in turn by default and
+// keeps each op's median over the rounds (profiler::pool_profiles): a slow spell of the shared
+// cores that falls on one run does not set the database.
+TEST(Profile, RunsThreeRoundsByDefaultOnTheCpuAndKeepsTheMedians) {
+  const TempDir dir;
+  const std::string db_path = dir.file("tiny.json");
+  const RunResult p = run_mpi(1, {"profile", "--model", "tiny", "--micro-batch-size", "1,2", "--warmup-steps", "1",
+                                  "--steps", "2", "--out", db_path});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("(round 3 of 3)"), std::string::npos) << p.out;
+  EXPECT_EQ(p.out.find("(round 4 of"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("median step per round"), std::string::npos) << p.out;
+  const CostDatabase db = read_cost_database(db_path);
+  ASSERT_EQ(db.runs.size(), 2u) << "one record per TP size x micro batch, not per round";
+  EXPECT_EQ(db.runs[0].timed_steps, 6);
+  EXPECT_EQ(db.command.find("pooled"), std::string::npos) << db.command;
+  // Every op once per shape, with every round's occurrences.
+  std::map<std::tuple<std::string, Phase, std::array<std::int64_t, 4>>, int> seen;
+  for (const OpRecord& op : db.ops) ++seen[{op.name, op.phase, op.shape}];
+  for (const auto& [key, n] : seen) EXPECT_EQ(n, 1) << std::get<0>(key);
+
+  const RunResult bad = run_mpi(1, {"profile", "--model", "tiny", "--rounds", "0", "--out", dir.file("x.json")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--rounds is 0; it must be in 1..100"), std::string::npos) << bad.err;
 }
 
 TEST(ProfileBadInput, ATpThatDoesNotDivideTheRanksStopsEveryRank) {

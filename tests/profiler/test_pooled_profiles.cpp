@@ -1,5 +1,5 @@
 // pool_profiles: profiles of the same runs taken at different times pool into one database
-// whose op times are sample-weighted means, and profiles of different runs refuse to pool
+// whose op times are medians over the rounds, and profiles of different runs refuse to pool
 // (join_profiles puts those one after another);
 // a run between two profiles weighs them by when it ran.
 #include <gtest/gtest.h>
@@ -39,15 +39,15 @@ CostDatabase profile(double fc1_s, double run_s, bool with_sweep) {
   return db;
 }
 
-TEST(PooledProfiles, OpTimesAreSampleWeightedMeansAndSamplesAddUp) {
+TEST(PooledProfiles, OpTimesAreMediansOverRoundsAndSamplesAddUp) {
   CostDatabase later = profile(0.006, 1.1, false);
-  later.ops.front().samples = 10;  // a round that timed fewer occurrences weighs less
+  later.ops.front().samples = 10;
   later.ops.push_back(op("fc2", 10, 0.002));  // an op only one round saw is kept as measured
   const CostDatabase pooled = pool_profiles({profile(0.004, 0.9, true), later});
   ASSERT_EQ(pooled.ops.size(), 2u);
   EXPECT_EQ(pooled.ops[0].name, "fc1");
   EXPECT_EQ(pooled.ops[0].samples, 40);
-  EXPECT_DOUBLE_EQ(pooled.ops[0].mean_s, (30 * 0.004 + 10 * 0.006) / 40);
+  EXPECT_DOUBLE_EQ(pooled.ops[0].mean_s, (0.004 + 0.006) / 2) << "two rounds: the mean of the middle two";
   EXPECT_EQ(pooled.ops[1].name, "fc2");
   EXPECT_DOUBLE_EQ(pooled.ops[1].mean_s, 0.002);
   ASSERT_EQ(pooled.runs.size(), 1u);
@@ -58,6 +58,18 @@ TEST(PooledProfiles, OpTimesAreSampleWeightedMeansAndSamplesAddUp) {
   EXPECT_EQ(pooled.in_step_collectives[0].calls, 20);
   EXPECT_DOUBLE_EQ(pooled.in_step_collectives[0].mean_s, (0.004 + 0.006) / 200);
   EXPECT_NE(pooled.command.find("pooled over 2 profiles"), std::string::npos) << pooled.command;
+}
+
+// One round caught in a slow spell (26% slow, as one run of a plain profile of `small` was)
+// moves neither the ops nor the run: the median is the other rounds'.
+TEST(PooledProfiles, ASlowRoundLeavesThePool) {
+  const CostDatabase pooled =
+      pool_profiles({profile(0.0040, 0.90, true), profile(0.0052, 1.13, false), profile(0.0041, 0.91, false)});
+  EXPECT_DOUBLE_EQ(pooled.ops[0].mean_s, 0.0041);
+  EXPECT_DOUBLE_EQ(pooled.ops[0].p90_s, 0.0041);
+  EXPECT_DOUBLE_EQ(pooled.runs[0].iteration_median_s, 0.91);
+  EXPECT_EQ(pooled.ops[0].samples, 90);
+  EXPECT_EQ(pooled.runs[0].timed_steps, 15);
 }
 
 TEST(PooledProfiles, OneProfilePoolsToItself) {
