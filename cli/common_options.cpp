@@ -14,6 +14,24 @@ void check_output_folder(const std::string& path, const char* flag) {
   check_output_target(path, flag);
 }
 
+void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const NamedPath& out = outputs[i];
+    if (out.path.empty()) continue;
+    for (std::size_t j = 0; j < i; ++j)
+      if (!outputs[j].path.empty() && same_file(outputs[j].path, out.path))
+        fail("{} '{}' and {} '{}' name the same file; give each output its own path", outputs[j].flag, outputs[j].path,
+             out.flag, out.path);
+    for (const NamedPath& in : inputs) {
+      std::error_code ec;
+      if (in.path.empty() || !std::filesystem::is_regular_file(in.path, ec)) continue;
+      if (same_file(in.path, out.path))
+        fail("{} '{}' would overwrite {} '{}', which this command reads; give the output another path", out.flag,
+             out.path, in.flag, in.path);
+    }
+  }
+}
+
 double parse_token_count(const std::string& text, const std::string& flag) {
   std::size_t used = 0;
   double value = 0;

@@ -55,6 +55,7 @@ void run(const ProfileFlags& f) {
     std::ostringstream quiet;
     std::ostream& log = rank == 0 ? std::cout : quiet;
     if (f.out.empty()) fail("--out is required: the cost database to write (e.g. traces/cpu-small.json)");
+    check_outputs_apart({{f.out, "--out"}, {f.trace_out, "--trace-out"}}, {{f.model.model, "--model"}});
     check_output_folder(f.out, "--out");
     if (!f.trace_out.empty()) check_output_folder(f.trace_out, "--trace-out");
     profiler::ProfileRequest r = f.request;

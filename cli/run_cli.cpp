@@ -1,6 +1,9 @@
 #include "cli/run_cli.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 
@@ -17,6 +20,19 @@ bool reports_errors() {
   for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
     if (const char* rank = std::getenv(var)) return std::string(rank) == "0";
   return true;
+}
+
+// A report that never reached its reader (stdout on a full disk, closed, a pipe whose reader
+// left) is a failed command, not a silent success.
+bool stdout_written() {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (std::cout.good() && flushed && !std::ferror(stdout)) return true;
+  const int error = errno;
+  std::cerr << "clustercast: writing the report to standard output failed"
+            << (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
+  return false;
 }
 
 }  // namespace
@@ -61,7 +77,7 @@ int run_cli(CLI::App& app, int argc, char** argv) {
     std::cerr << "clustercast: internal error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return stdout_written() ? 0 : 1;
 }
 
 }  // namespace cc::cli

@@ -154,6 +154,11 @@ void run(const SearchFlags& f) {
   r.top = f.top;
   r.threads = f.threads;
   // Outputs that cannot be written are refused before the search, not after it.
+  check_outputs_apart({{f.export_json, "--export"},
+                       {f.export_megatron, "--export-megatron"},
+                       {f.export_megatron.empty() ? "" : megatron_script_path(f.export_megatron), "--export-megatron"},
+                       {f.export_nemo, "--export-nemo"}},
+                      {{f.costs, "--costs"}, {f.model.model, "--model"}, {f.cluster.cluster, "--cluster"}});
   if (!f.export_json.empty()) check_output_folder(f.export_json, "--export");
   if (!f.export_megatron.empty()) {
     check_output_folder(f.export_megatron, "--export-megatron");

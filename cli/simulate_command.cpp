@@ -47,6 +47,10 @@ Straggler parse_straggler(const std::string& text) {
 }
 
 void run(const SimulateFlags& f) {
+  check_outputs_apart({{f.trace_out, "--trace-out"}}, {{f.run.costs, "--costs"},
+                                                      {f.run.model.model, "--model"},
+                                                      {f.run.cluster.cluster, "--cluster"},
+                                                      {f.run.layout.config_file, "--config"}});
   if (!f.trace_out.empty()) check_output_folder(f.trace_out, "--trace-out");
   const ResolvedRun run = resolve_run(f.run.request());
   const ModelSpec& model = run.model;

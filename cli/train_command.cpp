@@ -111,6 +111,7 @@ void run(const TrainFlags& f) {
     const ParallelConfig config = layout_of(f, model, world);
     engine::TrainOptions options = f.options;
     options.dropout = f.dropout.value_or(engine::megatron_dropout(model));
+    check_outputs_apart({{f.report_json, "--report-json"}}, {{f.model.model, "--model"}, {options.data, "--data"}});
     if (!f.report_json.empty()) check_output_folder(f.report_json, "--report-json");
     if (!f.report_json.empty() && (f.timed_from < 1 || f.timed_from > options.steps))
       fail("--timed-from {}: the first timed step must be in 1..--steps {}", f.timed_from, options.steps);

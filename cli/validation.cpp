@@ -79,6 +79,7 @@ void check_flags(const ValidationRequest& f) {
     fail("--tolerance is {}; it must be a fraction in (0, 1), e.g. 0.1", *f.tolerance);
   if (!(f.memory_tolerance > 0 && f.memory_tolerance < 1))
     fail("--memory-tolerance is {}; it must be a fraction in (0, 1), e.g. 0.05", f.memory_tolerance);
+  check_outputs_apart({{f.report, "--report"}, {f.costs_out, "--costs-out"}}, {{f.costs, "--costs"}});
   if (!f.report.empty()) check_output_folder(f.report, "--report");
   if (!f.costs_out.empty()) check_output_folder(f.costs_out, "--costs-out");
   if (!f.costs.empty() && !f.costs_out.empty()) fail("--costs-out keeps a new profile; with --costs nothing is profiled");

@@ -102,6 +102,18 @@ void move_into_place(const std::string& temp, const std::string& path, const std
 
 }  // namespace
 
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (a == b) return true;
+  // weakly_canonical leaves a relative path whose first element does not exist relative
+  // ("b.json" stays "b.json" while "./b.json" resolves): make both absolute first.
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  if (!ca.empty() && ca == cb) return true;
+  return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec);
+}
+
 void check_output_target(const std::string& path, const std::string& what) { check_target(path, what); }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
@@ -115,8 +127,7 @@ OutputSet::~OutputSet() {
 void OutputSet::add(const std::string& path, const std::string& contents, const std::string& what) {
   // Two outputs on one path would have the later silently replace the earlier.
   for (const auto& s : staged_) {
-    std::error_code ec;
-    if (s.path == path || std::filesystem::weakly_canonical(s.path, ec) == std::filesystem::weakly_canonical(path, ec))
+    if (same_file(s.path, path))
       fail("{} and {} name the same file; give each output its own path", label(s.what, s.path), label(what, path));
   }
   staged_.push_back({path, write_temporary(path, contents, what), what});

@@ -14,6 +14,10 @@ namespace cc {
 // not a regular file, or the write fails (disk full).
 void write_file_atomically(const std::string& path, const std::string& contents);
 
+// Whether two paths name one file: the same absolute path once "." and ".." and the links of
+// the folders that exist are resolved, or, where both exist, the same inode (hard links).
+bool same_file(const std::string& a, const std::string& b);
+
 // Refuses (SpecError naming `what` and the path) a target that exists and is not a regular
 // file; the writers check again, this lets a command refuse before its hour of work.
 void check_output_target(const std::string& path, const std::string& what);

@@ -128,5 +128,76 @@ TEST(OutputSet, TwoOutputsOnOnePathAreRefused) {
   EXPECT_NE(m.find("name the same file"), std::string::npos) << m;
 }
 
+// "b.json" and "./b.json" are one file even where the first does not exist yet (weakly_canonical
+// alone leaves a relative path whose first element does not exist as it is); a hard link is the
+// file it links to.
+TEST(SameFile, RelativeSpellingsAndHardLinksNameOneFile) {
+  const TempDir dir;
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  EXPECT_TRUE(same_file("b.json", "./b.json"));
+  EXPECT_TRUE(same_file("b.json", dir.file("b.json")));
+  EXPECT_TRUE(same_file("folder/../b.json", "b.json"));
+  EXPECT_FALSE(same_file("b.json", "c.json"));
+  write_file("db.json", "{}");
+  std::filesystem::create_hard_link("db.json", "link.json");
+  EXPECT_TRUE(same_file("link.json", "db.json"));
+  std::filesystem::current_path(before);
+}
+
+TEST(OutputSet, RelativeSpellingsOfOnePathAreRefused) {
+  const TempDir dir;
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  OutputSet files;
+  files.add("b.json", "A", "--export");
+  const std::string m = message_of([&] { files.add("./b.json", "B", "--export-nemo"); });
+  std::filesystem::current_path(before);
+  EXPECT_NE(m.find("--export 'b.json' and --export-nemo './b.json' name the same file"), std::string::npos) << m;
+}
+
+// An output that names a file the command reads is refused before any work, the input intact:
+// `search --costs db.json --export db.json` used to replace the measured database.
+TEST(OutputsApart, AnOutputNeverReplacesAnInput) {
+  const TempDir dir;
+  const std::string db = dir.file("db.json");
+  const RunResult written = run_clustercast({"simulate", "--model", "tiny", "--gpus", "1", "--trace-out", db});
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  const std::string before = read_file(db);
+  const RunResult s = run_clustercast({"search", "--costs", db, "--model", "tiny", "--gpus", "1",
+                                       "--global-batch-size", "8", "--export", dir.path().string() + "/./db.json"});
+  EXPECT_EQ(s.exit_code, 2) << s.out << s.err;
+  EXPECT_NE(s.err.find("would overwrite --costs '" + db + "', which this command reads"), std::string::npos) << s.err;
+  EXPECT_EQ(read_file(db), before);
+  // A hard link to the input is the input.
+  std::filesystem::create_hard_link(db, dir.file("link.json"));
+  const RunResult t =
+      run_clustercast({"simulate", "--costs", db, "--model", "tiny", "--gpus", "1", "--trace-out", dir.file("link.json")});
+  EXPECT_EQ(t.exit_code, 2) << t.err;
+  EXPECT_NE(t.err.find("--trace-out '" + dir.file("link.json") + "' would overwrite --costs"), std::string::npos) << t.err;
+  EXPECT_EQ(read_file(db), before);
+  // Two exports spelled differently are one file: refused before the search, nothing written.
+  const RunResult e = run_clustercast({"search", "--model", "tiny", "--gpus", "1", "--global-batch-size", "8",
+                                       "--export", dir.file("b.json"), "--export-nemo",
+                                       dir.path().string() + "/folder/../b.json"});
+  EXPECT_EQ(e.exit_code, 2) << e.err;
+  EXPECT_NE(e.err.find("name the same file"), std::string::npos) << e.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("b.json")));
+}
+
+// A report that cannot reach stdout (a full disk, a closed descriptor) fails the command.
+TEST(Stdout, AWriteErrorFailsTheCommandWithAMessage) {
+  const RunResult full = run_command({"/bin/sh", "-c", std::string(CLUSTERCAST_BINARY) +
+                                                           " simulate --model tiny --gpus 1 > /dev/full"});
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_NE(full.err.find("clustercast: writing the report to standard output failed: No space left on device"),
+            std::string::npos)
+      << full.err;
+  const RunResult closed =
+      run_command({"/bin/sh", "-c", std::string(CLUSTERCAST_BINARY) + " simulate --model tiny --gpus 1 >&-"});
+  EXPECT_EQ(closed.exit_code, 1) << closed.err;
+  EXPECT_NE(closed.err.find("writing the report to standard output failed"), std::string::npos) << closed.err;
+}
+
 }  // namespace
 }  // namespace cc::cli_test
