@@ -40,7 +40,44 @@ JsonFields::JsonFields(const nlohmann::json& object, std::string where, std::str
 std::string JsonFields::field(const std::string& key) const { return key_prefix_ + key; }
 
 bool JsonFields::has(const std::string& key) const {
+  asked_.insert(key);
   return object_.contains(key) && !object_.at(key).is_null();
+}
+
+namespace {
+
+// Edits (insert, delete, replace a character) that turn `a` into `b`.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+void JsonFields::refuse_unread(const std::vector<std::string>& annotations) const {
+  for (const auto& [key, value] : object_.items()) {
+    if (asked_.count(key) || std::find(annotations.begin(), annotations.end(), key) != annotations.end()) continue;
+    std::string nearest;
+    std::size_t best = 4;  // beyond three edits a guess misleads more than it helps
+    for (const std::string& known : asked_)
+      if (const std::size_t d = edit_distance(lower(key), lower(known)); d < best) {
+        best = d;
+        nearest = known;
+      }
+    fail_at(field(key), "{}: '{}' is not a field of this file{}", where_, key,
+            nearest.empty() ? fmt::format("; its fields: {}", fmt::join(asked_, ", "))
+                            : fmt::format("; did you mean '{}'?", nearest));
+  }
 }
 
 const nlohmann::json& JsonFields::raw(const std::string& key) const {

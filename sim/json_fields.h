@@ -4,6 +4,7 @@
 // missing or mistyped field always produces the same kind of message.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ class JsonFields {
   bool boolean(const std::string& key) const;
   bool boolean_or(const std::string& key, bool fallback) const;
   JsonFields object(const std::string& key) const;
+  // Refuses a key of the object that no read above asked for — a misspelt field would otherwise
+  // leave the file describing another model — naming the nearest field that was asked for.
+  // Call once every field is read. `annotations`: keys that document the file ("source").
+  void refuse_unread(const std::vector<std::string>& annotations = {}) const;
 
   const std::string& where() const { return where_; }
 
@@ -49,6 +54,7 @@ class JsonFields {
   const nlohmann::json& object_;
   std::string where_;
   std::string key_prefix_;  // "gpu." inside object("gpu"); empty at the top
+  mutable std::set<std::string> asked_;  // every key a read asked for, present or not
 };
 
 // Parses text as JSON; a syntax error becomes a SpecError naming `where` and the position,

@@ -380,6 +380,7 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
   m.mla.qk_pos_emb_head_dim = static_cast<int>(f.integer_or("qk_pos_emb_head_dim", 0, 0));
   m.mla.v_head_dim = static_cast<int>(f.integer_or("v_head_dim", 0, 0));
   m.mtp_num_layers = static_cast<int>(f.integer_or("mtp_num_layers", 0, 0));
+  f.refuse_unread({"source", "description"});
   m.validate(where);
   return m;
 }
