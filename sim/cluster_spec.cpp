@@ -92,6 +92,8 @@ ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& wher
                    : NetworkTopology::RailOptimized;
   c.oversubscription = inter.number_or("oversubscription", 1.0, 1.0);
   c.max_nodes = static_cast<int>(f.integer_or("max_nodes", 0, 0));
+  for (const JsonFields* part : {&peak, &g, &intra, &inter}) part->refuse_unread();
+  f.refuse_unread({"description", "sources"});
   c.validate(where);
   return c;
 }

@@ -285,6 +285,8 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   if (f.has("precision")) c.precision = precision_from(f.string("precision"), where);
   if (f.has("attention")) c.attention = attention_from(f.string("attention"), where);
   if (f.has("framework")) c.framework = load_framework(f.string("framework")).name;
+  // A bare config object may carry the layout file's format and version beside its fields.
+  f.refuse_unread({"format", "version"});
   return c;
 }
 
