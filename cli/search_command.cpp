@@ -148,7 +148,10 @@ void run(const SearchFlags& f) {
   r.global_batch = *f.global_batch;
   if (r.global_batch < 1) fail("--global-batch-size is {}; it must be >= 1", r.global_batch);
   if (f.top < 1) fail("--top is {}; it must be >= 1", f.top);
-  if (f.threads < 0) fail("--threads is {}; it must be >= 0 (0 = every core)", f.threads);
+  // Far beyond any core count: each thread holds a stack, and thousands fail to start.
+  constexpr int kMaxThreads = 1024;
+  if (f.threads < 0 || f.threads > kMaxThreads)
+    fail("--threads is {}; it must be in 0..{} (0 = every core)", f.threads, kMaxThreads);
   if (f.tie_tolerance && !(*f.tie_tolerance >= 0 && *f.tie_tolerance < 1))
     fail("--tie-tolerance is {}; it must be in [0, 1)", *f.tie_tolerance);
   r.top = f.top;

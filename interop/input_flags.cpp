@@ -86,7 +86,7 @@ void ClusterFlags::add_to(CLI::App& app) {
 
 ClusterSpec ClusterFlags::resolve(const std::optional<ClusterSpec>& from_file) const {
   const ClusterSpec c = !cluster.empty() ? load_cluster(cluster) : from_file ? *from_file : load_cluster("dgx-a100-80gb");
-  if (gpus && *gpus < 1) fail("--gpus is {}; it must be >= 1", *gpus);
+  if (gpus) check_gpu_count(*gpus, "--gpus");
   if (gpus && c.max_nodes > 0 && *gpus > c.max_nodes * c.gpus_per_node)
     fail("--gpus {} exceeds cluster '{}' ({} nodes x {} GPUs)", *gpus, c.name, c.max_nodes, c.gpus_per_node);
   return c;

@@ -57,7 +57,7 @@ ResolvedRun resolve_run(RunRequest request) {
   if (out.measured) {
     if (auto warning = hardware_mismatch(*out.measured, request.cluster)) out.warnings.push_back(std::move(*warning));
   }
-  if (request.gpus && *request.gpus < 1) fail_at("--gpus", "--gpus is {}; it must be >= 1", *request.gpus);
+  if (request.gpus) check_gpu_count(*request.gpus, "--gpus");
 
   const LayoutRequest& layout = request.layout;
   ParallelConfig c = layout.config;

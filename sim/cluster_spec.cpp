@@ -63,6 +63,12 @@ void ClusterSpec::validate(const std::string& where) const {
             oversubscription);
 }
 
+void check_gpu_count(long long gpus, const std::string& flag) {
+  if (gpus < 1) fail_at(flag, "{} is {}; it must be >= 1", flag, gpus);
+  if (gpus > kMaxGpus)
+    fail_at(flag, "{} is {}; clustercast simulates clusters of up to {} GPUs (2^20)", flag, gpus, kMaxGpus);
+}
+
 ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& where) {
   const JsonFields f(doc, where);
   ClusterSpec c;

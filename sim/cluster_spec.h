@@ -66,6 +66,14 @@ struct ClusterSpec {
 };
 
 ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& where);
+
+// The most GPUs one simulated cluster may hold: 2^20, five times the largest single clusters
+// built by 2025 (about 200,000 GPUs). Up to it `simulate` answers in well under a second; the
+// per-rank structures grow with the count, so beyond it a typo (2^31 - 1) would run out of
+// memory instead of answering.
+inline constexpr long long kMaxGpus = 1 << 20;
+// Refuses (SpecError on field `flag`) a GPU count below 1 or above kMaxGpus, naming the limit.
+void check_gpu_count(long long gpus, const std::string& flag);
 nlohmann::json cluster_to_json(const ClusterSpec& cluster);
 const char* to_string(Precision p);
 
