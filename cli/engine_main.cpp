@@ -16,5 +16,5 @@ int main(int argc, char** argv) {
   cc::cli::add_profile_command(app, argc, argv);
   cc::cli::add_train_command(app);
   cc::cli::add_validate_command(app, argc, argv);
-  return cc::cli::run_cli(app, argc, argv);
+  return cc::cli::run_cli(app, argc, argv, /*under_mpirun=*/true);
 }

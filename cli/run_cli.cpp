@@ -16,7 +16,8 @@ namespace cc::cli {
 namespace {
 
 // Under mpirun every rank parses the same command line: let only rank 0 report a bad one.
-bool reports_errors() {
+bool reports_errors(bool under_mpirun) {
+  if (!under_mpirun) return true;
   for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
     if (const char* rank = std::getenv(var)) return std::string(rank) == "0";
   return true;
@@ -37,7 +38,7 @@ bool stdout_written() {
 
 }  // namespace
 
-int run_cli(CLI::App& app, int argc, char** argv) {
+int run_cli(CLI::App& app, int argc, char** argv, bool under_mpirun) {
   app.require_subcommand(1);
   // CLI11 answers an unknown first word with only "A subcommand is required": name the word
   // and list what would be valid.
@@ -48,7 +49,7 @@ int run_cli(CLI::App& app, int argc, char** argv) {
     known = known || (argc > 1 && sub->get_name() == argv[1]);
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    if (reports_errors())
+    if (reports_errors(under_mpirun))
       std::cerr << "clustercast: '" << argv[1] << "' is not a subcommand; valid subcommands: " << subcommands
                 << " (clustercast --help)\n";
     return 2;
@@ -61,7 +62,7 @@ int run_cli(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (reports_errors()) {
+    if (reports_errors(under_mpirun)) {
       std::cerr << "clustercast: " << e.what();
       // No subcommand at all (`clustercast`, `clustercast --frob`): say which there are.
       if (app.get_subcommands().empty()) std::cerr << "; subcommands: " << subcommands;

@@ -9,6 +9,9 @@
 
 namespace cc::cli {
 
-int run_cli(CLI::App& app, int argc, char** argv);
+// `under_mpirun`: the program's commands run on every MPI rank (clustercast-engine), so a bad
+// command line is reported by rank 0 alone; clustercast itself reports whatever the
+// environment's rank variables say.
+int run_cli(CLI::App& app, int argc, char** argv, bool under_mpirun = false);
 
 }  // namespace cc::cli

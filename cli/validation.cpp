@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -34,6 +36,23 @@
 namespace cc::cli {
 
 namespace {
+
+// Whether `program` names an executable file: a path with a slash as it is, a bare name on PATH.
+bool runnable(const std::string& program) {
+  if (program.empty()) return false;
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 &&
+                                                     std::filesystem::is_regular_file(program);
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate)) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -79,6 +98,10 @@ void check_flags(const ValidationRequest& f) {
     fail("--tolerance is {}; it must be a fraction in (0, 1), e.g. 0.1", *f.tolerance);
   if (!(f.memory_tolerance > 0 && f.memory_tolerance < 1))
     fail("--memory-tolerance is {}; it must be a fraction in (0, 1), e.g. 0.05", f.memory_tolerance);
+  if (!runnable(f.mpirun))
+    fail("--mpirun '{}' is not a program this machine can run (not an executable file, nor found on PATH); give "
+         "the MPI launcher, e.g. --mpirun mpirun",
+         f.mpirun);
   check_outputs_apart({{f.report, "--report"}, {f.costs_out, "--costs-out"}}, {{f.costs, "--costs"}});
   if (!f.report.empty()) check_output_folder(f.report, "--report");
   if (!f.costs_out.empty()) check_output_folder(f.costs_out, "--costs-out");

@@ -1,5 +1,7 @@
 #include "gui/launch_flags.h"
 
+#include <set>
+
 #include <algorithm>
 #include <vector>
 
@@ -53,6 +55,26 @@ std::pair<int, int> window_size_from(const std::string& text) {
     fail_at("--window-size", "--window-size '{}' is not WIDTHxHEIGHT in pixels, each 400 to 16384 (e.g. 1280x800)",
             text);
   return {static_cast<int>(*w), static_cast<int>(*h)};
+}
+
+std::string first_non_qt_argument(const std::vector<std::string>& extras) {
+  // QGuiApplication's and QApplication's command-line options (Qt 6 documentation).
+  static const std::set<std::string> with_value = {
+      "platform", "platformpluginpath", "platformtheme", "plugin", "qwindowgeometry", "qwindowicon",
+      "qwindowtitle", "session", "style", "stylesheet", "display", "geometry", "title", "name",
+      "visual", "ncols", "cmap", "qmljsdebugger"};
+  static const std::set<std::string> switches = {"reverse", "widgetcount", "nograb", "dograb", "sync"};
+  for (std::size_t i = 0; i < extras.size(); ++i) {
+    const std::string& a = extras[i];
+    if (a.size() < 2 || a[0] != '-') return a;
+    std::string name = a.substr(a[1] == '-' ? 2 : 1);
+    const bool inline_value = name.find('=') != std::string::npos;
+    name = name.substr(0, name.find('='));
+    if (switches.count(name) && !inline_value) continue;
+    if (!with_value.count(name)) return a;
+    if (!inline_value) ++i;  // its value
+  }
+  return "";
 }
 
 Project project_from_flags(GuiFlags& f, const CLI::App& app) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,12 @@ struct GuiFlags {
 // --window-size's width and height; throws SpecError naming the flag on anything but WxH with
 // both between 400 and 16384 pixels.
 std::pair<int, int> window_size_from(const std::string& text);
+
+// The first of `extras` (the arguments CLI11 left for Qt) that is not one of Qt's own options
+// (-platform, -style, ... with one dash or two, and their values); empty when Qt takes them
+// all. Checked before Qt starts, since without a display QApplication aborts before it could
+// refuse an unknown option.
+std::string first_non_qt_argument(const std::vector<std::string>& extras);
 
 // The project the window opens: --project's file, or the flags resolved as `simulate` resolves
 // them. With no model, cluster or layout given, GPT-3 175B over 1,024 A100-80GB GPUs at TP 8 x

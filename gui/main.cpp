@@ -69,6 +69,11 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
     for (const auto& extra : cli.remaining()) qt_args.push_back(extra);
+    if (const std::string bad = cc::gui::first_non_qt_argument(cli.remaining()); !bad.empty()) {
+      std::cerr << "clustercast-gui: '" << bad
+                << "' is not an option; see clustercast-gui --help (Qt's own: -platform, -style, ...)\n";
+      return 2;
+    }
     p = cc::gui::project_from_flags(flags, cli);
     if (!flags.window_size.empty()) window_size = cc::gui::window_size_from(flags.window_size);
   } catch (const CLI::CallForHelp& e) {

@@ -56,5 +56,16 @@ TEST(LightStart, AMissingEngineIsNamedWithHowToBuildIt) {
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
 }
 
+// simulate and search never run under mpirun: a rank variable left in the environment (a
+// Slurm job step, a shell inside an MPI job) must not silence their bad-input message.
+TEST(LightStart, ABadCommandLineIsReportedWhateverTheRankVariablesSay) {
+  for (const char* var : {"PMI_RANK=1", "OMPI_COMM_WORLD_RANK=3", "PMIX_RANK=2"}) {
+    const RunResult r = run_command({"/usr/bin/env", var, CLUSTERCAST_BINARY, "simulate", "--tpp", "3"});
+    EXPECT_EQ(r.exit_code, 2) << var;
+    EXPECT_NE(r.err.find("clustercast: "), std::string::npos) << var << ": " << r.err;
+    EXPECT_NE(r.err.find("--tpp"), std::string::npos) << var << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace cc::cli_test

@@ -346,6 +346,14 @@ class TestLaunchParity : public QObject {
     const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, {"--frobnicate"});
     QCOMPARE(gui.exit_code, 2);
     QVERIFY2(gui.err.find("--frobnicate") != std::string::npos, gui.err.c_str());
+    // Refused before Qt starts: without any display QApplication would abort first.
+    const CliRun bare = run_program("/usr/bin/env", {"-u", "QT_QPA_PLATFORM", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY",
+                                                     CLUSTERCAST_GUI_BINARY, "--frobnicate"});
+    QCOMPARE(bare.exit_code, 2);
+    QVERIFY2(bare.err.find("'--frobnicate' is not an option") != std::string::npos, bare.err.c_str());
+    // Qt's own options, with one dash or two and their values, are not refused.
+    QCOMPARE(cc::gui::first_non_qt_argument({"-platform", "offscreen", "--style=fusion", "-reverse"}), std::string());
+    QCOMPARE(cc::gui::first_non_qt_argument({"-style", "fusion", "stray"}), std::string("stray"));
   }
 };
 
