@@ -61,6 +61,26 @@ void ClusterSpec::validate(const std::string& where) const {
   if (oversubscription < 1.0)
     fail_at("inter_node.oversubscription", "{}: inter_node.oversubscription is {}; it must be >= 1", where,
             oversubscription);
+  // Physical ranges, far beyond any hardware on either side: outside them the simulated times
+  // stop being representable (a latency of 1e18 us overflowed the event engine's clock) and
+  // the value is a typo, not a cluster.
+  const auto within = [&](const char* field, double value, double low, double high, const char* unit) {
+    if (!(value >= low && value <= high))
+      fail_at(field, "{}: {} is {} {}; it must be between {} and {} {}", where, field, value, unit, low, high, unit);
+  };
+  within("intra_node.bandwidth_gbs", intra_node.bandwidth_gbs, 1e-3, 1e6, "GB/s");
+  within("inter_node.nic_bandwidth_gbs", inter_node.bandwidth_gbs, 1e-3, 1e6, "GB/s");
+  within("gpu.hbm_bandwidth_gbs", gpu.hbm_bandwidth_gbs, 1e-3, 1e6, "GB/s");
+  within("intra_node.latency_us", intra_node.latency_us, 0, 1e6, "us");
+  within("inter_node.latency_us", inter_node.latency_us, 0, 1e6, "us");
+  within("inter_node.oversubscription", oversubscription, 1, 1e3, "x");
+  for (const auto& [field, peak] : {std::pair{"gpu.peak_tflops.bf16", gpu.peak_tflops_bf16},
+                                    {"gpu.peak_tflops.fp16", gpu.peak_tflops_fp16},
+                                    {"gpu.peak_tflops.fp8", gpu.peak_tflops_fp8},
+                                    {"gpu.peak_tflops.tf32", gpu.peak_tflops_tf32},
+                                    {"gpu.peak_tflops.fp32", gpu.peak_tflops_fp32}})
+    within(field, peak, 0, 1e6, "TFLOPS");
+  within("gpu.hbm_gib", gpu.hbm_gib, 1e-3, 1e6, "GiB");
 }
 
 void check_gpu_count(long long gpus, const std::string& flag) {
