@@ -113,7 +113,7 @@ void print_run_summary(std::ostream& log, const std::vector<OpRecord>& ops, cons
 }
 
 // Each run's median step, round by round, beside the median the database keeps; a round
-// more than 10% off it is named, since the pool left it out.
+// more than 10% off it, slow or fast, is named, since the pool left it out.
 void print_rounds(std::ostream& log, const std::vector<CostDatabase>& rounds, const CostDatabase& pooled) {
   fmt::print(log, "median step per round (the database keeps each op's median over the rounds):\n");
   for (std::size_t i = 0; i < pooled.runs.size(); ++i) {
@@ -127,7 +127,7 @@ void print_rounds(std::ostream& log, const std::vector<CostDatabase>& rounds, co
         off += fmt::format("; round {} {:+.0f}%", k + 1, 100 * (t / p.iteration_median_s - 1));
     }
     fmt::print(log, "{} s -> {:.4f} s{}\n", line, p.iteration_median_s,
-               off.empty() ? std::string() : off + " (a slow spell of the machine, left out by the median)");
+               off.empty() ? std::string() : off + " (the machine's speed moved; the median leaves that round out)");
   }
 }
 
