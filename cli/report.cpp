@@ -89,6 +89,7 @@ std::string format_report(const SimResult& r) {
   mem("optimizer state", m.optimizer);
   if (r.model.moe.enabled()) mem("  of the 3 above: routed experts", m.experts);
   mem("activations", m.activations);
+  mem("GEMM library workspaces", m.workspaces);
   mem("other (context, buffers, frag.)", m.other);
   line("  {:<32} {:8.2f}  of {:.1f} usable ({:.0f} GiB HBM) — {}", "total", m.total() / kGiB, r.usable_gib, r.hbm_gib,
        r.fits ? "fits" : fmt::format("DOES NOT FIT (short by {:.2f} GiB)", m.total() / kGiB - r.usable_gib));

@@ -25,7 +25,7 @@ namespace {
 
 const QColor kPartColors[MemoryTable::kParts] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b),
                                                  QColor(0x59, 0xa1, 0x4f), QColor(0xe1, 0x57, 0x59),
-                                                 QColor(0xba, 0xb0, 0xac)};
+                                                 QColor(0x76, 0xb7, 0xb2), QColor(0xba, 0xb0, 0xac)};
 
 
 }  // namespace

@@ -18,6 +18,7 @@ double MemoryTable::gib(int stage, int column) const {
     case Gradients: return b.gradients / kGiB;
     case Optimizer: return b.optimizer / kGiB;
     case Activations: return b.activations / kGiB;
+    case Workspaces: return b.workspaces / kGiB;
     case Other: return b.other / kGiB;
     case Total: return b.total() / kGiB;
     case ExpertState: return b.experts / kGiB;
@@ -55,12 +56,15 @@ QVariant MemoryTable::headerData(int section, Qt::Orientation orientation, int r
     return tr("Routed-expert parameters one GPU of the stage holds: its MoE layers x experts / EP x one expert / ETP. "
               "Their weights and gradients are in those columns; their optimizer state is sharded over the "
               "expert-data-parallel group.");
+  if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section == Workspaces)
+    return tr("GiB of cuBLAS workspaces that PyTorch and Transformer Engine keep allocated from the first GEMM on "
+              "(sized by the GPU's compute capability and the software stack).");
   if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section == ExpertState)
     return tr("GiB of the routed experts' weights, gradients and optimizer state (over expert DP): a share of those "
               "three columns, not added to the total.");
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return QStringLiteral("stage %1").arg(section);
-  static const char* names[] = {"weights", "gradients", "optimizer", "activations", "other", "total",
+  static const char* names[] = {"weights", "gradients", "optimizer", "activations", "workspaces", "other", "total",
                                 "expert params", "expert state"};
   return section >= 0 && section < ColumnCount ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }

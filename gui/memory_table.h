@@ -17,8 +17,19 @@ namespace cc::gui {
 class MemoryTable : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Weights, Gradients, Optimizer, Activations, Other, Total, ExpertParameters, ExpertState, ColumnCount };
-  static constexpr int kParts = 5;  // Weights..Other stack up to Total
+  enum Column {
+    Weights,
+    Gradients,
+    Optimizer,
+    Activations,
+    Workspaces,
+    Other,
+    Total,
+    ExpertParameters,
+    ExpertState,
+    ColumnCount
+  };
+  static constexpr int kParts = 6;  // Weights..Other stack up to Total
   using QAbstractTableModel::QAbstractTableModel;
 
   void set_result(std::shared_ptr<const SimResult> result);

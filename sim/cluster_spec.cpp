@@ -81,6 +81,7 @@ void ClusterSpec::validate(const std::string& where) const {
                                     {"gpu.peak_tflops.fp32", gpu.peak_tflops_fp32}})
     within(field, peak, 0, 1e6, "TFLOPS");
   within("gpu.hbm_gib", gpu.hbm_gib, 1e-3, 1e6, "GiB");
+  if (gpu.compute_capability != 0) within("gpu.compute_capability", gpu.compute_capability, 1, 20, "");
 }
 
 void check_gpu_count(long long gpus, const std::string& flag) {
@@ -104,6 +105,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& doc, const std::string& wher
   c.gpu.hbm_gib = g.number("hbm_gib", 0);
   c.gpu.hbm_bandwidth_gbs = g.number("hbm_bandwidth_gbs", 0);
   c.gpu.sm_count = static_cast<int>(g.integer("sm_count", 1));
+  c.gpu.compute_capability = g.number_or("compute_capability", 1, 0);
   c.gpus_per_node = static_cast<int>(f.integer("gpus_per_node", 1));
   c.nvlink_domain_gpus = static_cast<int>(f.integer_or("nvlink_domain_gpus", 1, 0));
   const JsonFields intra = f.object("intra_node");
@@ -152,6 +154,7 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
           {"max_nodes", c.max_nodes}};
   // Written only where it differs from the node, so the files of node-sized domains read as before.
   if (c.nvlink_domain_gpus > 0) doc["nvlink_domain_gpus"] = c.nvlink_domain_gpus;
+  if (c.gpu.compute_capability > 0) doc["gpu"]["compute_capability"] = c.gpu.compute_capability;
   return doc;
 }
 

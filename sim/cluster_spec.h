@@ -26,6 +26,9 @@ struct GpuSpec {
   double hbm_gib = 0;
   double hbm_bandwidth_gbs = 0;  // GB/s
   int sm_count = 0;
+  // CUDA compute capability (8.0 Ampere, 9.0 Hopper, 10.0 Blackwell); 0: not stated. The GEMM
+  // libraries size their workspaces by it (library_workspaces.h).
+  double compute_capability = 0;
 
   // Dense matrix peak in FLOP/s for the given precision; 0 when unsupported.
   double peak_flops(Precision p) const;

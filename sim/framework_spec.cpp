@@ -25,6 +25,9 @@ FrameworkSpec framework_from_json(const nlohmann::json& doc, const std::string& 
   s.overlap_grad_reduce = f.boolean("overlap_grad_reduce");
   s.overlap_param_gather = f.boolean("overlap_param_gather");
   s.flash_attention = f.boolean("flash_attention");
+  s.pytorch = f.boolean("pytorch");
+  s.transformer_engine = f.boolean("transformer_engine");
+  s.cublas_workspace_mib = f.number("cublas_workspace_mib", 0);
   return s;
 }
 

@@ -31,6 +31,12 @@ struct FrameworkSpec {
   // The attention kernel when a launch line does not say: fused/flash (no s x s scores kept)
   // or the unfused kernels that store them, as the 2021-2022 papers' runs did.
   bool flash_attention = false;
+  // The GEMM libraries whose workspaces the stack keeps allocated (library_workspaces.h): PyTorch's
+  // cuBLAS, Transformer Engine's; and one PyTorch workspace's size where the stack sets
+  // CUBLAS_WORKSPACE_CONFIG (MiB; 0: PyTorch's default for the GPU).
+  bool pytorch = true;
+  bool transformer_engine = false;
+  double cublas_workspace_mib = 0;
 };
 
 inline constexpr const char* kDefaultFramework = "megatron-core";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/library_workspaces.h"
 #include "sim/layer_program.h"
 #include "sim/mla_mtp_memory.h"
 #include "sim/pipeline_schedule.h"
@@ -254,8 +255,10 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   return a;
 }
 
-MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve) {
+MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const MemoryReserve& reserve,
+                          const GpuSpec* gpu) {
   MemoryReport report;
+  const double workspaces = gpu ? library_workspace_bytes(*gpu, m, c) : 0.0;
   const double shard = c.distributed_optimizer ? gradient_group_size(c) : 1.0;
 
   for (int s = 0; s < c.pp; ++s) {
@@ -279,6 +282,7 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     const double activations =
         stage.in_flight * a.per_in_flight + attention_transient + stage.loss_peak_extra + a.fixed;
     stage.bytes.activations = activations;
+    stage.bytes.workspaces = workspaces;
     stage.bytes.other = (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB +
                         reserve.fragmentation_fraction * activations;
     report.stages.push_back(stage);

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/cluster_spec.h"
 #include "sim/model_spec.h"
 #include "sim/parallel_config.h"
 
@@ -16,11 +17,16 @@ struct MemoryBreakdown {  // bytes
   double gradients = 0;
   double optimizer = 0;
   double activations = 0;
+  // The GEMM libraries' workspaces, held from the first GEMM on (library_workspaces.h).
+  double workspaces = 0;
   double other = 0;  // CUDA context, communication buffers, allocator fragmentation
   // Of weights, gradients and optimizer state: the routed experts' part (0 without MoE layers).
   // A share of the parts above, not a part of its own: total() does not add it.
   double experts = 0;
-  double total() const { return weights + gradients + optimizer + activations + other; }
+  double total() const { return weights + gradients + optimizer + activations + workspaces + other; }
+  // What PyTorch's allocator holds between steps (torch.cuda.memory_allocated()): the
+  // parameters' state and the libraries' workspaces.
+  double resident() const { return weights + gradients + optimizer + workspaces; }
 };
 
 // Allowances outside the model's own tensors. Defaults: a CUDA 12 context with cuBLAS
@@ -85,7 +91,10 @@ struct MemoryReport {
   const MemoryBreakdown& peak() const { return stages[static_cast<std::size_t>(peak_stage)].bytes; }
 };
 
-MemoryReport memory_model(const ModelSpec& model, const ParallelConfig& config, const MemoryReserve& reserve = {});
+// `gpu`: the GPU the run uses, which sizes the GEMM libraries' workspaces; none: no CUDA
+// libraries (the CPU engine).
+MemoryReport memory_model(const ModelSpec& model, const ParallelConfig& config, const MemoryReserve& reserve = {},
+                          const GpuSpec* gpu = nullptr);
 
 // The ranks that hold the same parameters and so reduce their gradients together, and over
 // which the distributed optimizer shards its state: Megatron-Core's data-parallel group with

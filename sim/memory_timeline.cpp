@@ -66,8 +66,7 @@ std::vector<StageMemoryCurve> memory_timeline(const SimResult& r, const MemoryRe
     const StageActivations a = stage_activations(r.model, c, s);
     // Fragmentation is charged in proportion to the activations, as memory_model() does.
     const double scale = 1.0 + reserve.fragmentation_fraction;
-    const double base = held.weights + held.gradients + held.optimizer +
-                        (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB + scale * a.fixed;
+    const double base = held.resident() + (reserve.cuda_context_gib + reserve.comm_buffers_gib) * kGiB + scale * a.fixed;
 
     // (time, change in bytes): a forward's activations are held from its start until its
     // backward ends; full recomputation's working set only while that backward runs, and the

@@ -15,6 +15,7 @@ nlohmann::json memory_json(const MemoryBreakdown& m, bool moe) {
                       {"gradients", m.gradients / kGiB},
                       {"optimizer", m.optimizer / kGiB},
                       {"activations", m.activations / kGiB},
+                      {"workspaces", m.workspaces / kGiB},
                       {"other", m.other / kGiB}};
   if (moe) j["experts"] = m.experts / kGiB;
   return j;

@@ -447,7 +447,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   std::vector<double> peak(valid.size()), estimate(valid.size(), std::numeric_limits<double>::infinity());
   parallel_for(valid.size(), threads, progress, "estimating", r.cancel, [&](std::size_t i) {
     const ParallelConfig& c = valid[i];
-    peak[i] = memory_model(r.model, c, r.reserve).peak().total() / kGiB;
+    peak[i] = memory_model(r.model, c, r.reserve, &r.cluster.gpu).peak().total() / kGiB;
     if (peak[i] > usable && (r.unfit <= 0 || peak[i] > usable * r.unfit_within)) return;  // estimated only when shown
     const LayerCosts& layers = shapes.at(ShapeKey(c));
     estimate[i] = estimate_from(price_iteration(r.model, r.cluster, c, costs, layers), c);

@@ -494,7 +494,7 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
     r.interval = PredictionInterval{band->low, band->high, band->basis};
   }
 
-  r.memory = memory_model(model, config, options.reserve);
+  r.memory = memory_model(model, config, options.reserve, &cluster.gpu);
   r.peak_memory_gib = r.memory.peak().total() / kGiB;
   r.hbm_gib = cluster.gpu.hbm_gib;
   r.usable_gib = options.reserve.usable_gib(r.hbm_gib);

@@ -119,9 +119,9 @@ std::vector<ErrorBand> error_bands(const std::vector<CorpusRow>& rows, const std
 }
 
 double predicted_allocated_gib(const CorpusRow& row) {
-  const MemoryReport m = memory_model(row.model, row.config);
+  const MemoryReport m = memory_model(row.model, row.config, {}, &row.cluster.gpu);
   const MemoryBreakdown& last = m.stages.back().bytes;
-  return (last.weights + last.gradients + last.optimizer + last.activations) / kGiB;
+  return (last.resident() + last.activations) / kGiB;
 }
 
 namespace {

@@ -48,7 +48,8 @@ std::vector<ErrorBand> error_bands(const std::vector<CorpusRow>& rows, const std
 
 // Memory the PyTorch allocator had allocated at its peak on the last pipeline stage (what
 // Megatron-LM logs as mem-max-allocated-bytes from its last rank): weights, gradients,
-// optimizer state and activations, without the CUDA context, NCCL buffers or fragmentation.
+// optimizer state, the GEMM libraries' workspaces and activations, without the CUDA context,
+// NCCL buffers or fragmentation.
 double predicted_allocated_gib(const CorpusRow& row);
 
 struct JobRanking {

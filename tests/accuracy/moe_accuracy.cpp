@@ -64,9 +64,9 @@ PeakSplit split_peak_memory(const std::vector<CorpusRow>& rows) {
   std::vector<double> resident, transient;
   for (const CorpusRow& r : rows) {
     if (!states_peak(r) || !r.measured_resident_gib || !(*r.measured_peak_gib > *r.measured_resident_gib)) continue;
-    const MemoryReport report = memory_model(r.model, r.config);
+    const MemoryReport report = memory_model(r.model, r.config, {}, &r.cluster.gpu);
     const MemoryBreakdown& last = report.stages.back().bytes;
-    resident.push_back(relative_error((last.weights + last.gradients + last.optimizer) / kGiB, *r.measured_resident_gib));
+    resident.push_back(relative_error(last.resident() / kGiB, *r.measured_resident_gib));
     transient.push_back(relative_error(last.activations / kGiB, *r.measured_peak_gib - *r.measured_resident_gib));
   }
   return {resident.size(), median(resident), median(transient)};

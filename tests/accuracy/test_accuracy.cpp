@@ -160,7 +160,8 @@ TEST(MoeHeldOut, IterationTimeMeanWithinTenPercent) {
 }
 
 // Acceptance 2: peak memory of the Megatron-LM MoE functional tests, median |error| <= 5% and
-// at least 80% of rows within 10%.
+// at least 80% of rows within 10%. Met since the memory model counts the GEMM libraries'
+// workspaces (library_workspaces.h); before, median 8.4% and 74% within 10%.
 TEST(MoeHeldOut, FunctionalTestPeakMemoryWithinAcceptance) {
   const MoeRows moe = load_moe_rows(kCorpus);
   std::vector<CorpusRow> ci;
@@ -168,11 +169,8 @@ TEST(MoeHeldOut, FunctionalTestPeakMemoryWithinAcceptance) {
     if (r.source == "megatron-functional-tests-moe") ci.push_back(r);
   const MemoryComparison m = compare_peak_memory(ci);
   ASSERT_GT(m.rows, 0u);
-  if (m.median_abs > 0.05 || m.within_10 < 0.80)
-    GTEST_SKIP() << "expected to fail (issue 31 acceptance 2: median <= 5%, >= 80% within 10%): median "
-                 << 100 * m.median_abs << "%, " << 100 * m.within_10 << "% within 10% over " << m.rows << " rows";
-  EXPECT_LE(m.median_abs, 0.05);
-  EXPECT_GE(m.within_10, 0.80);
+  EXPECT_LE(m.median_abs, 0.05) << m.rows << " rows";
+  EXPECT_GE(m.within_10, 0.80) << m.rows << " rows";
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ TEST(SimulateCli, JsonHasAllFieldsAndIsConsistent) {
   // The memory parts add up to the peak, which fits an 80 GB A100.
   ASSERT_TRUE(doc.contains("memory_gib") && doc.at("memory_gib").is_object());
   double memory_sum = 0;
-  for (const char* key : {"weights", "gradients", "optimizer", "activations", "other"}) {
+  for (const char* key : {"weights", "gradients", "optimizer", "activations", "workspaces", "other"}) {
     const json& part = doc.at("memory_gib");
     ASSERT_TRUE(part.contains(key) && part.at(key).is_number()) << "memory_gib." << key;
     EXPECT_GT(part.at(key).get<double>(), 0.0) << "memory_gib." << key;
