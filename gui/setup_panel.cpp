@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLocale>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -57,7 +58,14 @@ QString layer_freq_text(const MoeSpec& moe) {
 }
 
 // "46.70B" for a parameter count.
-QString billions(std::int64_t n) { return QStringLiteral("%1B").arg(static_cast<double>(n) / 1e9, 0, 'f', 2); }
+// A parameter count in the unit that keeps its digits: billions, millions, or the exact count
+// with thousands separators as `simulate` prints it (a tiny model read 0.00B).
+QString parameter_count(std::int64_t n) {
+  const double x = static_cast<double>(n);
+  if (x >= 1e9) return QStringLiteral("%1B").arg(x / 1e9, 0, 'f', 2);
+  if (x >= 1e6) return QStringLiteral("%1M").arg(x / 1e6, 0, 'f', 2);
+  return QLocale(QLocale::English).toString(static_cast<qlonglong>(n));
+}
 
 QString bundled_traces_dir() {
 #ifdef CLUSTERCAST_TRACES_DIR
@@ -445,7 +453,7 @@ void SetupPanel::update_moe_rows() {
   try {
     model.validate("model");
     parameters_->setText(tr("%1 total, %2 active")
-                             .arg(billions(model.total_parameters()), billions(model.active_parameters())));
+                             .arg(parameter_count(model.total_parameters()), parameter_count(model.active_parameters())));
   } catch (const SpecError&) {
     parameters_->setText(tr("— (the model is refused, see below)"));
   }

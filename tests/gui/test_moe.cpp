@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -47,6 +48,26 @@ class TestMoe : public QObject {
   // The preset's MoE fields are shown as the model holds them, the parameters line counts
   // Mixtral as published (issue 31: 46,702,792,704 total, 12,879,925,248 active), and every
   // field survives the project file and the panel.
+  // Small models keep their digits: the exact count with separators below a million (tiny read
+  // "0.00B total"), millions below a billion. The counts are the library's (ModelSpec), which
+  // other tests check against the architectures; this checks how the panel writes them.
+  void parametersLineKeepsTheDigitsOfSmallModels() {
+    MainWindow w;
+    const Project tiny = project_from_presets("tiny", "dgx-h100", 8);
+    w.setup()->set_project(tiny);
+    const auto* parameters = w.setup()->findChild<QLabel*>("parameters");
+    QVERIFY(parameters);
+    const QString exact = QLocale(QLocale::English).toString(static_cast<qlonglong>(tiny.model.total_parameters()));
+    QVERIFY(tiny.model.total_parameters() < 1000000 && exact.contains(','));
+    QCOMPARE(parameters->text(), QString("%1 total, %1 active").arg(exact));
+
+    const Project small = project_from_presets("gpt3-125m", "dgx-h100", 8);
+    w.setup()->set_project(small);
+    const double total = static_cast<double>(small.model.total_parameters());
+    QVERIFY(total >= 1e6 && total < 1e9);
+    QCOMPARE(parameters->text(), QString("%1M total, %1M active").arg(total / 1e6, 0, 'f', 2));
+  }
+
   void fieldsShowTheModelAndRoundTrip() {
     Project p = with_ep(mixtral_project(), 8);
     p.config.moe.dispatcher = TokenDispatcher::AllToAll;
