@@ -59,33 +59,19 @@ MemberBytes member_bytes(const OpProgram& program, CommGroup runs_on) {
   return bytes;
 }
 
-// The MoE layers among a chunk's, and among its recomputed ones (the simulator prices each
-// kind with its own program, iteration_costs.cpp).
-int moe_layers(const ModelSpec& m, const ChunkPlan& chunk) {
-  int n = 0;
-  for (int i = 0; i < chunk.layers.count; ++i) n += m.is_moe_layer(chunk.layers.first + i) ? 1 : 0;
-  return n;
-}
-int moe_layers_recomputed(const ModelSpec& m, const ChunkPlan& chunk) {
-  int n = 0;
-  for (const LayerRange& g : chunk.recompute_groups)
-    for (int i = g.first; i < g.end(); ++i) n += m.is_moe_layer(chunk.layers.first + i) ? 1 : 0;
-  return n;
-}
-
 // What each member of stage s's groups of `runs_on` sends in one iteration: per microbatch,
 // every chunk's forward and backward (dense and MoE layers each with their own programs, with
 // what the recomputed ones rerun), and the TP re-gather after each pipeline transfer the
 // chunk receives. `ops`: the layer programs with their groups placed on the cluster (the flex
 // dispatcher's network share depends on the NVLink domains its EP group joins).
-std::vector<MemberBytes> bytes_per_member(const StepPlan& plan, const LayerOps& ops, const ModelSpec& m,
+std::vector<MemberBytes> bytes_per_member(const StepPlan& plan, const LayerOps& ops,
                                           CommGroup runs_on) {
   auto of = [&](const OpProgram& p) { return member_bytes(p, runs_on); };
   std::vector<MemberBytes> out;
   for (const auto& stage : plan.chunks) {
     MemberBytes per_microbatch;
     for (const ChunkPlan& chunk : stage) {
-      const int moe = moe_layers(m, chunk), moe_recomputed = moe_layers_recomputed(m, chunk);
+      const int moe = chunk.moe_layers, moe_recomputed = chunk.moe_recomputed_layers;
       per_microbatch.add(of(ops.forward), chunk.layers.count - moe);
       per_microbatch.add(of(ops.backward), chunk.layers.count - moe);
       per_microbatch.add(of(ops.recompute), chunk.recomputed_layers() - moe_recomputed);
@@ -217,7 +203,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // NVLink domains show, so a group inside one domain adds nothing.
   const bool tp_spans_nodes = place_in_nvlink_domains(grid.group(0, "tp"), cluster).nodes > 1;
   if (c.tp > 1 && tp_spans_nodes) {
-    const std::vector<MemberBytes> tp_bytes = bytes_per_member(plan, placed_ops, m, CommGroup::Tensor);
+    const std::vector<MemberBytes> tp_bytes = bytes_per_member(plan, placed_ops, CommGroup::Tensor);
     for (const std::vector<int>& group : grid.groups("tp"))
       ring(group, TrafficKind::TensorParallel, tp_bytes[static_cast<std::size_t>(grid.coord(group.front(), "pp"))].ring);
   }
@@ -227,7 +213,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   if (c.cp > 1) {
     const int a2a = cp_all_to_all_size(c);
     for (CommGroup runs_on : {CommGroup::Context, CommGroup::ContextAllToAll, CommGroup::ContextRing}) {
-      const std::vector<MemberBytes> cp_bytes = bytes_per_member(plan, placed_ops, m, runs_on);
+      const std::vector<MemberBytes> cp_bytes = bytes_per_member(plan, placed_ops, runs_on);
       for (const std::vector<int>& group : grid.groups("cp")) {
         const MemberBytes& bytes = cp_bytes[static_cast<std::size_t>(grid.coord(group.front(), "pp"))];
         for (const std::vector<int>& members : context_parallel_subgroups(group, runs_on, a2a)) {
@@ -249,7 +235,7 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
   // group order. The priced buffers are the busiest EP rank's (the load imbalance paces the
   // exchange); an average member moves 1/imbalance of them, and that is what the links carry.
   if (m.moe.enabled() && c.ep * c.expert_tp() > 1) {
-    const std::vector<MemberBytes> ep_bytes = bytes_per_member(plan, placed_ops, m, CommGroup::Expert);
+    const std::vector<MemberBytes> ep_bytes = bytes_per_member(plan, placed_ops, CommGroup::Expert);
     const double mean = c.moe.dispatcher == TokenDispatcher::AllGather ? 1.0 : 1.0 / moe_load_imbalance(c);
     auto stage_bytes = [&](const std::vector<int>& group) {
       return ep_bytes[static_cast<std::size_t>(experts.coord(group.front(), "pp"))];

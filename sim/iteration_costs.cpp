@@ -97,10 +97,7 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
       // MoE layers among the chunk's, and among its recomputed ones. Each kind is priced as one
       // run of its layers: the pass's device time is the same in any order, and so is its span
       // while the device stays busier than the host.
-      int moe = 0, moe_recomputed = 0;
-      for (int i = 0; i < n; ++i) moe += m.is_moe_layer(plan.layers.first + i) ? 1 : 0;
-      for (const LayerRange& g : plan.recompute_groups)
-        for (int i = g.first; i < g.end(); ++i) moe_recomputed += m.is_moe_layer(plan.layers.first + i) ? 1 : 0;
+      const int moe = plan.moe_layers, moe_recomputed = plan.moe_recomputed_layers;
       const ProgramCost moe_recompute = l.recompute_for(c, true);
       const bool first = plan.has_embedding, last = plan.has_output;
       // Each pass in the order it runs: the stack's per-pass host work (schedule, p2p setup,

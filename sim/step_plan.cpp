@@ -140,6 +140,9 @@ ChunkPlan chunk_plan(const ModelSpec& m, const ParallelConfig& c, int stage, int
   p.layers = chunk_layers(m, c, stage, chunk);
   p.recompute = recompute_scope(c);
   p.recompute_groups = recompute_groups(c, p.layers.count);
+  for (int i = 0; i < p.layers.count; ++i) p.moe_layers += m.is_moe_layer(p.layers.first + i) ? 1 : 0;
+  for (const LayerRange& g : p.recompute_groups)
+    for (int i = g.first; i < g.end(); ++i) p.moe_recomputed_layers += m.is_moe_layer(p.layers.first + i) ? 1 : 0;
   return p;
 }
 

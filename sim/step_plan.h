@@ -53,6 +53,10 @@ struct ChunkPlan {
   // the first --recompute-num-layers layers one at a time (the rest keep everything);
   // selective, every layer on its own. Empty without recomputation.
   std::vector<LayerRange> recompute_groups;
+  // Of `layers`, and of those in recompute_groups: the MoE layers (ModelSpec::is_moe_layer),
+  // which run an MoE layer's programs.
+  int moe_layers = 0;
+  int moe_recomputed_layers = 0;
 
   int recomputed_layers() const;
   // Whether chunk-local layer `i` keeps every activation for backward (no full rerun).
