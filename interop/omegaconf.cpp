@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -98,6 +99,33 @@ std::optional<std::string> format_number(double v, bool integral) {
   return fmt::format("{}", v);
 }
 
+// yaml-cpp keeps a key written twice in one mapping and answers lookups with one of them, and it
+// reads a merge key ("<<: *anchor") as an ordinary key named "<<". OmegaConf refuses the first
+// and merges the second; either way a value would silently differ from what the user wrote.
+void refuse_duplicate_and_merge_keys(const YAML::Node& node, const std::string& path, const std::string& where) {
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      refuse_duplicate_and_merge_keys(node[i], fmt::format("{}[{}]", path, i), where);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int> seen;  // key -> line
+  for (const auto& item : node) {
+    const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string("?");
+    const int line = item.first.Mark().line + 1;
+    const std::string at = path.empty() ? key : path + "." + key;
+    if (key == "<<")
+      fail("{}: '{}' at line {} is a YAML merge key, which clustercast does not expand; write the merged keys "
+           "out under '{}'",
+           where, at, line, path.empty() ? "the top level" : path);
+    if (const auto [it, fresh] = seen.emplace(key, line); !fresh)
+      fail("{}: '{}' is written twice (lines {} and {}); a YAML mapping holds each key once, so keep the one "
+           "you mean",
+           where, at, it->second, line);
+    refuse_duplicate_and_merge_keys(item.second, at, where);
+  }
+}
+
 }  // namespace
 
 OmegaConfTree::OmegaConfTree(const std::string& text, std::string where) : where_(std::move(where)) {
@@ -108,6 +136,7 @@ OmegaConfTree::OmegaConfTree(const std::string& text, std::string where) : where
     fail("{}: not valid YAML at line {}: {}", where_, e.mark.line + 1, e.msg);
   }
   if (!root_.IsMap()) fail("{}: a NeMo config is a YAML mapping of keys; this document is not one", where_);
+  refuse_duplicate_and_merge_keys(root_, "", where_);
 }
 
 std::optional<YAML::Node> OmegaConfTree::lookup(const std::string& path) const {
