@@ -9,6 +9,7 @@
 
 #include "cli/exit_code.h"
 #include "interop/strict_numbers.h"
+#include "sim/atomic_file.h"
 #include "sim/error.h"
 
 namespace cc::cli {
@@ -39,6 +40,7 @@ bool stdout_written() {
 }  // namespace
 
 int run_cli(CLI::App& app, int argc, char** argv, bool under_mpirun) {
+  report_oversized_writes_as_errors();
   app.require_subcommand(1);
   // CLI11 answers an unknown first word with only "A subcommand is required": name the word
   // and list what would be valid.

@@ -24,6 +24,7 @@
 #include "gui/project.h"
 #include "gui/search_page.h"
 #include "gui/setup_panel.h"
+#include "sim/atomic_file.h"
 #include "sim/error.h"
 
 namespace {
@@ -56,6 +57,7 @@ void save_setup(cc::gui::MainWindow& w, const QString& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cc::report_oversized_writes_as_errors();
   // The command line is read, and every input resolved, before Qt starts: bad input exits 2
   // with the simulator's message even where no display is. Arguments CLI11 does not know are
   // handed to Qt (-platform, -style, ...), which must then take every one of them.

@@ -1,6 +1,7 @@
 #include "sim/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,6 +102,8 @@ void move_into_place(const std::string& temp, const std::string& path, const std
 }
 
 }  // namespace
+
+void report_oversized_writes_as_errors() { ::signal(SIGXFSZ, SIG_IGN); }
 
 bool same_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;

@@ -14,6 +14,11 @@ namespace cc {
 // not a regular file, or the write fails (disk full).
 void write_file_atomically(const std::string& path, const std::string& contents);
 
+// A write past the file-size limit (`ulimit -f`) then fails with EFBIG, which the writers
+// report and clean up after, instead of SIGXFSZ ending the process with its temporary left
+// behind. Every program calls it before writing anything.
+void report_oversized_writes_as_errors();
+
 // Whether two paths name one file: the same absolute path once "." and ".." and the links of
 // the folders that exist are resolved, or, where both exist, the same inode (hard links).
 bool same_file(const std::string& a, const std::string& b);

@@ -138,6 +138,21 @@ TEST(SimulateCli, TraceOutWritesChromeTrace) {
   expect_rel_near(last_end_us, doc.at("iteration_time_s").get<double>() * 1e6, 1e-6, "end of the trace");
 }
 
+// A trace larger than the file-size limit (`ulimit -f`, in 1024-byte blocks): the write fails
+// with the system's reason, exit 2, and neither the trace nor its temporary is left (SIGXFSZ
+// used to end the process with the temporary behind).
+TEST(SimulateCli, ATraceBeyondTheFileSizeLimitFailsCleanly) {
+  const TempDir dir;
+  const std::string trace = dir.file("trace.json");
+  // sh runs the program as its $0 with the arguments as $@, under the limit.
+  std::vector<std::string> full{"/bin/sh", "-c", "ulimit -f 4; exec \"$0\" \"$@\"", CLUSTERCAST_BINARY};
+  for (const std::string& a : with(gpt3_175b_args(), {"--trace-out", trace})) full.push_back(a);
+  const RunResult r = run_command(full);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("writing '" + trace + "' failed: File too large"), std::string::npos) << r.err;
+  EXPECT_TRUE(dir.entries().empty()) << "left behind: " << dir.entries().size() << " entries";
+}
+
 TEST(SimulateCli, SameInputGivesByteIdenticalOutput) {
   const RunResult first = run_clustercast(with(gpt3_175b_args(), {"--json"}));
   const RunResult second = run_clustercast(with(gpt3_175b_args(), {"--json"}));
