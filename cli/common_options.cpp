@@ -1,5 +1,9 @@
 #include "cli/common_options.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "sim/atomic_file.h"
@@ -9,9 +13,42 @@ namespace cc::cli {
 
 void check_output_folder(const std::string& path, const char* flag) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent))
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    // A name longer than the file system allows, or a folder that cannot be searched, is not
+    // "missing": say what the system says.
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      fail("{} {}: folder '{}' cannot be used: {}", flag, path, parent.string(), ec.message());
     fail("{} {}: folder '{}' does not exist", flag, path, parent.string());
+  }
   check_output_target(path, flag);
+}
+
+void check_folder_can_be_made(const std::string& path, const char* flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target = fs::absolute(path, ec);
+  if (ec) fail("{} {}: {}", flag, path, ec.message());
+  // The nearest ancestor that exists; a name too long to look up does not exist either.
+  fs::path existing = target;
+  std::vector<std::string> to_make;
+  while (existing.has_relative_path()) {
+    const bool there = fs::exists(existing, ec);
+    if (ec && ec != std::errc::filename_too_long && ec != std::errc::no_such_file_or_directory)
+      fail("{} {}: '{}' cannot be used: {}", flag, path, existing.string(), ec.message());
+    if (there) break;
+    to_make.push_back(existing.filename().string());
+    existing = existing.parent_path();
+  }
+  if (!fs::is_directory(existing, ec))
+    fail("{} {}: '{}' is not a folder, so no folder can be made in it", flag, path, existing.string());
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    fail("{} {}: folder '{}' is not writable: {}", flag, path, existing.string(), std::strerror(errno));
+  const long name_max = ::pathconf(existing.c_str(), _PC_NAME_MAX);
+  for (const std::string& name : to_make)
+    if (name_max > 0 && static_cast<long>(name.size()) > name_max)
+      fail("{} {}: the folder name '{}...' is {} bytes; this file system allows {}", flag, path, name.substr(0, 32),
+           name.size(), name_max);
 }
 
 void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {

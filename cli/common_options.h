@@ -11,6 +11,10 @@ namespace cc::cli {
 
 // The folder an output file goes into must exist before an hour of work, not after.
 void check_output_folder(const std::string& path, const char* flag);
+// Refuses (SpecError naming `flag`) a folder to be written later that could not be made: its
+// nearest existing ancestor is not a writable folder, or a name below it is longer than that
+// file system allows. Nothing is created: a run checks its checkpoint folder before training.
+void check_folder_can_be_made(const std::string& path, const char* flag);
 
 // A file a command reads or writes, named by its flag for messages.
 struct NamedPath {

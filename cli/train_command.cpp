@@ -118,6 +118,7 @@ void run(const TrainFlags& f) {
     // Every option is checked before the first line of output, so bad input prints nothing.
     engine::validate_training(model, config, options, world);
     if (!options.data.empty()) check_regular_file(options.data, "corpus");
+    if (!options.save_dir.empty()) check_folder_can_be_made(options.save_dir, "--save");
     if (!options.resume_dir.empty() && !std::filesystem::is_directory(options.resume_dir))
       fail("--resume '{}' is not a folder; give a checkpoint folder DIR/step-N written by --save",
            options.resume_dir);

@@ -58,7 +58,8 @@ int open_unique_temporary(const std::string& path, const std::string& what, std:
     if (fd >= 0) return fd;
     if (errno != EEXIST) {
       const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-      if (errno == ENOENT && !parent.empty() && !std::filesystem::is_directory(parent))
+      std::error_code ec;
+      if (errno == ENOENT && !parent.empty() && !std::filesystem::is_directory(parent, ec))
         fail("cannot write {}: folder '{}' does not exist", label(what, path), parent.string());
       fail("cannot write {}: {}", label(what, path), std::strerror(errno));
     }
