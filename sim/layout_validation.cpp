@@ -454,11 +454,11 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
             c.global_batch, c.micro_batch, c.dp, samples_per_step);
   // The simulator runs every (microbatch, chunk) pass of every stage: bound the work.
   const double passes = 2.0 * c.num_microbatches() * c.virtual_stages * c.pp;
-  if (passes > 20e6)  // the message asks for a smaller global batch (or a larger micro batch)
+  if (passes > kMaxSimulatedPasses)  // the message asks for a smaller global batch (or a larger micro batch)
     fail_at("--global-batch-size",
-            "{}: {} microbatches x {} chunks x {} stages is {:.3g} passes, more than the 20 million a simulation "
+            "{}: {} microbatches x {} chunks x {} stages is {:.3g} passes, more than the {:.3g} million a simulation "
             "handles; use a smaller global batch or a larger micro batch",
-            w, c.num_microbatches(), c.virtual_stages, c.pp, passes);
+            w, c.num_microbatches(), c.virtual_stages, c.pp, passes, kMaxSimulatedPasses / 1e6);
   validate_pipeline_split(c, m);
   // The gather it hides exists only with the distributed optimizer: that is the one to turn on.
   if (c.overlap_param_gather && !c.distributed_optimizer)

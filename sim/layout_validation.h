@@ -13,6 +13,11 @@ namespace cc {
 // Refuses every combination Megatron-LM would refuse, with a message naming the value and
 // what would be valid. `gpus` = 0 skips the GPU-count check.
 void validate(const ParallelConfig& config, const ModelSpec& model, const ClusterSpec& cluster, int gpus);
+
+// The (microbatch, chunk) passes one simulation runs at most, over every stage (and, in
+// every-rank mode, every DP replica): about 450 bytes each with their tasks, so at most about
+// 2 GB and seconds of work. Real runs need far fewer (GPT-3 175B on 1,024 GPUs: 6,144).
+inline constexpr double kMaxSimulatedPasses = 4e6;
 // The same checks that need no cluster (used by the training engine).
 void validate_layout(const ParallelConfig& config, const ModelSpec& model, int gpus);
 // The MoE run-time switches' own rules, those that hold whatever the layout (a capacity

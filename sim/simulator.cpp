@@ -434,6 +434,15 @@ SimResult simulate(const ModelSpec& model, const ClusterSpec& cluster, const Par
   validate(config, model, cluster, 0);
   if (!options.stragglers.empty() && !options.every_rank)
     fail("stragglers need every-rank mode (--every-rank): symmetric mode assumes identical ranks");
+  if (options.every_rank) {
+    const double passes = 2.0 * config.num_microbatches() * config.virtual_stages * config.pp * config.dp;
+    if (passes > kMaxSimulatedPasses)
+      fail_at("--every-rank",
+              "--every-rank runs every pass of each of the {} DP replicas: {:.3g} passes, more than the {:.3g} million "
+              "a simulation handles; simulate without --every-rank (one replica per stage) or with a smaller global "
+              "batch",
+              config.dp, passes, kMaxSimulatedPasses / 1e6);
+  }
 
   SimResult r;
   r.model = model;
