@@ -131,15 +131,7 @@ void refuse_duplicate_and_merge_keys(const YAML::Node& node, const std::string& 
 OmegaConfTree::OmegaConfTree(const std::string& text, std::string where) : where_(std::move(where)) {
   check_nesting(text, where_);
   try {
-    // YAML::Load reads the first document and drops the rest: a file of several is refused.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    std::size_t used = 0;
-    for (const YAML::Node& d : documents) used += d.IsNull() ? 0 : 1;
-    if (used > 1)
-      fail("{}: holds {} YAML documents (separated by '---'); a NeMo config is one, so give each its own file",
-           where_, used);
-    for (const YAML::Node& d : documents)
-      if (!d.IsNull()) root_ = d;
+    root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     fail("{}: not valid YAML at line {}: {}", where_, e.mark.line + 1, e.msg);
   }
