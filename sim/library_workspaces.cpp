@@ -7,8 +7,6 @@ namespace cc {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kKiB = 1024.0;
 constexpr int kTorchGemmThreads = 2;          // the forward's thread and autograd's backward thread
 constexpr int kTransformerEngineGroupedStreams = 4;
 

@@ -10,6 +10,8 @@ namespace cc {
 
 using SimTime = std::int64_t;  // nanoseconds
 
+constexpr double kKiB = 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
 constexpr double kTera = 1e12;

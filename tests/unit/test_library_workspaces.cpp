@@ -6,11 +6,10 @@
 #include "sim/library_workspaces.h"
 #include "sim/memory_model.h"
 #include "sim/presets.h"
+#include "sim/units.h"
 
 namespace cc {
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 ParallelConfig config_on(const std::string& framework, bool grouped_gemm) {
   ParallelConfig c;
