@@ -232,6 +232,8 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--eval-windows", o.eval_windows, "Validation windows at the end")->capture_default_str()->group(t);
   sub->add_option("--save", o.save_dir, "Checkpoint folder (one file per rank)")->group(t);
   sub->add_option("--save-every", o.save_every, "Checkpoint every N steps (and at the end)")->group(t);
+  sub->add_option("--save-keep", o.save_keep, "Keep only the newest N checkpoints in --save (default 0: keep all)")
+      ->group(t);
   sub->add_option("--resume", o.resume_dir, "Resume from a checkpoint folder")->group(t);
   sub->add_option("--log-every", o.log_every, "Print every N steps")->capture_default_str()->group(t);
   sub->add_option("--report-json", f->report_json,

@@ -12,6 +12,7 @@
 #include <fmt/ostream.h>
 
 #include "engine/checkpoint_file.h"
+#include "engine/checkpoint_folders.h"
 #include "engine/data.h"
 #include "engine/host_memory.h"
 #include "engine/optimizer.h"
@@ -89,6 +90,9 @@ void validate_training(const ModelSpec& model, const ParallelConfig& c, const Tr
   if (!(o.dropout >= 0 && o.dropout < 1)) fail("--dropout is {}; it must be in [0, 1)", o.dropout);
   if (o.eval_windows < 0) fail("--eval-windows is {}; it must be >= 0", o.eval_windows);
   if (o.save_every < 0) fail("--save-every is {}; it must be >= 0 (0: only at the end)", o.save_every);
+  if (o.save_keep < 0) fail("--save-keep is {}; it must be >= 0 (0: keep every checkpoint)", o.save_keep);
+  if (o.save_keep > 0 && o.save_dir.empty())
+    fail("--save-keep {} without --save: give the checkpoint folder whose older steps it removes", o.save_keep);
   if (o.log_every < 1) fail("--log-every is {}; it must be >= 1", o.log_every);
 }
 
@@ -146,21 +150,54 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     });
     if (start >= o.steps) fail("checkpoint in '{}' is at step {}, not before --steps {}", o.resume_dir, start, o.steps);
   }
+  double checkpoint_bytes = 0;  // every rank's file of one saved step
+  if (!o.save_dir.empty()) {
+    // Before the first step: the disk must hold every checkpoint the run keeps at once. Each
+    // rank's file is its parameters and both AdamW moments in fp32, and a little metadata.
+    std::vector<Real> flat;
+    pack(w, m, flat);
+    checkpoint_bytes = static_cast<double>(sizeof(Real)) *
+                           static_cast<double>(flat.size() + optimizer.first_moment().size() +
+                                               optimizer.second_moment().size()) +
+                       4096.0;
+    groups.world.all_reduce_sum(&checkpoint_bytes, 1, {"checkpoint_size", Phase::Forward, -1, -1, {}, true});
+    agree(groups.world, [&] {
+      if (!root) return;
+      const long held = checkpoints_held(checkpoints_saved(start, o.steps, o.save_every), o.save_keep);
+      check_checkpoint_space(o.save_dir, static_cast<std::uint64_t>(checkpoint_bytes), held,
+                             available_disk_bytes(o.save_dir));
+    });
+  }
+  // A step's folder appears whole or not at all: every rank writes under the partial name,
+  // and rank 0 renames it once all have (checkpoint_folders.h).
   auto save = [&](long step) {
     agree(groups.world, [&] {
-      const std::string dir = fmt::format("{}/step-{}", o.save_dir, step);
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-      if (ec) fail("cannot create checkpoint folder '{}': {}", dir, ec.message());
-      CheckpointData ck;
-      ck.meta = rank_meta();
-      ck.meta["layout"] = layout;
-      ck.meta["step"] = std::to_string(step);
-      std::vector<Real> flat;
-      pack(w, m, flat);
-      ck.arrays = {{"params", flat}, {"adam_m", optimizer.first_moment()}, {"adam_v", optimizer.second_moment()}};
-      write_checkpoint_file(checkpoint_path(dir, groups.world_rank), ck);
+      if (!root) return;
+      // The disk may have filled since the start: a step that cannot fit is not begun.
+      check_checkpoint_space(o.save_dir, static_cast<std::uint64_t>(checkpoint_bytes), 1,
+                             available_disk_bytes(o.save_dir));
+      begin_step_folder(o.save_dir, step);
     });
+    try {
+      agree(groups.world, [&] {
+        CheckpointData ck;
+        ck.meta = rank_meta();
+        ck.meta["layout"] = layout;
+        ck.meta["step"] = std::to_string(step);
+        std::vector<Real> flat;
+        pack(w, m, flat);
+        ck.arrays = {{"params", flat}, {"adam_m", optimizer.first_moment()}, {"adam_v", optimizer.second_moment()}};
+        write_checkpoint_file(checkpoint_path(partial_step_folder(o.save_dir, step), groups.world_rank), ck);
+      });
+      agree(groups.world, [&] {
+        if (!root) return;
+        publish_step_folder(o.save_dir, step);
+        prune_step_folders(o.save_dir, o.save_keep);
+      });
+    } catch (...) {
+      if (root) discard_step_folder(o.save_dir, step);
+      throw;
+    }
   };
 
   PipelineRunner<Real> runner(m, c, groups);
@@ -194,7 +231,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     print_step(log, o, groups, step, loss, norm, B * S / seconds);
     if (!o.save_dir.empty() && ((o.save_every > 0 && step % o.save_every == 0) || step == o.steps)) {
       save(step);
-      if (root) fmt::print(log, "saved checkpoint {}/step-{}\n", o.save_dir, step);
+      if (root) fmt::print(log, "saved checkpoint {}\n", step_folder(o.save_dir, step));
     }
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

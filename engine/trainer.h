@@ -27,6 +27,7 @@ struct TrainOptions {
   int eval_windows = 32;      // validation windows at the end (0: skip)
   std::string save_dir;       // empty: no checkpoints; else DIR/step-N/rank-R.ckpt
   int save_every = 0;         // 0: only at the end
+  int save_keep = 0;          // keep the newest N step folders; 0: keep all
   std::string resume_dir;     // a DIR/step-N folder
   int log_every = 1;
   // Profiling a target model's shapes: byte tokens index the first 256 rows of a larger

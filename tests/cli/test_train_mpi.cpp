@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "mpi_runner.h"
@@ -154,6 +156,20 @@ TEST(TrainMpi, ResumedRunContinuesBitIdentically) {
   EXPECT_EQ(b.loss.count(3), 0u);
   EXPECT_EQ(a.fingerprint.empty(), false);
   EXPECT_EQ(a.update_norm, b.update_norm);
+}
+
+TEST(TrainMpi, SaveKeepLeavesTheNewestStepsEachWithEveryRanksFile) {
+  TempDir dir;
+  const RunResult r = run_mpi(
+      2, train_args({{"--steps", "5"}, {"--save", dir.file("ckpt")}, {"--save-every", "1"}, {"--save-keep", "2"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> steps;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("ckpt"))) steps.insert(e.path().filename());
+  EXPECT_EQ(steps, (std::set<std::string>{"step-4", "step-5"}));  // nothing partial left either
+  for (const char* step : {"step-4", "step-5"})
+    for (const char* file : {"rank-0.ckpt", "rank-1.ckpt"})
+      EXPECT_TRUE(std::filesystem::is_regular_file(dir.file("ckpt") + "/" + step + "/" + file)) << step << file;
+  EXPECT_NE(r.out.find("saved checkpoint " + dir.file("ckpt") + "/step-5"), std::string::npos) << r.out;
 }
 
 TEST(TrainMpi, ACheckpointResumesOnlyTheLayerSplitThatWroteIt) {
