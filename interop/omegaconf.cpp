@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,6 +32,40 @@ void check_nesting(const std::string& text, const std::string& where) {
     if (ch == ']' || ch == '}') depth = std::max(0, depth - 1);
     if (depth > kMaxNesting)
       fail("{}: line {} nests brackets more than {} deep; not a training config", where, line, kMaxNesting);
+  }
+}
+
+// YAML::Load reads the first document of a stream and drops the rest, so a file of several
+// documents is refused before it is parsed. A document marker ('---' or '...' at column 0,
+// then a space or the line's end) cannot occur inside any scalar, so a line scan finds them;
+// yaml-cpp's LoadAll, which would count them, can grow without end on malformed input. A '---'
+// before any content only opens the first document.
+void refuse_second_document(const std::string& text, const std::string& where) {
+  bool content = false;  // a line of the first document that holds something
+  int line = 0, marker_line = 0;
+  std::string_view marker;  // the marker that ended the first document, once one has
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string_view row(text.data() + begin, end - begin);
+    begin = end + 1;
+    ++line;
+    const bool is_marker = (row.starts_with("---") || row.starts_with("...")) &&
+                           (row.size() == 3 || row[3] == ' ' || row[3] == '\t' || row[3] == '\r');
+    if (is_marker && content && marker.empty()) {
+      marker = row.substr(0, 3);
+      marker_line = line;
+    }
+    if (is_marker) row.remove_prefix(3);  // '--- value' holds a value
+    if (!is_marker && row.starts_with('%')) continue;  // a directive
+    const std::size_t first = row.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || row[first] == '#') continue;
+    if (!marker.empty())
+      fail("{}: a second YAML document begins after the '{}' at line {}; a NeMo config is one document, so give each "
+           "its own file",
+           where, marker, marker_line);
+    content = true;
   }
 }
 
@@ -130,6 +165,7 @@ void refuse_duplicate_and_merge_keys(const YAML::Node& node, const std::string& 
 
 OmegaConfTree::OmegaConfTree(const std::string& text, std::string where) : where_(std::move(where)) {
   check_nesting(text, where_);
+  refuse_second_document(text, where_);
   try {
     root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -70,6 +70,22 @@ TEST(OmegaConf, WhatCannotBeResolvedIsRefusedByName) {
   EXPECT_NE(read(doubling).find("more than 10000 interpolations"), std::string::npos);
 }
 
+TEST(OmegaConf, OneDocumentIsReadAndASecondIsRefusedWhereItBegins) {
+  auto x = [](const std::string& text) { return interop::OmegaConfTree(text, "t.yaml").scalar("x"); };
+  // Markers that only open or close the one document, and dashes that are not markers.
+  EXPECT_EQ(x("# a header\n---\nx: 1\n"), "1");
+  EXPECT_EQ(x("%YAML 1.2\n--- # the document\nx: 1\n...\n# trailing notes\n"), "1");
+  EXPECT_EQ(x("x: |\n  ---\n  a\ny: ---\n"), "---\na\n");
+  EXPECT_EQ(x("x: 1\n----: 2\n"), "1");
+  auto error = [](const std::string& text) {
+    return error_of([&] { (void)interop::OmegaConfTree(text, "t.yaml"); });
+  };
+  EXPECT_NE(error("x: 1\n---\nx: 2\n").find("a second YAML document begins after the '---' at line 2"),
+            std::string::npos);
+  EXPECT_NE(error("x: 1\n--- {x: 2}\n").find("after the '---' at line 2"), std::string::npos);
+  EXPECT_NE(error("x: 1\n...\n# notes\ny: 2\n").find("after the '...' at line 2"), std::string::npos);
+}
+
 TEST(NemoYaml, TheLaunchersGpt3175bConfigReadsAsNemoRunsIt) {
   const LayoutFile f = read_layout_file(reference("nemo/gpt3_175b.yaml"));
   const ParallelConfig& c = f.config;
