@@ -9,7 +9,14 @@
 
 namespace cc::cli {
 
-void run_mpi_job(const std::function<void(int rank, int world)>& body) {
+void add_mpi_job_options(CLI::App& sub, MpiJobOptions& options) {
+  sub.add_option("--stall-timeout", options.stall_timeout_s,
+                 "End the job on every rank when one makes no progress (a step, a start-up phase) for this many "
+                 "seconds (0: never)")
+      ->capture_default_str();
+}
+
+void run_mpi_job(const MpiJobOptions& options, const std::function<void(int rank, int world)>& body) {
   int already = 0;
   MPI_Initialized(&already);
   if (!already) MPI_Init(nullptr, nullptr);
@@ -18,6 +25,12 @@ void run_mpi_job(const std::function<void(int rank, int world)>& body) {
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   int status = 0;
   try {
+    // A day at most: a longer value is a typo for a smaller one, and 0 turns the watchdog off.
+    constexpr double kMaxStallTimeout = 86'400;
+    if (!(options.stall_timeout_s >= 0 && options.stall_timeout_s <= kMaxStallTimeout))
+      fail("--stall-timeout is {}; it must be a number of seconds in [0, {:g}] (0: no watchdog)",
+           options.stall_timeout_s, kMaxStallTimeout);
+    const engine::StallWatchdog watchdog(rank, options.stall_timeout_s);
     body(rank, world);
   } catch (const SpecError& e) {
     // Every rank reaches the same verdict (validation needs no communication, and the

@@ -35,6 +35,7 @@ struct ProfileFlags {
   std::optional<int> rounds;  // unset: by backend (add_profile_command's help)
   profiler::ProfileRequest request;
   std::string command;
+  MpiJobOptions job;
 };
 
 #ifdef CLUSTERCAST_HAVE_CUDA
@@ -51,7 +52,7 @@ class CuptiTimer final : public profiler::ScopeTimer {
 #endif
 
 void run(const ProfileFlags& f) {
-  run_mpi_job([&](int rank, int) {
+  run_mpi_job(f.job, [&](int rank, int) {
     std::ostringstream quiet;
     std::ostream& log = rank == 0 ? std::cout : quiet;
     if (f.out.empty()) fail("--out is required: the cost database to write (e.g. traces/cpu-small.json)");
@@ -144,6 +145,7 @@ void add_profile_command(CLI::App& app, int argc, char** argv) {
       ->capture_default_str()->group(c);
   sub->add_option("--out", f->out, "Cost database to write (JSON, schema in traces/README.md)")->required();
   sub->add_option("--trace-out", f->trace_out, "Also write the profiled runs as a Chrome trace / Perfetto JSON");
+  add_mpi_job_options(*sub, f->job);
   sub->callback([f] { run(*f); });
 }
 

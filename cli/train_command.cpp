@@ -43,6 +43,7 @@ struct TrainFlags {
   std::optional<double> dropout;
   std::string report_json;  // rank 0 writes what `validate` compares with its prediction
   int timed_from = 3;       // first step of the timed steps in that report (warm-up before)
+  MpiJobOptions job;
 };
 
 ParallelConfig layout_of(const TrainFlags& f, const ModelSpec& m, int world) {
@@ -103,7 +104,7 @@ nlohmann::json report_json(const ModelSpec& model, const ParallelConfig& config,
 }
 
 void run(const TrainFlags& f) {
-  run_mpi_job([&](int rank, int world) {
+  run_mpi_job(f.job, [&](int rank, int world) {
     // The engine draws its masks from --dropout alone; Megatron's pair would be ignored.
     if (f.model.hidden_dropout || f.model.attention_dropout)
       fail("--hidden-dropout / --attention-dropout: the training engine has one --dropout for both; give --dropout");
@@ -241,6 +242,7 @@ void add_train_command(CLI::App& app) {
       ->group(t);
   sub->add_option("--timed-from", f->timed_from, "First step the --report-json breakdown counts (warm-up before it)")
       ->capture_default_str()->group(t);
+  add_mpi_job_options(*sub, f->job);
   sub->callback([f] { run(*f); });
 }
 

@@ -7,4 +7,9 @@ OpRecorder*& active_recorder() {
   return recorder;
 }
 
+CurrentOp& current_op() {
+  static CurrentOp op;
+  return op;
+}
+
 }  // namespace cc::engine

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 
 #include "sim/ops.h"
@@ -32,19 +33,37 @@ class OpRecorder {
 // The recorder in force for this process (nullptr: none). Set by the profiler.
 OpRecorder*& active_recorder();
 
+// What this rank is doing now: the innermost annotated op, read by the stall watchdog
+// (stall_watchdog.h) from its own thread. Op names are string literals, so a read that races
+// with a scope's end still names a real op. Relaxed loads and stores: plain moves on x86.
+struct CurrentOp {
+  std::atomic<const char*> name{nullptr};
+  std::atomic<bool> collective{false};
+};
+CurrentOp& current_op();
+
 class ScopedOp {
  public:
-  explicit ScopedOp(const OpAnnotation& op) : op_(op) {
+  explicit ScopedOp(const OpAnnotation& op)
+      : op_(op),
+        outer_name_(current_op().name.load(std::memory_order_relaxed)),
+        outer_collective_(current_op().collective.load(std::memory_order_relaxed)) {
+    current_op().name.store(op_.name, std::memory_order_relaxed);
+    current_op().collective.store(op_.collective, std::memory_order_relaxed);
     if (OpRecorder* r = active_recorder()) r->begin(op_);
   }
   ~ScopedOp() {
     if (OpRecorder* r = active_recorder()) r->end(op_);
+    current_op().name.store(outer_name_, std::memory_order_relaxed);
+    current_op().collective.store(outer_collective_, std::memory_order_relaxed);
   }
   ScopedOp(const ScopedOp&) = delete;
   ScopedOp& operator=(const ScopedOp&) = delete;
 
  private:
   OpAnnotation op_;
+  const char* outer_name_;
+  bool outer_collective_;
 };
 
 }  // namespace cc::engine

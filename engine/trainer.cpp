@@ -16,6 +16,7 @@
 #include "engine/data.h"
 #include "engine/host_memory.h"
 #include "engine/optimizer.h"
+#include "engine/stall_watchdog.h"
 #include "engine/training_loop.h"
 #include "sim/error.h"
 #include "sim/layout_validation.h"
@@ -115,6 +116,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   // Data: every rank reads the corpus (it is small) and derives its own samples.
   Corpus corpus;
   agree(groups.world, [&] { corpus = load_corpus(o.data.empty() ? default_corpus_path() : o.data, S); });
+  mark_progress("loading the corpus");
   const WindowSampler sampler(corpus.train, S, o.seed);
 
   // Model and optimizer, from the seed or from a checkpoint.
@@ -150,6 +152,7 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     });
     if (start >= o.steps) fail("checkpoint in '{}' is at step {}, not before --steps {}", o.resume_dir, start, o.steps);
   }
+  mark_progress(o.resume_dir.empty() ? "initialising the weights" : "resuming from the checkpoint");
   double checkpoint_bytes = 0;  // every rank's file of one saved step
   if (!o.save_dir.empty()) {
     // Before the first step: the disk must hold every checkpoint the run keeps at once. Each
@@ -229,8 +232,10 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
     report.step_seconds.push_back(seconds);
     print_step(log, o, groups, step, loss, norm, B * S / seconds);
+    mark_progress("step", step);
     if (!o.save_dir.empty() && ((o.save_every > 0 && step % o.save_every == 0) || step == o.steps)) {
       save(step);
+      mark_progress("checkpoint of step", step);
       if (root) fmt::print(log, "saved checkpoint {}\n", step_folder(o.save_dir, step));
     }
   }

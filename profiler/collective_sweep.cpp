@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 
+#include "engine/stall_watchdog.h"
 #include "profiler/latency_bandwidth_fit.h"
 #include "sim/error.h"
 
@@ -170,6 +171,7 @@ void MpiTransport::run(CollectiveKind kind, std::int64_t count64, int iterations
         break;
     }
   }
+  engine::mark_progress("the collective sweep");
 }
 
 std::vector<CollectiveCurve> sweep_collectives(MPI_Comm comm, const SweepOptions& options, std::ostream* table,

@@ -10,6 +10,7 @@
 #include "engine/cuda/gpu_optimizer.h"
 #include "engine/cuda/gpu_pipeline.h"
 #include "engine/cuda/nvtx_ranges.h"
+#include "engine/stall_watchdog.h"
 #include "engine/training_loop.h"
 #include "sim/error.h"
 
@@ -62,6 +63,7 @@ void run(const ModelSpec& model, const ParallelConfig& c, const engine::TrainOpt
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
     report.step_seconds.push_back(seconds);
     engine::print_step(log, o, groups, step, loss, norm, B * S / seconds);
+    engine::mark_progress("step", step);
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.tokens_per_s = static_cast<double>(o.steps) * B * S / elapsed;
@@ -113,6 +115,7 @@ engine::TrainReport train_on_gpu(const ModelSpec& model, const ParallelConfig& c
       fail("--backend cuda: {}", e.what());
     }
   });
+  engine::mark_progress("selecting the GPU");
   engine::ModelWeights<float> weights = engine::allocate_weights<float>(m);
   engine::initialise_weights(weights, m, o.seed);
   engine::ModelWeights<float> initial = weights;
@@ -122,6 +125,7 @@ engine::TrainReport train_on_gpu(const ModelSpec& model, const ParallelConfig& c
     NvtxRanges nvtx;
     const NvtxInstalled ranges(nvtx);  // op names on Nsight Systems' timeline
     GpuContext ctx(groups, c.virtual_stages > 1);
+    engine::mark_progress("creating the NCCL communicators");
     if (c.precision == Precision::BF16)
       run<__nv_bfloat16>(model, c, o, groups, m, ctx, corpus, weights, report, log);
     else
