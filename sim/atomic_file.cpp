@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -12,8 +14,10 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/error.h"
 
@@ -102,6 +106,64 @@ void move_into_place(const std::string& temp, const std::string& path, const std
   }
 }
 
+// Another name for `path`'s current contents (a hard link beside it), so a commit that fails
+// partway can put them back. `kept` is empty when there was no file, or when the file system
+// has no hard links (that target then keeps the new output: it cannot be put back).
+struct Previous {
+  bool existed = false;
+  std::string kept;
+};
+Previous keep_previous(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string kept = fmt::format("{}.{}-{:x}.kept.tmp", path, ::getpid(), counter++);
+    if (::link(path.c_str(), kept.c_str()) == 0) return {true, kept};
+    if (errno != EEXIST) break;
+  }
+  return {true, ""};
+}
+
+// Exclusive locks on the folders an output set writes into, held while it renames: two
+// commands committing sets into the same folders take turns, so neither leaves a set mixed
+// of both runs' files. Taken in one order (device, inode) so two sets never wait on each
+// other; released when closed.
+class FolderLocks {
+ public:
+  explicit FolderLocks(const std::vector<std::string>& paths) {
+    std::vector<std::pair<std::pair<dev_t, ino_t>, int>> folders;
+    for (const std::string& path : paths) {
+      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+      const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) continue;  // the rename itself reports a folder that has gone
+      struct stat st {};
+      ::fstat(fd, &st);
+      bool seen = false;
+      for (const auto& f : folders) seen = seen || f.first == std::make_pair(st.st_dev, st.st_ino);
+      if (seen) {
+        ::close(fd);
+        continue;
+      }
+      folders.push_back({{st.st_dev, st.st_ino}, fd});
+    }
+    std::sort(folders.begin(), folders.end());
+    for (const auto& f : folders) {
+      while (::flock(f.second, LOCK_EX) != 0 && errno == EINTR) {
+      }
+      fds_.push_back(f.second);
+    }
+  }
+  ~FolderLocks() {
+    for (int fd : fds_) ::close(fd);
+  }
+  FolderLocks(const FolderLocks&) = delete;
+  FolderLocks& operator=(const FolderLocks&) = delete;
+
+ private:
+  std::vector<int> fds_;
+};
+
 }  // namespace
 
 void report_oversized_writes_as_errors() { ::signal(SIGXFSZ, SIG_IGN); }
@@ -141,14 +203,39 @@ void OutputSet::add(const std::string& path, const std::string& contents, const 
 void OutputSet::commit() {
   std::vector<Staged> staged = std::move(staged_);
   staged_.clear();
+  std::vector<std::string> targets;
+  for (const Staged& s : staged) targets.push_back(s.path);
+  const FolderLocks locks(targets);
+  std::vector<Previous> previous;
+  for (const Staged& s : staged) previous.push_back(keep_previous(s.path));
+  auto drop_kept = [&] {
+    for (const Previous& p : previous)
+      if (!p.kept.empty()) ::unlink(p.kept.c_str());
+  };
   for (std::size_t i = 0; i < staged.size(); ++i) {
-    try {
-      move_into_place(staged[i].temp, staged[i].path, staged[i].what);
-    } catch (...) {
-      for (std::size_t j = i + 1; j < staged.size(); ++j) ::unlink(staged[j].temp.c_str());
-      throw;
+    if (std::rename(staged[i].temp.c_str(), staged[i].path.c_str()) == 0) continue;
+    // All or none: the outputs moved before this one go back to what they were.
+    const std::string why = std::strerror(errno);
+    std::vector<std::string> stuck;
+    for (std::size_t j = 0; j < i; ++j) {
+      Previous& p = previous[j];
+      if (!p.existed)
+        ::unlink(staged[j].path.c_str());
+      else if (!p.kept.empty() && std::rename(p.kept.c_str(), staged[j].path.c_str()) == 0)
+        p.kept.clear();
+      else
+        stuck.push_back(staged[j].path);
     }
+    for (std::size_t j = i; j < staged.size(); ++j) ::unlink(staged[j].temp.c_str());
+    drop_kept();
+    fail("cannot move {} into place: {}; {}", label(staged[i].what, staged[i].path), why,
+         i == 0           ? std::string("nothing was written")
+         : stuck.empty()  ? std::string("the outputs moved before it were put back as they were")
+                          : fmt::format("the outputs moved before it were put back, but for {}, which this file system "
+                                        "could not keep a copy of",
+                                        fmt::join(stuck, ", ")));
   }
+  drop_kept();
 }
 
 }  // namespace cc

@@ -29,9 +29,11 @@ void check_output_target(const std::string& path, const std::string& what);
 
 // Several outputs of one command, all or none: add() writes each to its temporary, and only
 // commit() renames them into place, so when the second of three cannot be written the
-// first is not left behind. Temporaries not committed are removed by the destructor.
-// (A rename failing inside commit() — the folder's permissions changing under us — can still
-// leave the ones renamed before it; every check that can fail runs in add().)
+// first is not left behind. Temporaries not committed are removed by the destructor. A rename
+// failing inside commit() (a folder's permissions or a target changed under us) puts back
+// the outputs renamed before it: their earlier contents are kept as hard links until every
+// rename succeeded. While it renames, commit() holds an exclusive lock (flock) on each folder
+// it writes into, so concurrent commands writing one set of paths never leave it mixed.
 class OutputSet {
  public:
   OutputSet() = default;

@@ -8,6 +8,8 @@
 #include <functional>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cli_runner.h"
 #include "sim/atomic_file.h"
 #include "sim/error.h"
@@ -118,6 +120,48 @@ TEST(OutputSet, CommitPutsEveryOutputInPlace) {
   EXPECT_EQ(read_file(dir.file("b.args")), "B");
   EXPECT_EQ(dir.entries(), (std::set<std::string>{"a.json", "b.args"}));
   EXPECT_EQ(files.paths(), (std::vector<std::string>{dir.file("a.json"), dir.file("b.args")}));
+}
+
+TEST(OutputSet, ARenameFailingPartwayPutsBackTheOutputsBeforeIt) {
+  const TempDir dir;
+  write_file(dir.file("a.json"), "old a");
+  OutputSet files;
+  files.add(dir.file("a.json"), "new a", "--export");
+  files.add(dir.file("new.yaml"), "new yaml", "--export-nemo");
+  files.add(dir.file("c.args"), "new c", "--export-megatron");
+  // After every check of add(): c.args becomes a folder with a file in it, which rename()
+  // cannot replace, so the third move fails after the first two succeeded.
+  std::filesystem::create_directories(dir.path() / "c.args" / "inside");
+  const std::string m = message_of([&] { files.commit(); });
+  EXPECT_NE(m.find("cannot move --export-megatron '" + dir.file("c.args") + "' into place"), std::string::npos) << m;
+  EXPECT_NE(m.find("put back as they were"), std::string::npos) << m;
+  EXPECT_EQ(read_file(dir.file("a.json")), "old a");
+  EXPECT_EQ(dir.entries(), (std::set<std::string>{"a.json", "c.args"})) << "no new file, no temporary, no kept copy";
+}
+
+TEST(OutputSet, ConcurrentSetsOfOnePathsNeverMix) {
+  const TempDir dir;
+  std::filesystem::create_directory(dir.path() / "sub");
+  const std::vector<std::string> paths = {dir.file("a.json"), dir.file("sub/b.yaml"), dir.file("c.args")};
+  // Each trial, several writers race to commit a set of three files naming themselves; the
+  // set left must be one writer's whole.
+  constexpr int kTrials = 30, kWriters = 6;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    std::vector<std::thread> threads;
+    std::atomic<int> ready{0};
+    for (int w = 0; w < kWriters; ++w)
+      threads.emplace_back([&, w] {
+        OutputSet files;
+        for (const std::string& p : paths) files.add(p, fmt::format("writer {}", w));
+        ++ready;
+        while (ready.load() < kWriters) std::this_thread::yield();
+        files.commit();
+      });
+    for (auto& t : threads) t.join();
+    const std::string first = read_file(paths[0]);
+    for (const std::string& p : paths) ASSERT_EQ(read_file(p), first) << "trial " << trial << ": " << p;
+  }
+  EXPECT_EQ(dir.entries(), (std::set<std::string>{"a.json", "sub", "c.args"}));
 }
 
 TEST(OutputSet, TwoOutputsOnOnePathAreRefused) {
