@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -384,7 +385,13 @@ void apply_experts(const MegatronModelArgs& a, ModelSpec& m) {
   if (a.moe_router_score_function) e.score_function = router_score_from(*a.moe_router_score_function);
   if (a.moe_router_num_groups) e.router_num_groups = *a.moe_router_num_groups;
   if (a.moe_router_group_topk) e.router_group_topk = *a.moe_router_group_topk;
-  if (a.moe_router_topk_scaling_factor) e.topk_scaling_factor = *a.moe_router_topk_scaling_factor;
+  if (a.moe_router_topk_scaling_factor) {
+    const double f = *a.moe_router_topk_scaling_factor;
+    if (!(f > 0 && std::isfinite(f)))
+      fail_at("--moe-router-topk-scaling-factor",
+              "--moe-router-topk-scaling-factor is {}; it must be a positive number (1 when unscaled)", f);
+    e.topk_scaling_factor = f;
+  }
   if (a.moe_router_enable_expert_bias) e.router_expert_bias = true;
 }
 

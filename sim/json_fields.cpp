@@ -81,7 +81,18 @@ void JsonFields::refuse_unread(const std::vector<std::string>& annotations) cons
 }
 
 const nlohmann::json& JsonFields::raw(const std::string& key) const {
-  if (!has(key)) fail_at(field(key), "{}: field '{}' is missing", where_, key);
+  if (!has(key)) {
+    // A misspelt required key shows as this one missing: name the spelling the file has.
+    std::string nearest;
+    std::size_t best = 4;  // as in refuse_unread
+    for (const auto& [other, value] : object_.items())
+      if (const std::size_t d = edit_distance(lower(other), lower(key)); other != key && d < best) {
+        best = d;
+        nearest = other;
+      }
+    fail_at(field(key), "{}: field '{}' is missing{}", where_, key,
+            nearest.empty() ? std::string() : fmt::format("; the file has '{}' — misspelt?", nearest));
+  }
   return object_.at(key);
 }
 

@@ -1,5 +1,6 @@
 #include "sim/layout_validation.h"
 
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <numeric>
@@ -106,10 +107,12 @@ void validate_moe_switches(const MoeRunOptions& o, const ModelSpec& m) {
   }
   const std::string w = "parallel config";
   // Megatron-Core reads a negative factor as "none"; a factor given here is meant, so it must be one.
-  if (o.capacity_factor && !(*o.capacity_factor > 0))
+  // An infinite factor is no capacity at all, which Megatron-Core cannot compute (int(inf)).
+  if (o.capacity_factor && !(*o.capacity_factor > 0 && std::isfinite(*o.capacity_factor)))
     fail_at("--moe-expert-capacity-factor",
-            "{}: --moe-expert-capacity-factor is {}; it must be > 0 (leave it out for dropless routing)", w,
-            *o.capacity_factor);
+            "{}: --moe-expert-capacity-factor is {}; it must be a finite number > 0 (leave it out for dropless "
+            "routing)",
+            w, *o.capacity_factor);
   if (o.capacity_factor && o.load_balancing == LoadBalancing::Sinkhorn)
     fail_at("--moe-router-load-balancing-type",
             "{}: --moe-expert-capacity-factor works with aux_loss, seq_aux_loss, global_aux_loss or none load "

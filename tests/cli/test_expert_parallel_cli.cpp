@@ -53,7 +53,7 @@ TEST(ExpertParallelCli, BadMoeSwitchesNameTheirFlag) {
   expect_refused(with({"--moe-flex-dispatcher-backend", "hybridep"}),
                  "--moe-flex-dispatcher-backend hybridep chooses the flex dispatcher's kernels, but the dispatcher is "
                  "allgather");
-  expect_refused(with({"--moe-expert-capacity-factor", "0"}), "--moe-expert-capacity-factor is 0; it must be > 0");
+  expect_refused(with({"--moe-expert-capacity-factor", "0"}), "--moe-expert-capacity-factor is 0; it must be a finite number > 0");
   expect_refused(with({"--moe-pad-expert-input-to-capacity"}),
                  "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor");
   expect_refused(with({"--moe-load-imbalance", "0.5"}), "--moe-load-imbalance is 0.5");
