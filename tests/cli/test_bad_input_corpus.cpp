@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "bad_input_contract.h"
 #include "cli_runner.h"
 
 namespace cc::cli_test {
@@ -105,19 +106,7 @@ TEST(BadInputCorpus, EveryCaseExitsWithItsCodeNamesTheValueAndLeavesNoFile) {
     const RunResult r = run_command(full);
     const std::string fragment = expand(c.fragment);
 
-    EXPECT_EQ(r.exit_code, c.exit_code) << "stderr: " << r.err;
-    EXPECT_EQ(r.out, "") << "bad input prints nothing on stdout";
-    std::istringstream lines(r.err);
-    int ours = 0;
-    std::string message;
-    for (std::string line; std::getline(lines, line);)
-      if (line.rfind("clustercast:", 0) == 0) {
-        ++ours;
-        message = line;
-      }
-    EXPECT_EQ(ours, 1) << "one 'clustercast:' line expected:\n" << r.err;
-    EXPECT_NE(message.find(fragment), std::string::npos) << "message does not hold '" << fragment << "': " << r.err;
-    EXPECT_EQ(dir.entries(), prepared) << "a bad run left a file behind";
+    EXPECT_EQ(breach_of_contract(r, c.exit_code, {fragment}, prepared, dir.entries()), "");
   }
 }
 
