@@ -90,10 +90,10 @@ void StallWatchdog::watch() {
     }
     // One write of the whole line, so lines of several ranks do not interleave.
     const std::string line = fmt::format(
-        "clustercast: rank {} made no progress for {:.0f} s (--stall-timeout {:g}) since {}; it is {}; ending the job "
+        "clustercast: rank {} made no progress for {:.1f} s (--stall-timeout {:g}) since {}; it is {}; ending the job "
         "on every rank\n",
         rank_, idle, timeout_s_, last_progress_text(),
-        suspended_s > 0 ? fmt::format("itself suspended for {:.0f} s of them (stopped, or its machine paused)",
+        suspended_s > 0 ? fmt::format("itself suspended for {:.1f} s of them (stopped, or its machine paused)",
                                       suspended_s)
                         : doing_now_text());
     std::fputs(line.c_str(), stderr);
