@@ -661,6 +661,18 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
            *a.recompute_granularity);
     c.recompute = RecomputeGranularity::Selective;
   }
+  // Megatron-LM's rules: selective recompute takes no method (arguments.py asserts it) and no
+  // layer count (TransformerConfig raises), so a run given either never started.
+  if (c.recompute == RecomputeGranularity::Selective && a.recompute_method)
+    fail_at("--recompute-method",
+            "{}--recompute-method {} is for --recompute-granularity full; selective recompute takes none (Megatron-LM "
+            "refuses it): leave it out",
+            prefix(where), *a.recompute_method);
+  if (c.recompute == RecomputeGranularity::Selective && a.recompute_num_layers)
+    fail_at("--recompute-num-layers",
+            "{}--recompute-num-layers {} is for --recompute-granularity full; selective recompute takes none "
+            "(Megatron-Core refuses it): leave it out",
+            prefix(where), *a.recompute_num_layers);
   if (a.recompute_method) c.recompute_method = recompute_method_from(*a.recompute_method, prefix(where) + "--recompute-method");
   if (a.recompute_num_layers) c.recompute_num_layers = *a.recompute_num_layers;
   if (a.distributed_optimizer) c.distributed_optimizer = true;
