@@ -39,7 +39,7 @@ std::vector<pid_t> processes_of_rank(const std::string& marker, int rank) {
 
 std::vector<std::string> long_run(const std::string& stall_timeout, int steps) {
   return {"train", "--model",         "tiny",       "--steps", std::to_string(steps), "--eval-windows", "0",
-          "--global-batch-size", "8", "--stall-timeout", stall_timeout};
+          "--global-batch-size", "4", "--stall-timeout", stall_timeout};
 }
 
 TEST(StallWatchdog, AStoppedRankEndsTheJobOnEveryRankWithAMessage) {
@@ -69,10 +69,10 @@ TEST(StallWatchdog, AStoppedRankEndsTheJobOnEveryRankWithAMessage) {
 }
 
 TEST(StallWatchdog, AHealthyRunIsNeverStopped) {
-  const RunResult r = run_mpi(2, long_run("10", 20));
+  const RunResult r = run_mpi(2, long_run("10", 6));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("made no progress"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("step 20 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step 6 "), std::string::npos) << r.out;
 }
 
 }  // namespace
