@@ -128,12 +128,14 @@ TEST(Profile, SearchRanksLayoutsFromTheDatabase) {
 }
 
 // Acceptance: for the `small` preset on one rank, the simulator's iteration time from the
-// database is within 5% of the iteration the same run measured.
+// database is within 5% of the iteration the same run measured. The profile runs its default
+// three rounds, as users run it: one round once read 0.88 when a slow spell of the shared cores
+// fell on it.
 TEST(ProfileAccuracy, SmallOnOneRankPredictsItsOwnIterationWithinFivePercent) {
   const TempDir dir;
   const std::string db_path = dir.file("small.json");
   const RunResult p = run_mpi(1, {"profile", "--model", "small", "--micro-batch-size", "2", "--warmup-steps", "1",
-                                  "--steps", "3", "--rounds", "1", "--out", db_path});
+                                  "--steps", "3", "--out", db_path});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const CostDatabase db = read_cost_database(db_path);
   ASSERT_EQ(db.runs.size(), 1u);
