@@ -407,6 +407,7 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
         "where the simulation charges two",
         where, fam.model_type));
   m.validate(where);
+  out.unread_keys = f.unread();
   return out;
 }
 

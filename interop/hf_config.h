@@ -27,6 +27,9 @@ struct HfImport {
   // What the import assumed or approximated (which key gave the sequence length, which
   // architectural detail is simulated differently), for the caller to show the user.
   std::vector<std::string> notes;
+  // The file's keys the import did not read (token ids, initialisation, generation settings,
+  // and any key it does not know — a misspelt one too), for the caller to name.
+  std::vector<std::string> unread_keys;
 };
 
 // `seq_length` is the length the user asked for (--seq-length); when given it is used instead

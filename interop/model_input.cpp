@@ -1,6 +1,7 @@
 #include "interop/model_input.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "interop/hf_config.h"
 #include "sim/json_fields.h"
@@ -19,6 +20,9 @@ ModelSpec model_from_text(const std::string& text, const std::string& where, std
   if (is_hf_config(doc)) {
     HfImport hf = model_from_hf_config(doc, where, seq_length);
     if (notes) notes->insert(notes->end(), hf.notes.begin(), hf.notes.end());
+    if (notes && !hf.unread_keys.empty())
+      notes->push_back(fmt::format("{}: keys not read, so not priced (check that none changes the model): {}", where,
+                                   fmt::join(hf.unread_keys, ", ")));
     return hf.model;
   }
   return model_from_json(doc, where);

@@ -80,6 +80,13 @@ void JsonFields::refuse_unread(const std::vector<std::string>& annotations) cons
   }
 }
 
+std::vector<std::string> JsonFields::unread() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : object_.items())
+    if (!asked_.count(key)) keys.push_back(key);
+  return keys;
+}
+
 const nlohmann::json& JsonFields::raw(const std::string& key) const {
   if (!has(key)) {
     // A misspelt required key shows as this one missing: name the spelling the file has.

@@ -43,6 +43,10 @@ class JsonFields {
   // leave the file describing another model — naming the nearest field that was asked for.
   // Call once every field is read. `annotations`: keys that document the file ("source").
   void refuse_unread(const std::vector<std::string>& annotations = {}) const;
+  // The keys of the object that no read above asked for, in the file's order (for files whose
+  // unread keys are named rather than refused: HuggingFace configs carry many clustercast
+  // has no use for).
+  std::vector<std::string> unread() const;
 
   const std::string& where() const { return where_; }
 

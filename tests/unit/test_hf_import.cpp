@@ -4,6 +4,7 @@
 // README.md; none is the program's own output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -243,7 +244,22 @@ TEST(HfImport, LoadModelReadsAConfigFileWithTheUsersSequenceLength) {
   const ModelSpec m = read_model_input(fixture("falcon-7b.json"), 2048, &notes);
   EXPECT_EQ(m.num_query_groups, 1);
   EXPECT_EQ(m.seq_length, 2048);
-  EXPECT_EQ(notes.size(), 1u);
+  ASSERT_EQ(notes.size(), 2u);  // parallel attention, then the keys not read
+  EXPECT_NE(notes[1].find("keys not read"), std::string::npos) << notes[1];
+}
+
+TEST(HfImport, KeysNotReadAreNamedAMisspeltOneAmongThem) {
+  nlohmann::json doc = read_json_file(fixture("llama-2-7b-hf.json"), "test fixture");
+  doc.erase("num_key_value_heads");
+  doc["num_key_valu_heads"] = 8;  // a typo of num_key_value_heads: the model is read as multi-head, but named
+  const HfImport l = model_from_hf_config(doc, "llama", 4096);
+  EXPECT_EQ(l.model.num_query_groups, l.model.num_attention_heads);
+  const auto& unread = l.unread_keys;
+  auto named = [&](const char* key) { return std::find(unread.begin(), unread.end(), key) != unread.end(); };
+  EXPECT_TRUE(named("num_key_valu_heads"));
+  EXPECT_TRUE(named("bos_token_id"));  // in the file, and nothing clustercast prices
+  EXPECT_FALSE(named("hidden_size"));  // read
+  EXPECT_FALSE(named("num_hidden_layers"));
 }
 
 TEST(HfImport, ModelJsonKeepsAnExplicitHeadDim) {
