@@ -157,10 +157,8 @@ TrainReport train(const ModelSpec& model, const ParallelConfig& c, const TrainOp
   if (!o.save_dir.empty()) {
     // Before the first step: the disk must hold every checkpoint the run keeps at once. Each
     // rank's file is its parameters and both AdamW moments in fp32, and a little metadata.
-    std::vector<Real> flat;
-    pack(w, m, flat);
     checkpoint_bytes = static_cast<double>(sizeof(Real)) *
-                           static_cast<double>(flat.size() + optimizer.first_moment().size() +
+                           static_cast<double>(parameter_count(w, m) + optimizer.first_moment().size() +
                                                optimizer.second_moment().size()) +
                        4096.0;
     groups.world.all_reduce_sum(&checkpoint_bytes, 1, {"checkpoint_size", Phase::Forward, -1, -1, {}, true});

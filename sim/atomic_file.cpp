@@ -138,7 +138,10 @@ class FolderLocks {
       const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (fd < 0) continue;  // the rename itself reports a folder that has gone
       struct stat st {};
-      ::fstat(fd, &st);
+      if (::fstat(fd, &st) != 0) {  // cannot tell it from the others; the rename reports trouble
+        ::close(fd);
+        continue;
+      }
       bool seen = false;
       for (const auto& f : folders) seen = seen || f.first == std::make_pair(st.st_dev, st.st_ino);
       if (seen) {

@@ -62,18 +62,26 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// The candidate within three edits of `key` (case aside) that is closest, or "" — beyond three
+// edits a guess misleads more than it helps.
+template <typename Keys>
+std::string nearest_key(const std::string& key, const Keys& candidates) {
+  std::string nearest;
+  std::size_t best = 4;
+  for (const std::string& candidate : candidates)
+    if (const std::size_t d = edit_distance(lower(candidate), lower(key)); candidate != key && d < best) {
+      best = d;
+      nearest = candidate;
+    }
+  return nearest;
+}
+
 }  // namespace
 
 void JsonFields::refuse_unread(const std::vector<std::string>& annotations) const {
   for (const auto& [key, value] : object_.items()) {
     if (asked_.count(key) || std::find(annotations.begin(), annotations.end(), key) != annotations.end()) continue;
-    std::string nearest;
-    std::size_t best = 4;  // beyond three edits a guess misleads more than it helps
-    for (const std::string& known : asked_)
-      if (const std::size_t d = edit_distance(lower(key), lower(known)); d < best) {
-        best = d;
-        nearest = known;
-      }
+    const std::string nearest = nearest_key(key, asked_);
     fail_at(field(key), "{}: '{}' is not a field of this file{}", where_, key,
             nearest.empty() ? fmt::format("; its fields: {}", fmt::join(asked_, ", "))
                             : fmt::format("; did you mean '{}'?", nearest));
@@ -90,13 +98,9 @@ std::vector<std::string> JsonFields::unread() const {
 const nlohmann::json& JsonFields::raw(const std::string& key) const {
   if (!has(key)) {
     // A misspelt required key shows as this one missing: name the spelling the file has.
-    std::string nearest;
-    std::size_t best = 4;  // as in refuse_unread
-    for (const auto& [other, value] : object_.items())
-      if (const std::size_t d = edit_distance(lower(other), lower(key)); other != key && d < best) {
-        best = d;
-        nearest = other;
-      }
+    std::vector<std::string> present;
+    for (const auto& [other, value] : object_.items()) present.push_back(other);
+    const std::string nearest = nearest_key(key, present);
     fail_at(field(key), "{}: field '{}' is missing{}", where_, key,
             nearest.empty() ? std::string() : fmt::format("; the file has '{}' — misspelt?", nearest));
   }
