@@ -170,6 +170,41 @@ Activation activation_of(const JsonFields& f, const Family& fam) {
        fam.model_type, fallback);
 }
 
+// Which linears of a dense class carry biases, read from transformers' modeling_<type>.py (on a
+// validated model: a note gives a share of its parameters). The
+// simulator counts biases on Q/K/V and on the attention's output projection as the file says; an
+// MLP has biases when it is GeLU and none when it is gated (ModelSpec::dense_mlp_parameters).
+void read_dense_biases(const JsonFields& f, const Family& fam, ModelSpec& m, std::vector<std::string>& notes) {
+  const std::string type = fam.model_type;
+  if (type == "gpt2" || type == "bloom" || type == "phi") {
+    m.qkv_bias = m.projection_bias = true;  // Conv1D / Linear layers with biases throughout
+  } else if (type == "gptj" || type == "mistral" || type == "phi3") {
+    m.qkv_bias = m.projection_bias = false;  // attention projections built with bias=False
+  } else if (type == "qwen2") {
+    m.qkv_bias = true;  // Qwen2Attention: q, k, v with biases; o_proj without
+    m.projection_bias = false;
+  } else if (type == "gpt_neox") {
+    m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", true);
+  } else if (type == "falcon") {
+    // FalconLinear: one `bias` switch for query_key_value, dense and both MLP matrices.
+    m.qkv_bias = m.projection_bias = f.boolean_or("bias", false);
+    if (!m.qkv_bias) {
+      const std::int64_t per_layer = std::int64_t{m.ffn_hidden_size} + m.hidden_size;
+      notes.push_back(fmt::format("{}: bias false: Falcon's MLP has no biases, and the simulation counts a GeLU "
+                                  "MLP's ({} parameters per layer, {:.3f}% of the model)",
+                                  f.where(), per_layer,
+                                  100.0 * static_cast<double>(per_layer * m.num_layers) /
+                                      static_cast<double>(m.total_parameters())));
+    }
+  } else {  // llama, gemma, gemma2: attention_bias on all four projections, off by default
+    m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", false);
+  }
+  if (f.boolean_or("mlp_bias", false))
+    fail_at("mlp_bias", "{}: mlp_bias true (biases on a gated MLP's gate, up and down projections) is not modelled; "
+            "clustercast's gated MLPs have none",
+            f.where());
+}
+
 // Megatron's 0/1 pattern of MoE layers from a rule over the layer index.
 template <typename IsMoe>
 std::vector<int> layer_pattern(int layers, IsMoe is_moe) {
@@ -407,6 +442,7 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
         "where the simulation charges two",
         where, fam.model_type));
   m.validate(where);
+  if (!is_mixture(fam)) read_dense_biases(f, fam, m, out.notes);
   out.unread_keys = f.unread();
   return out;
 }

@@ -202,6 +202,36 @@ TEST(HfImport, GatedMlpsAndTiedEmbeddings) {
   EXPECT_FALSE(import("gpt-j-6b.json").model.tied_embeddings);
 }
 
+// Which projections carry biases, per class (transformers' modeling_<type>.py).
+TEST(HfImport, AttentionBiasesAreTheClasssOwn) {
+  auto biases = [](const ModelSpec& m) { return std::make_pair(m.qkv_bias, m.projection_bias); };
+  using B = std::pair<bool, bool>;
+  EXPECT_EQ(biases(import("meta-llama-3-8b.json").model), B(false, false));  // attention_bias false
+  EXPECT_EQ(biases(import("mistral-7b-v0.1.json", 4096).model), B(false, false));
+  EXPECT_EQ(biases(import("qwen2.5-7b.json").model), B(true, false));  // q, k, v biased; o_proj not
+  EXPECT_EQ(biases(import("gpt-j-6b.json").model), B(false, false));
+  EXPECT_EQ(biases(import("gpt-neox-20b.json").model), B(true, true));
+  EXPECT_EQ(biases(import("phi-2.json").model), B(true, true));
+  EXPECT_EQ(biases(import("phi-3-mini-4k-instruct.json", 2047).model), B(false, false));
+  EXPECT_EQ(biases(import("gpt2.json").model), B(true, true));
+  EXPECT_EQ(biases(import("falcon-7b.json", 2048).model), B(false, false));  // bias false
+
+  nlohmann::json doc = read_json_file(fixture("meta-llama-3-8b.json"), "test fixture");
+  doc["attention_bias"] = true;
+  const ModelSpec biased = model_from_hf_config(doc, "llama", 4096).model;
+  EXPECT_EQ(biases(biased), B(true, true));
+  // q, k, v and o biases: 4096 + 2 x 1024 + 4096 per layer, 32 layers.
+  EXPECT_EQ(biased.total_parameters() - import("meta-llama-3-8b.json", 4096).model.total_parameters(),
+            32 * (4096 + 2 * 1024 + 4096));
+  doc["mlp_bias"] = true;
+  try {
+    model_from_hf_config(doc, "llama", 4096);
+    ADD_FAILURE() << "mlp_bias true was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("mlp_bias true"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HfImport, SequenceLengthIsTheUsersOrSaidAloud) {
   // Falcon's file has no length: refused without --seq-length, accepted with it.
   const std::string e = refusal("falcon-7b.json");
@@ -234,8 +264,9 @@ TEST(HfImport, SlidingWindowLongerThanTheSequenceIsRefused) {
 
 TEST(HfImport, ParallelAttentionIsNamedInANote) {
   const HfImport f = import("falcon-7b.json", 2048);
-  ASSERT_EQ(f.notes.size(), 1u);
+  ASSERT_EQ(f.notes.size(), 2u);
   EXPECT_NE(f.notes[0].find("falcon runs attention and the MLP in parallel"), std::string::npos) << f.notes[0];
+  EXPECT_NE(f.notes[1].find("bias false: Falcon's MLP has no biases"), std::string::npos) << f.notes[1];
   EXPECT_TRUE(import("llama-2-7b-hf.json").notes.size() == 1);  // only the sequence-length note
 }
 
@@ -244,8 +275,8 @@ TEST(HfImport, LoadModelReadsAConfigFileWithTheUsersSequenceLength) {
   const ModelSpec m = read_model_input(fixture("falcon-7b.json"), 2048, &notes);
   EXPECT_EQ(m.num_query_groups, 1);
   EXPECT_EQ(m.seq_length, 2048);
-  ASSERT_EQ(notes.size(), 2u);  // parallel attention, then the keys not read
-  EXPECT_NE(notes[1].find("keys not read"), std::string::npos) << notes[1];
+  ASSERT_EQ(notes.size(), 3u);  // parallel attention, the MLP biases, then the keys not read
+  EXPECT_NE(notes[2].find("keys not read"), std::string::npos) << notes[2];
 }
 
 TEST(HfImport, KeysNotReadAreNamedAMisspeltOneAmongThem) {
