@@ -673,6 +673,17 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
             "{}--recompute-num-layers {} is for --recompute-granularity full; selective recompute takes none "
             "(Megatron-Core refuses it): leave it out",
             prefix(where), *a.recompute_num_layers);
+  // Full recompute: Megatron-Core's TransformerConfig raises without a method and a layer count,
+  // so a launch script (a file) that leaves either out never started. clustercast's own command
+  // line keeps its documented defaults (uniform, 1 layer per group).
+  if (c.recompute == RecomputeGranularity::Full && !where.empty())
+    for (const auto& [flag, given] : {std::pair{"--recompute-method", a.recompute_method.has_value()},
+                                      std::pair{"--recompute-num-layers", a.recompute_num_layers.has_value()}})
+      if (!given)
+        fail_at(flag,
+                "{}--recompute-granularity full without {}: Megatron-Core refuses it (TransformerConfig needs "
+                "--recompute-method uniform or block and --recompute-num-layers); add {}",
+                prefix(where), flag, flag);
   if (a.recompute_method) c.recompute_method = recompute_method_from(*a.recompute_method, prefix(where) + "--recompute-method");
   if (a.recompute_num_layers) c.recompute_num_layers = *a.recompute_num_layers;
   if (a.distributed_optimizer) c.distributed_optimizer = true;

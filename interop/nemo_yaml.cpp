@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "interop/layout_common.h"
@@ -83,7 +84,14 @@ Precision nemo_precision(const NemoKeys& y) {
   // Lightning's spellings (trainer.precision), and model.fp8 for Transformer Engine's FP8 GEMMs.
   const std::string p = y.choice("trainer.precision", "32", {"32", "32-true", "16", "16-mixed", "bf16", "bf16-mixed"});
   const bool fp8 = y.boolean("model.fp8", false);
+  // The FP8 format (E4M3 throughout, or E4M3 forward and E5M2 gradients) is priced alike; NeMo's
+  // build_transformer_config raises when FP8 is on and neither is set.
+  const bool e4m3 = y.boolean("model.fp8_e4m3", false), hybrid = y.boolean("model.fp8_hybrid", false);
   if (fp8) {
+    if (!e4m3 && !hybrid)
+      fail_at("model.fp8", "{}: model.fp8 is true but neither model.fp8_e4m3 nor model.fp8_hybrid is; NeMo needs one "
+              "of them for the FP8 format",
+              y.where());
     if (p.rfind("bf16", 0) != 0)
       fail("{}: model.fp8 with trainer.precision {} is not modelled; FP8 runs keep bf16 beside it (bf16-mixed)",
            y.where(), p);
@@ -269,6 +277,20 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
     c.recompute = recompute_granularity_from(*g, where);
   if (const auto m = y.get("model.activations_checkpoint_method")) c.recompute_method = recompute_method_from(*m, where);
   c.recompute_num_layers = y.integer("model.activations_checkpoint_num_layers").value_or(1);
+  // Keys of NeMo's base config that change the layout in ways not modelled: refused when set, as
+  // Megatron-LM's flags clustercast does not model are.
+  if (y.boolean("model.fsdp", false))
+    fail_at("model.fsdp", "{}: model.fsdp true (PyTorch FSDP in place of Megatron's data parallelism) is not "
+            "modelled; set it false",
+            where);
+  for (const char* key : {"model.num_micro_batches_with_partial_activation_checkpoints",
+                          "model.activations_checkpoint_layers_per_pipeline"})
+    if (const auto v = y.get(key))
+      fail_at(key, "{}: {} {} (recompute for only some microbatches or stages) is not modelled; set it null", where,
+              key, *v);
+  for (const auto& [key, what] : {std::pair{"model.fp32_residual_connection", "the residual stream kept in fp32"},
+                                  std::pair{"model.cpu_offloading", "weights or activations offloaded to the host"}})
+    if (y.boolean(key, false)) fail_at(key, "{}: {} true ({}) is not modelled; set it false", where, key, what);
   // NeMo passes model.optim (less name and sched) to the optimizer's constructor
   // (ModelPT.setup_optimization); the two distributed optimizers shard its state.
   const std::string optimizer = y.choice("model.optim.name", "fused_adam",
@@ -281,9 +303,9 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   read_moe_options(y, c.moe);
   // Transformer Engine picks flash or fused attention itself; without it, NeMo's own
   // attention is flash only under use_flash_attention.
-  c.attention = y.boolean("model.use_flash_attention", false) || y.boolean("model.transformer_engine", false)
-                    ? AttentionKernel::Flash
-                    : AttentionKernel::Unfused;
+  const bool flash = y.boolean("model.use_flash_attention", false);
+  const bool transformer_engine = y.boolean("model.transformer_engine", false);
+  c.attention = flash || transformer_engine ? AttentionKernel::Flash : AttentionKernel::Unfused;
   c.precision = nemo_precision(y);
   // Our own export names the vocabulary in its clustercast line (NeMo has no key for it).
   const bool vocab_in_comment = text.find("# clustercast:") != std::string::npos &&
@@ -300,6 +322,12 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   }
   apply_clustercast_comment(text, out, where);
   finish_layout(out, where);
+  // The model's architecture and parallelism are values directly under model; the mappings
+  // there (data, tokenizer, optim's schedule) hold nothing clustercast prices.
+  if (const auto unread = tree.unread_values("model"); !unread.empty())
+    out.notes.push_back(fmt::format("{}: keys under model not read, so not priced (check that none changes the model "
+                                    "or layout): {}",
+                                    where, fmt::join(unread, ", ")));
   return out;
 }
 

@@ -196,6 +196,7 @@ std::optional<YAML::Node> OmegaConfTree::lookup(const std::string& path) const {
 }
 
 std::optional<std::string> OmegaConfTree::scalar(const std::string& key) const {
+  asked_.insert(key);
   const auto node = lookup(key);
   if (!node || node->IsNull()) return std::nullopt;
   if (!node->IsScalar()) fail("{}: {} is a {}, not a single value", where_, key, node->IsMap() ? "mapping" : "list");
@@ -292,6 +293,22 @@ std::string OmegaConfTree::interpolate(const std::string& body, const std::strin
   }
   if (!result) fail("{}: {}: '{}' is beyond the whole numbers a config can hold", where_, key, shown);
   return *result;
+}
+
+std::vector<std::string> OmegaConfTree::unread_values(const std::string& parent) const {
+  std::vector<std::string> unread;
+  const auto node = lookup(parent);
+  if (!node || !node->IsMap()) return unread;
+  for (const auto& entry : *node) {
+    if (entry.second.IsMap() || !entry.first.IsScalar()) continue;
+    const std::string key = parent + "." + entry.first.Scalar();
+    // Read itself, or an entry of it (model.moe_layer_freq.0): the first asked key from "key."
+    // on starts with it when any does.
+    const auto entry_read = asked_.lower_bound(key + ".");
+    const bool read = asked_.count(key) || (entry_read != asked_.end() && entry_read->rfind(key + ".", 0) == 0);
+    if (!read) unread.push_back(entry.first.Scalar());
+  }
+  return unread;
 }
 
 }  // namespace cc::interop

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -24,6 +26,10 @@ class OmegaConfTree {
   // null. A mapping or list there, or "???" (OmegaConf's mandatory-missing), is a SpecError.
   std::optional<std::string> scalar(const std::string& key) const;
   bool has(const std::string& key) const { return scalar(key).has_value(); }
+  // The keys directly under the mapping at dotted `parent` that hold a value or a list (not a
+  // mapping) and that no scalar() call asked for, themselves or an entry of theirs: what a
+  // reader skipped, in the file's order.
+  std::vector<std::string> unread_values(const std::string& parent) const;
 
   const YAML::Node& root() const { return root_; }
   const std::string& where() const { return where_; }
@@ -36,6 +42,7 @@ class OmegaConfTree {
   YAML::Node root_;
   std::string where_;
   mutable int interpolations_ = 0;  // in the current scalar() call
+  mutable std::set<std::string> asked_;  // every key scalar() was asked for, present or not
 };
 
 }  // namespace cc::interop

@@ -2,7 +2,10 @@
 // read as NeMo reads them, and our export inside NeMo's base config and read back unchanged.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
+
 #include <yaml-cpp/yaml.h>
 
 #include "interop/layout_files.h"
@@ -131,6 +134,55 @@ TEST(NemoYaml, NemosBaseConfigReadsWithItsInterpolations) {
   EXPECT_EQ(f.config.attention, AttentionKernel::Unfused);  // no Transformer Engine, no flash
   EXPECT_FALSE(f.config.distributed_optimizer);             // fused_adam
   EXPECT_EQ(f.gpus, 1);
+}
+
+TEST(NemoYaml, KeysUnderModelNotReadAreNamedAMisspeltOneAmongThem) {
+  std::ifstream in(reference("nemo/megatron_gpt_config.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = "\n  hidden_dropout:";
+  ASSERT_NE(text.find(key), std::string::npos);
+  text.replace(text.find(key), key.size(), "\n  hiden_dropout:");  // misspelt: the default dropout is used
+  const LayoutFile f = parse_layout_text(text, "base.yaml");
+  ASSERT_EQ(f.notes.size(), 1u);
+  const std::string& note = f.notes[0];
+  EXPECT_NE(note.find("base.yaml: keys under model not read"), std::string::npos) << note;
+  EXPECT_NE(note.find("hiden_dropout"), std::string::npos) << note;
+  EXPECT_NE(note.find("init_method_std"), std::string::npos) << note;  // in the file, and not priced
+  for (const char* read : {"num_layers", "hidden_size", "encoder_seq_length", "attention_dropout", "micro_batch_size"})
+    EXPECT_EQ(note.find(std::string(" ") + read + ","), std::string::npos) << read << " is read: " << note;
+  EXPECT_EQ(note.find("optim"), std::string::npos) << note;  // a mapping: not listed
+}
+
+TEST(NemoYaml, KeysThatChangeTheLayoutUnmodelledAreRefusedByName) {
+  std::ifstream in(reference("nemo/megatron_gpt_config.yaml"));
+  const std::string base((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto refusal = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    EXPECT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+    return error_of([&] { parse_layout_text(text, "base.yaml"); });
+  };
+  EXPECT_NE(refusal("  fsdp: False", "  fsdp: True").find("base.yaml: model.fsdp true (PyTorch FSDP"),
+            std::string::npos);
+  EXPECT_NE(refusal("  num_micro_batches_with_partial_activation_checkpoints: null",
+                    "  num_micro_batches_with_partial_activation_checkpoints: 4")
+                .find("model.num_micro_batches_with_partial_activation_checkpoints 4 (recompute for only some"),
+            std::string::npos);
+  EXPECT_NE(refusal("  activations_checkpoint_layers_per_pipeline: null",
+                    "  activations_checkpoint_layers_per_pipeline: 3")
+                .find("model.activations_checkpoint_layers_per_pipeline 3"),
+            std::string::npos);
+  EXPECT_NE(refusal("  fp32_residual_connection: False", "  fp32_residual_connection: True")
+                .find("model.fp32_residual_connection true"),
+            std::string::npos);
+  EXPECT_NE(refusal("  cpu_offloading: False", "  cpu_offloading: True").find("model.cpu_offloading true"),
+            std::string::npos);
+  // NeMo's build_transformer_config needs a format beside fp8 (the base config sets fp8_hybrid).
+  EXPECT_NE(refusal("  fp8: False # enables fp8 in TransformerLayer forward\n  fp8_e4m3: False # sets fp8_format = "
+                    "recipe.Format.E4M3\n  fp8_hybrid: True",
+                    "  fp8: True\n  fp8_hybrid: False")
+                .find("model.fp8 is true but neither model.fp8_e4m3 nor model.fp8_hybrid is"),
+            std::string::npos);
 }
 
 // Every key path of a YAML mapping, dotted ("model.optim.name"); list items are values.

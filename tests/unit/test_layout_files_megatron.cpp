@@ -197,6 +197,20 @@ TEST(MegatronExport, TheArgumentsReadBackAsTheLayoutThatWasSimulated) {
   }
 }
 
+TEST(MegatronArguments, FullRecomputeNeedsItsMethodAndLayerCountAsMegatronCoreDoes) {
+  auto refusal = [](const std::string& text) { return error_of([&] { parse_layout_text(text, "f.args"); }); };
+  EXPECT_NE(refusal("--recompute-granularity full\n").find("f.args: --recompute-granularity full without "
+                                                            "--recompute-method: Megatron-Core refuses it"),
+            std::string::npos);
+  EXPECT_NE(refusal("--recompute-granularity full --recompute-method block\n").find("without --recompute-num-layers"),
+            std::string::npos);
+  const ParallelConfig c =
+      parse_layout_text("--recompute-granularity full --recompute-method block --recompute-num-layers 2\n", "f").config;
+  EXPECT_EQ(c.recompute, RecomputeGranularity::Full);
+  EXPECT_EQ(c.recompute_method, RecomputeMethod::Block);
+  EXPECT_EQ(c.recompute_num_layers, 2);
+}
+
 TEST(MegatronArguments, FlagsThatWouldChangeTheLayoutAreRefusedByName) {
   auto refusal = [](const std::string& text) { return error_of([&] { parse_layout_text(text, "f.args"); }); };
   // The model flags (MoE ones too) need the three Megatron-LM requires beside them.
