@@ -5,12 +5,14 @@
 // The engine marks progress at each start-up phase and each completed step (mark_progress);
 // a thread of each rank checks the time since the last mark, and past the stall timeout prints
 // one line naming the rank, its last progress and the op it is in (from the annotations: a
-// collective or transfer means it waits for another rank), then exits with status 1, on which
-// mpirun ends the job's other ranks.
+// collective or transfer means it waits for another rank) and, from the ranks' shared board,
+// the peer that holds the job (a stopped one), then exits with status 1, on which mpirun ends
+// the job's other ranks.
 #pragma once
 
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace cc::engine {
@@ -21,19 +23,25 @@ inline constexpr double kDefaultStallTimeoutSeconds = 600;
 // step it belongs to (-1: none).
 void mark_progress(const char* what, long step = -1);
 
+class RankBoard;
+
 class StallWatchdog {
  public:
-  // timeout_s 0 turns the watchdog off.
-  StallWatchdog(int world_rank, double timeout_s);
+  // timeout_s 0 turns the watchdog off. With a board (rank_board.h), each check publishes
+  // this rank's state there, and the line it prints names the peer that holds the job.
+  StallWatchdog(int world_rank, double timeout_s, RankBoard* board = nullptr);
   ~StallWatchdog();
   StallWatchdog(const StallWatchdog&) = delete;
   StallWatchdog& operator=(const StallWatchdog&) = delete;
 
  private:
   void watch();
+  void publish();                              // this rank's state onto the board
+  std::string holders(double stale_s) const;  // "; rank R ... stopped or dead", or ""
 
   int rank_;
   double timeout_s_;
+  RankBoard* board_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

@@ -1,6 +1,6 @@
 // The stall watchdog as users meet it: a rank of a real `mpirun` training job stopped with
 // SIGSTOP (as a hung GPU or a frozen node would leave it) ends the job on every rank within
-// the stall timeout, with a line naming a rank and what it waits in, where MPI alone would
+// the stall timeout, with a line naming a rank, what it waits in and the stopped rank, where MPI alone would
 // wait for ever; a healthy run is never stopped (marks between its steps: test_stall_watchdog.cpp
 // of the engine tests).
 #include <gtest/gtest.h>
@@ -64,6 +64,11 @@ TEST(StallWatchdog, AStoppedRankEndsTheJobOnEveryRankWithAMessage) {
   EXPECT_NE(r.exit_code, 124) << "the job did not end: the test's 120 s guard killed it\n" << r.err;
   EXPECT_LT(seconds, 60) << "a 5 s stall timeout took " << seconds << " s to end the job";
   EXPECT_NE(r.err.find("rank 0 made no progress for"), std::string::npos) << r.err;
+  // Rank 0 names the rank that holds the job: its board slot went silent when it stopped.
+  EXPECT_NE(r.err.find("rank 1 (pid " + std::to_string(stopped.front()) + ") has given no sign of life for"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("it is stopped or dead"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(--stall-timeout 5)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ending the job on every rank"), std::string::npos) << r.err;
 }
