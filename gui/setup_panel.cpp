@@ -505,7 +505,9 @@ void SetupPanel::import_hf_config(const QString& path) {
   const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
   if (doc.is_discarded()) fail("'{}' is not valid JSON", path.toStdString());
   Project p = project();
-  p.model = model_from_hf_config(doc, path.toStdString()).model;
+  // The file's position limit is the longest sequence the model supports; the length the user
+  // trains at is the one the setup already shows, which the import leaves as it is.
+  p.model = model_from_hf_config(doc, path.toStdString(), p.model.seq_length).model;
   p.model_preset.clear();
   set_project(p);
   emit edited();

@@ -156,6 +156,11 @@ std::optional<long long> optional_integer(const JsonFields& f, std::initializer_
   return std::nullopt;
 }
 
+// The key holding the longest sequence the model supports.
+const char* position_limit_key(const Family& fam) {
+  return fam.keys == Keys::Gpt2 ? "n_positions" : "max_position_embeddings";
+}
+
 Activation activation_of(const JsonFields& f, const Family& fam) {
   const char* key = fam.keys == Keys::Gpt2 ? "activation_function" : fam.keys == Keys::Falcon ? "activation"
                     : f.has("hidden_activation") ? "hidden_activation"  // Gemma's newer key
@@ -324,6 +329,11 @@ const std::vector<std::string>& hf_model_types() {
   return types;
 }
 
+std::optional<long long> hf_position_limit(const nlohmann::json& doc, const std::string& where) {
+  const JsonFields f(doc, where);
+  return optional_integer(f, {position_limit_key(family_of(f))});
+}
+
 bool is_hf_config(const nlohmann::json& doc) {
   return doc.is_object() && !doc.contains("num_layers") &&
          (doc.contains("model_type") || doc.contains("architectures") || doc.contains("num_hidden_layers") ||
@@ -399,10 +409,8 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
   m.dropout = f.number_or("attention_dropout", 0.0, f.number_or("attn_pdrop", 0.0, 0.0)) > 0.0 ||
               f.number_or("hidden_dropout", 0.0, f.number_or("resid_pdrop", 0.0, 0.0)) > 0.0;
 
-  // The sequence length: the user's, else the file's position limit — said aloud, because that
-  // limit (131,072 for Llama 3.1) is the longest context the model supports, rarely the
-  // length it is trained at.
-  const char* length_key = fam.keys == Keys::Gpt2 ? "n_positions" : "max_position_embeddings";
+  // The sequence length is the user's: the file knows only the longest the model supports.
+  const char* length_key = position_limit_key(fam);
   const std::optional<long long> limit = optional_integer(f, {length_key});
   if (seq_length) {
     if (m.position_embedding == PositionEmbedding::Learned && limit && *seq_length > *limit)
@@ -414,12 +422,15 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
                                       "table has {} ({})",
                                       where, *seq_length, *limit, length_key));
   } else if (limit) {
-    m.seq_length = static_cast<int>(*limit);
-    out.notes.push_back(fmt::format("{}: sequence length {} taken from {}, the longest the model supports; pass "
-                                    "--seq-length for the length you train with",
-                                    where, *limit, length_key));
+    // The position limit (131,072 for Llama 3.1) is the longest context the model supports, not
+    // the length it trains at: taking it would simulate another job than the user's.
+    fail_at("--seq-length",
+            "{}: no --seq-length given; a HuggingFace config's {} {} is the longest sequence the model supports, "
+            "rarely the one it trains at: pass --seq-length (at most {})",
+            where, length_key, *limit, *limit);
   } else {
-    fail("{}: the file gives no sequence length ({} is absent); pass --seq-length", where, length_key);
+    fail("{}: no --seq-length given, and the file gives no sequence length ({} is absent); pass --seq-length",
+         where, length_key);
   }
 
   // Sliding-window attention attends to the last `sliding_window` tokens only; the simulator

@@ -24,18 +24,22 @@ namespace cc {
 
 struct HfImport {
   ModelSpec model;
-  // What the import assumed or approximated (which key gave the sequence length, which
-  // architectural detail is simulated differently), for the caller to show the user.
+  // What the import assumed or approximated (which architectural detail is simulated
+  // differently), for the caller to show the user.
   std::vector<std::string> notes;
   // The file's keys the import did not read (token ids, initialisation, generation settings,
   // and any key it does not know — a misspelt one too), for the caller to name.
   std::vector<std::string> unread_keys;
 };
 
-// `seq_length` is the length the user asked for (--seq-length); when given it is used instead
-// of the file's position limit. `where` names the document in errors.
-HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& where,
-                              std::optional<int> seq_length = std::nullopt);
+// `seq_length` is the length the user asked for (--seq-length); without it the import is
+// refused, naming the file's position limit (the longest the model supports, not a training
+// length). `where` names the document in errors.
+HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& where, std::optional<int> seq_length);
+
+// The longest sequence the model supports (max_position_embeddings, GPT-2's n_positions), if
+// the file gives it: an upper bound for --seq-length, never a default for it.
+std::optional<long long> hf_position_limit(const nlohmann::json& doc, const std::string& where);
 
 // True when `doc` is a HuggingFace config rather than our model JSON (which names num_layers).
 bool is_hf_config(const nlohmann::json& doc);

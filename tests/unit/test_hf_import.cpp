@@ -20,8 +20,22 @@ namespace {
 
 std::string fixture(const std::string& name) { return std::string(CLUSTERCAST_REFERENCE_DIR) + "/hf-configs/" + name; }
 
+// Without a length, the file's own position limit: what a test passes when the length does not
+// matter to what it checks (RoPE models' parameters) or is the published count's (GPT-2's table).
 HfImport import(const std::string& name, std::optional<int> seq = std::nullopt) {
-  return model_from_hf_config(read_json_file(fixture(name), "test fixture"), name, seq);
+  const nlohmann::json doc = read_json_file(fixture(name), "test fixture");
+  if (!seq)
+    if (const auto limit = hf_position_limit(doc, name)) seq = static_cast<int>(*limit);
+  return model_from_hf_config(doc, name, seq);
+}
+
+std::string refusal_without_length(const std::string& name) {
+  try {
+    model_from_hf_config(read_json_file(fixture(name), "test fixture"), name, std::nullopt);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "(accepted)";
 }
 
 std::string refusal(const std::string& name, std::optional<int> seq = std::nullopt) {
@@ -116,7 +130,7 @@ TEST(HfImport, ReadsMixturesAndRefusesExpertsInDenseFamilies) {
   // Expert keys in a dense family are still refused: a Llama file with experts is not a Llama.
   const auto llama_moe = nlohmann::json::parse(R"({"model_type": "llama", "moe_intermediate_size": 1408})");
   try {
-    model_from_hf_config(llama_moe, "m");
+    model_from_hf_config(llama_moe, "m", 128);
     ADD_FAILURE() << "a llama file with experts was accepted";
   } catch (const SpecError& e) {
     EXPECT_NE(std::string(e.what()).find("moe_intermediate_size is 1408 in a llama file"), std::string::npos)
@@ -126,10 +140,10 @@ TEST(HfImport, ReadsMixturesAndRefusesExpertsInDenseFamilies) {
   const auto dense = nlohmann::json::parse(R"({"model_type": "llama", "num_experts": 0, "moe_intermediate_size": 0,
     "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
     "vocab_size": 256, "max_position_embeddings": 128})");
-  EXPECT_NO_THROW(model_from_hf_config(dense, "m"));
+  EXPECT_NO_THROW(model_from_hf_config(dense, "m", 128));
   // Llama 4 is refused by name; gpt-oss's 128-token sliding window by the dense rule.
   const auto llama4 = nlohmann::json::parse(R"({"model_type": "llama4"})");
-  EXPECT_THROW(model_from_hf_config(llama4, "m"), SpecError);
+  EXPECT_THROW(model_from_hf_config(llama4, "m", 128), SpecError);
   const std::string oss = refusal("gpt-oss-20b.json");
   EXPECT_NE(oss.find("sliding_window 128 is shorter than the sequence length 131072"), std::string::npos) << oss;
 }
@@ -138,10 +152,10 @@ TEST(HfImport, RefusesArchitecturesItDoesNotModelByName) {
   const std::string e = refusal("opt-125m.json");
   EXPECT_NE(e.find("model_type 'opt' is not modelled; modelled types: gpt2, gptj"), std::string::npos) << e;
   const auto mismatch = nlohmann::json::parse(R"({"model_type": "llama", "architectures": ["GPT2LMHeadModel"]})");
-  EXPECT_THROW(model_from_hf_config(mismatch, "m"), SpecError);
+  EXPECT_THROW(model_from_hf_config(mismatch, "m", 128), SpecError);
   const auto nothing = nlohmann::json::parse(R"({"num_hidden_layers": 2, "hidden_size": 64})");
   try {
-    model_from_hf_config(nothing, "m.json");
+    model_from_hf_config(nothing, "m.json", 128);
     ADD_FAILURE() << "a config without model_type or architectures was accepted";
   } catch (const SpecError& e2) {
     EXPECT_NE(std::string(e2.what()).find("m.json: no model_type or architectures"), std::string::npos) << e2.what();
@@ -150,7 +164,7 @@ TEST(HfImport, RefusesArchitecturesItDoesNotModelByName) {
   const auto gelu_llama = nlohmann::json::parse(R"({"model_type": "llama", "hidden_act": "gelu", "hidden_size": 64,
     "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 256,
     "max_position_embeddings": 128})");
-  EXPECT_THROW(model_from_hf_config(gelu_llama, "m"), SpecError);
+  EXPECT_THROW(model_from_hf_config(gelu_llama, "m", 128), SpecError);
 }
 
 TEST(HfImport, PositionsComeFromTheArchitectureNotFromRopeTheta) {
@@ -232,18 +246,20 @@ TEST(HfImport, AttentionBiasesAreTheClasssOwn) {
   }
 }
 
-TEST(HfImport, SequenceLengthIsTheUsersOrSaidAloud) {
-  // Falcon's file has no length: refused without --seq-length, accepted with it.
-  const std::string e = refusal("falcon-7b.json");
-  EXPECT_NE(e.find("no sequence length (max_position_embeddings is absent); pass --seq-length"), std::string::npos)
+TEST(HfImport, SequenceLengthIsTheUsers) {
+  // Without --seq-length the import is refused, naming the file's limit: Llama 3.1's 131,072 is
+  // the longest context it supports, and taking it would simulate another job.
+  const std::string l = refusal_without_length("llama-3.1-8b.json");
+  EXPECT_NE(l.find("no --seq-length given; a HuggingFace config's max_position_embeddings 131072 is the longest "
+                   "sequence the model supports"),
+            std::string::npos)
+      << l;
+  // Falcon's file has no length at all.
+  const std::string e = refusal_without_length("falcon-7b.json");
+  EXPECT_NE(e.find("the file gives no sequence length (max_position_embeddings is absent); pass --seq-length"),
+            std::string::npos)
       << e;
   EXPECT_EQ(import("falcon-7b.json", 2048).model.seq_length, 2048);
-  // Llama 3.1's limit is 131,072; it is used only with a note that says where it came from.
-  const HfImport l = import("llama-3.1-8b.json");
-  EXPECT_EQ(l.model.seq_length, 131072);
-  ASSERT_FALSE(l.notes.empty());
-  EXPECT_NE(l.notes[0].find("sequence length 131072 taken from max_position_embeddings"), std::string::npos)
-      << l.notes[0];
   const HfImport given = import("llama-3.1-8b.json", 8192);
   EXPECT_EQ(given.model.seq_length, 8192);
   EXPECT_TRUE(given.notes.empty());
@@ -267,7 +283,7 @@ TEST(HfImport, ParallelAttentionIsNamedInANote) {
   ASSERT_EQ(f.notes.size(), 2u);
   EXPECT_NE(f.notes[0].find("falcon runs attention and the MLP in parallel"), std::string::npos) << f.notes[0];
   EXPECT_NE(f.notes[1].find("bias false: Falcon's MLP has no biases"), std::string::npos) << f.notes[1];
-  EXPECT_TRUE(import("llama-2-7b-hf.json").notes.size() == 1);  // only the sequence-length note
+  EXPECT_TRUE(import("llama-2-7b-hf.json").notes.empty());  // attention, then the MLP
 }
 
 TEST(HfImport, LoadModelReadsAConfigFileWithTheUsersSequenceLength) {

@@ -26,8 +26,12 @@ using i64 = std::int64_t;
 
 std::string fixture(const std::string& name) { return std::string(CLUSTERCAST_REFERENCE_DIR) + "/hf-configs/" + name; }
 json config(const std::string& name) { return read_json_file(fixture(name), "test fixture"); }
+// Without a length, the file's position limit (parameters do not depend on it with RoPE).
 ModelSpec imported(const std::string& name, std::optional<int> seq = std::nullopt) {
-  return model_from_hf_config(config(name), name, seq).model;
+  const json doc = config(name);
+  if (!seq)
+    if (const auto limit = hf_position_limit(doc, name)) seq = static_cast<int>(*limit);
+  return model_from_hf_config(doc, name, seq).model;
 }
 
 struct Count {
