@@ -10,6 +10,7 @@
 #include "cli/common_options.h"
 #include "interop/layout_files.h"
 #include "interop/resolver.h"
+#include "interop/search_csv.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/value_lists.h"
@@ -31,7 +32,7 @@ struct SearchFlags {
   int threads = 0;
   std::optional<double> tie_tolerance;  // default: the cost source's cross-validated error
   bool json = false;
-  std::string export_json, export_megatron, export_nemo;
+  std::string export_json, export_megatron, export_nemo, csv;
   std::string tp, cp, cp_comm_type, pp, micro_batch = "1..8", virtual_stages;
   std::string recompute, recompute_method, recompute_num_layers;
   std::string ep, etp;  // MoE models: expert parallel and expert tensor parallel sizes to try
@@ -160,7 +161,8 @@ void run(const SearchFlags& f) {
   check_outputs_apart({{f.export_json, "--export"},
                        {f.export_megatron, "--export-megatron"},
                        {f.export_megatron.empty() ? "" : megatron_script_path(f.export_megatron), "--export-megatron"},
-                       {f.export_nemo, "--export-nemo"}},
+                       {f.export_nemo, "--export-nemo"},
+                       {f.csv, "--csv"}},
                       {{f.costs, "--costs"}, {f.model.model, "--model"}, {f.cluster.cluster, "--cluster"}});
   if (!f.export_json.empty()) check_output_folder(f.export_json, "--export");
   if (!f.export_megatron.empty()) {
@@ -168,6 +170,7 @@ void run(const SearchFlags& f) {
     check_output_folder(megatron_script_path(f.export_megatron), "--export-megatron");
   }
   if (!f.export_nemo.empty()) check_output_folder(f.export_nemo, "--export-nemo");
+  if (!f.csv.empty()) check_output_folder(f.csv, "--csv");
   const std::shared_ptr<const CostDatabase> measured = read_measured_costs(f.costs);
   if (measured)
     if (const auto warning = hardware_mismatch(*measured, r.cluster)) fmt::print(stderr, "warning: {}\n", *warning);
@@ -200,6 +203,7 @@ void run(const SearchFlags& f) {
               "--export-megatron");
   }
   if (!f.export_nemo.empty()) files.add(f.export_nemo, nemo_yaml(best, r.reserve), "--export-nemo");
+  if (!f.csv.empty()) files.add(f.csv, search_csv(out), "--csv");
   files.commit();
 
   if (f.json) {
@@ -315,6 +319,7 @@ void add_search_command(CLI::App& app) {
                   "Write the best layout as Megatron-LM arguments (FILE, for `pretrain_gpt.py $(cat FILE)`) and its "
                   "launch script (FILE.sh)");
   sub->add_option("--export-nemo", f->export_nemo, "Write the best layout as a NeMo Megatron YAML");
+  sub->add_option("--csv", f->csv, "Write the ranked layouts (the --top best) as CSV, one row each");
   sub->callback([f] { run(*f); });
 }
 

@@ -4,6 +4,8 @@
 
 #include <QColor>
 
+#include "interop/search_csv.h"
+
 namespace cc::gui {
 
 namespace {
@@ -73,18 +75,6 @@ QVariant SearchTable::headerData(int section, Qt::Orientation orientation, int r
   return QString::fromLatin1(kHeaders[section]);
 }
 
-std::string SearchTable::to_csv() const {
-  std::string out;
-  for (int c = 0; c < ColumnCount; ++c) out += fmt::format("{}{}", c ? "," : "", kHeaders[c]);
-  out += "\n";
-  for (int r = 0; r < rowCount(); ++r) {
-    const SimResult& s = layout(r).result;
-    out += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{}\n", r + 1, s.config.summary(), s.config.ep,
-                       s.config.expert_tp(), s.iteration_time_s, s.tflops_per_gpu,
-                       s.mfu, s.peak_memory_gib, s.usable_gib - s.peak_memory_gib, s.training_days,
-                       layout(r).tied ? "yes" : "no");
-  }
-  return out;
-}
+std::string SearchTable::to_csv() const { return outcome_ ? search_csv(*outcome_) : search_csv(SearchOutcome{}); }
 
 }  // namespace cc::gui

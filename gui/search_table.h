@@ -21,7 +21,7 @@ class SearchTable : public QAbstractTableModel {
   const SearchOutcome* outcome() const { return outcome_.get(); }
   const RankedLayout& layout(int row) const { return outcome_->ranked[static_cast<std::size_t>(row)]; }
   // The table as CSV (header line, one line per layout, best first).
-  std::string to_csv() const;
+  std::string to_csv() const;  // interop/search_csv.h, as `search --csv` writes it
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

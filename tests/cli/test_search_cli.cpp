@@ -2,6 +2,10 @@
 // formats and their round trip through `simulate --config`, and refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -52,6 +56,52 @@ TEST(SearchCli, ExportsRoundTripThroughSimulateExactly) {
     EXPECT_EQ(again.at("peak_memory_gib"), best.at("peak_memory_gib")) << file;
     EXPECT_EQ(again.at("config"), best.at("config")) << file;
   }
+}
+
+// Splits one line of search_csv's output (its only quoted field is the layout, without quotes).
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, ""));
+    else cell += c;
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
+TEST(SearchCli, CsvHasTheRankedLayoutsAsTheJsonHasThem) {
+  TempDir dir;
+  const RunResult r = run_clustercast(with(search_args(), {"--json", "--csv", dir.file("ranked.csv")}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto results = nlohmann::json::parse(r.out).at("results");
+  std::istringstream in(read_file(dir.file("ranked.csv")));
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const std::vector<std::string> header = csv_cells(line);
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name << " in " << line;
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  std::size_t rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = csv_cells(line);
+    ASSERT_EQ(cells.size(), header.size()) << line;
+    ASSERT_LT(rows, results.size());
+    const auto& expected = results.at(rows);
+    EXPECT_EQ(cells[column("rank")], std::to_string(rows + 1));
+    EXPECT_EQ(cells[column("tp")], std::to_string(expected["config"]["tensor_model_parallel_size"].get<int>()));
+    EXPECT_EQ(cells[column("pp")], std::to_string(expected["config"]["pipeline_model_parallel_size"].get<int>()));
+    EXPECT_EQ(cells[column("dp")], std::to_string(expected["config"]["data_parallel_size"].get<int>()));
+    EXPECT_EQ(std::stod(cells[column("iteration_time_s")]), expected["iteration_time_s"].get<double>());
+    EXPECT_EQ(std::stod(cells[column("training_days")]), expected["training_days"].get<double>());  // 300e9 tokens
+    ++rows;
+  }
+  EXPECT_EQ(rows, results.size());
+  EXPECT_EQ(rows, 5u);  // --top 5
 }
 
 TEST(SearchCli, ImpossibleRequestExitsTwoAndWritesNothing) {
