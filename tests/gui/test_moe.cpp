@@ -311,7 +311,7 @@ class TestMoe : public QObject {
     }
     QVERIFY(eps.count(4) || eps.count(8));
     for (const int ep : eps) QVERIFY(ep == 4 || ep == 8);
-    QVERIFY(t->to_csv().starts_with("rank,layout,EP,ETP,"));
+    QVERIFY(t->to_csv().starts_with("rank,layout,tp,cp,ep,etp,"));  // the columns of search --csv
   }
 };
 
