@@ -42,7 +42,8 @@ struct SearchFlags {
   bool moe_grouped_gemm = false, moe_pad_to_capacity = false, moe_shared_expert_overlap = false,
        overlap_moe_ep_comm = false;
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
-  bool allow_cross_node_tp = false, overlap_grad_reduce = false, tp_comm_overlap = false, flash = false;
+  bool allow_cross_node_tp = false, overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false,
+       flash = false;
   std::string precision = "bf16";
   std::optional<std::string> framework;  // default: the cost database's stack, else Megatron-Core
   std::string costs;
@@ -93,13 +94,13 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured) {
   s.moe.overlap_ep_comm = f.overlap_moe_ep_comm;
   s.allow_cross_node_tp = f.allow_cross_node_tp;
   s.overlap_grad_reduce = f.overlap_grad_reduce;
+  s.overlap_param_gather = f.overlap_param_gather;
   s.tp_comm_overlap = f.tp_comm_overlap;
   s.precision = precision_from(f.precision, "--precision");
   const FrameworkSpec& stack = load_framework(resolved_stack(f.framework, measured));
   s.framework = stack.name;
   // The same default as simulate's: the stack's own kernel unless --use-flash-attn.
   s.attention = f.flash ? AttentionKernel::Flash : default_attention(stack.name);
-  s.overlap_grad_reduce = f.overlap_grad_reduce || stack.overlap_grad_reduce;  // the stack's default
   return s;
 }
 
@@ -295,6 +296,9 @@ void add_search_command(CLI::App& app) {
       ->group(g);
   sub->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Let TP groups span NVLink domains (the node, or a rack-scale system's domain)")->group(g);
   sub->add_flag("--overlap-grad-reduce", f->overlap_grad_reduce, "Every layout overlaps DP reduction with backward")
+      ->group(g);
+  sub->add_flag("--overlap-param-gather", f->overlap_param_gather,
+                "Every layout with the distributed optimizer overlaps its parameter all-gather with forward")
       ->group(g);
   sub->add_flag("--tp-comm-overlap", f->tp_comm_overlap,
                 "Every sequence-parallel layout overlaps its TP communication with GEMMs (Transformer Engine "

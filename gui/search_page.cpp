@@ -247,6 +247,7 @@ SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const
   if (r.space.recompute.empty()) fail("search: tick at least one recompute mode");
   r.space.allow_cross_node_tp = cross_node_tp_->isChecked();
   r.space.overlap_grad_reduce = base.config.overlap_grad_reduce;
+  r.space.overlap_param_gather = base.config.overlap_param_gather;
   r.space.tp_comm_overlap = base.config.tp_comm_overlap;  // as the setup asks, for every SP layout
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;

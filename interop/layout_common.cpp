@@ -57,6 +57,7 @@ void apply_clustercast_comment(const std::string& text, LayoutFile& out, const s
       out.config.last_stage_layers = to_int(*v, "--decoder-last-pipeline-num-layers", where);
     if (std::find(words.begin(), words.end(), "--overlap-grad-reduce") != words.end())
       out.config.overlap_grad_reduce = true;
+    if (const auto* v = value_of("--framework")) apply_framework(out.config, *v);
     if (const auto* v = value_of("--moe-load-imbalance"))
       out.config.moe.load_imbalance = to_double(*v, "--moe-load-imbalance", where);
     MemoryReserve r;
@@ -78,9 +79,10 @@ void apply_clustercast_comment(const std::string& text, LayoutFile& out, const s
 std::string clustercast_comment(const SimResult& r, const MemoryReserve& m, const std::string& extra) {
   // --moe-load-imbalance is clustercast's own, so Megatron-LM's and NeMo's keys cannot carry it.
   const auto& imbalance = r.config.moe.load_imbalance;
-  return fmt::format("# clustercast: --cluster {} --gpus {} --cuda-context-gib {} --comm-buffers-gib {} "
+  // The software stack too: neither format has a key for it, and it changes the prediction.
+  return fmt::format("# clustercast: --cluster {} --gpus {} --framework {} --cuda-context-gib {} --comm-buffers-gib {} "
                      "--fragmentation {} --memory-headroom {}{}{}\n",
-                     r.cluster.name, r.config.gpus(), m.cuda_context_gib, m.comm_buffers_gib,
+                     r.cluster.name, r.config.gpus(), r.config.framework, m.cuda_context_gib, m.comm_buffers_gib,
                      m.fragmentation_fraction, m.headroom_fraction,
                      imbalance ? fmt::format(" --moe-load-imbalance {}", *imbalance) : "", extra);
 }

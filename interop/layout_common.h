@@ -19,7 +19,7 @@ int to_int(const std::string& value, const std::string& what, const std::string&
 double to_double(const std::string& value, const std::string& what, const std::string& where);
 
 // Reads the "# clustercast: --cluster NAME --gpus N ..." line of `text`, if any, into `out`:
-// the cluster, GPU count and memory reserve, and what a NeMo YAML has no key for — the
+// the cluster, GPU count, software stack (--framework) and memory reserve, and what a NeMo YAML has no key for — the
 // vocabulary (--vocab-size, into out.model), uneven first/last stages and DP overlap without the
 // distributed optimizer (into out.config).
 void apply_clustercast_comment(const std::string& text, LayoutFile& out, const std::string& where);

@@ -267,10 +267,11 @@ class Enumerator {
               c.sequence_parallel = sp;
               c.distributed_optimizer = distopt;
               c.overlap_grad_reduce = space_.overlap_grad_reduce;
+              c.overlap_param_gather = space_.overlap_param_gather && distopt;  // it overlaps the optimizer's gather
               c.tp_comm_overlap = space_.tp_comm_overlap && sp;
               c.precision = space_.precision;
               c.attention = space_.attention;
-              c.framework = space_.framework;
+              apply_framework(c, space_.framework);  // the stack's own defaults, as simulate applies them
               try {
                 validate_layout(c, m_, r_.gpus);  // the rules every other path applies
               } catch (const SpecError& e) {

@@ -44,8 +44,9 @@ struct SearchSpace {
   // TP, Megatron-LM's default TP among them). Dense models search EP 1 and no ETP.
   std::vector<int> ep, etp;
   bool allow_cross_node_tp = false;
-  // Applied to every layout (not searched).
+  // Applied to every layout (not searched), beside the stack's own defaults (apply_framework).
   bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;  // to every layout with the distributed optimizer
   bool tp_comm_overlap = false;  // to every layout with sequence parallelism
   MoeRunOptions moe;             // MoE models' run-time switches (dispatcher, grouped GEMM, overlaps)
   Precision precision = Precision::BF16;

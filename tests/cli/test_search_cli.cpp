@@ -58,6 +58,27 @@ TEST(SearchCli, ExportsRoundTripThroughSimulateExactly) {
   }
 }
 
+// Under another stack (NeMo's overlaps the distributed optimizer's parameter gather by default)
+// every export carries the stack and reads back to the search's own prediction: simulate applies
+// the stack's defaults as the search does.
+TEST(SearchCli, ExportsUnderAnotherStackReadBackWithIt) {
+  TempDir dir;
+  const RunResult r = run_clustercast({"search", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64",
+                                       "--global-batch-size", "512", "--framework", "nemo", "--top", "1", "--json",
+                                       "--export", dir.file("best.json"), "--export-megatron", dir.file("best.args"),
+                                       "--export-nemo", dir.file("best.yaml")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto best = nlohmann::json::parse(r.out).at("results").at(0);
+  ASSERT_EQ(best.at("config").at("framework"), "nemo");
+  for (const char* file : {"best.json", "best.args", "best.yaml"}) {
+    const RunResult sim = run_clustercast({"simulate", "--config", dir.file(file), "--json"});
+    ASSERT_EQ(sim.exit_code, 0) << file << ": " << sim.err;
+    const auto again = nlohmann::json::parse(sim.out);
+    EXPECT_EQ(again.at("iteration_time_s"), best.at("iteration_time_s")) << file;
+    EXPECT_EQ(again.at("config"), best.at("config")) << file;
+  }
+}
+
 // Splits one line of search_csv's output (its only quoted field is the layout, without quotes).
 std::vector<std::string> csv_cells(const std::string& line) {
   std::vector<std::string> cells;
