@@ -212,7 +212,9 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
   const std::string act = y.choice("model.activation", "gelu", {"gelu", "swiglu", "fast-swiglu", "geglu", "fast-geglu"});
   if (act.find("swiglu") != std::string::npos) a.swiglu = true;
   if (act.find("geglu") != std::string::npos) base.activation = Activation::GeGLU;
-  const std::string norm = y.choice("model.normalization", "layernorm", {"layernorm", "rmsnorm"});
+  // layernorm1p (Megatron's apply_layernorm_1p: gamma stored as 1 + w, zero-centred) has
+  // LayerNorm's parameters and work.
+  const std::string norm = y.choice("model.normalization", "layernorm", {"layernorm", "layernorm1p", "rmsnorm"});
   a.normalization = norm == "rmsnorm" ? "RMSNorm" : "LayerNorm";
   const std::string pos =
       y.choice("model.position_embedding_type", "learned_absolute", {"learned_absolute", "rope", "alibi"});

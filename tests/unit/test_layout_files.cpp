@@ -153,6 +153,19 @@ TEST(NemoYaml, KeysUnderModelNotReadAreNamedAMisspeltOneAmongThem) {
   EXPECT_EQ(note.find("optim"), std::string::npos) << note;  // a mapping: not listed
 }
 
+TEST(NemoYaml, Layernorm1pIsLayerNorm) {
+  std::ifstream in(reference("nemo/megatron_gpt_config.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = "  normalization: 'layernorm'";
+  ASSERT_NE(text.find(key), std::string::npos);
+  const LayoutFile plain = parse_layout_text(text, "base.yaml");
+  text.replace(text.find(key), key.size(), "  normalization: 'layernorm1p'");
+  const LayoutFile one_p = parse_layout_text(text, "base.yaml");
+  ASSERT_TRUE(plain.model && one_p.model);
+  EXPECT_EQ(one_p.model->normalization, Normalization::LayerNorm);
+  EXPECT_EQ(one_p.model->total_parameters(), plain.model->total_parameters());
+}
+
 TEST(NemoYaml, KeysThatChangeTheLayoutUnmodelledAreRefusedByName) {
   std::ifstream in(reference("nemo/megatron_gpt_config.yaml"));
   const std::string base((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
