@@ -43,18 +43,22 @@ def word(value):
     return str(value)
 
 
+def line_of(flag, values, list_flags):
+    """One flag and its values as one line of an argument file."""
+    if flag in list_flags:
+        values = [w for v in values for w in v.strip("[]").split()]
+    spaced = any(c.isspace() for v in values for c in v)
+    line = " ".join([flag] + ["_".join(v.split()) for v in values])
+    return line + ("  # the value holds spaces in Megatron-LM's file, written here as _" if spaced else "")
+
+
 def case_lines(config, list_flags):
     lines = []
     for flag, value in (config.get("MODEL_ARGS") or {}).items():
         if value is True:
             lines.append(flag)
             continue
-        values = [word(v) for v in value] if isinstance(value, list) else [word(value)]
-        if flag in list_flags:
-            values = [w for v in values for w in v.strip("[]").split()]
-        spaced = [v for v in values if any(c.isspace() for c in v)]
-        line = " ".join([flag] + ["_".join(v.split()) for v in values])
-        lines.append(line + ("  # the test case's value holds spaces, written here as _" if spaced else ""))
+        lines.append(line_of(flag, [word(v) for v in value] if isinstance(value, list) else [word(value)], list_flags))
     return lines
 
 
@@ -74,14 +78,14 @@ def example_words(repo, path, positional):
     return [w for w in words[start:] if w]
 
 
-def grouped(words):
-    lines = []
+def grouped(words, list_flags):
+    groups = []
     for w in words:
-        if w.startswith("--") or not lines:
-            lines.append(w)
+        if w.startswith("--") or not groups:
+            groups.append([w])
         else:
-            lines[-1] += " " + w
-    return lines
+            groups[-1].append(w)
+    return [line_of(g[0], g[1:], list_flags) for g in groups]
 
 
 def main():
@@ -102,7 +106,7 @@ def main():
     for p, positional in EXAMPLES.items():
         name = os.path.basename(p).removesuffix(".sh")
         with open(os.path.join(here, "examples", name + ".args"), "w") as f:
-            f.write("\n".join(grouped(example_words(repo, p, positional))) + "\n")
+            f.write("\n".join(grouped(example_words(repo, p, positional), list_flags)) + "\n")
     print(f"{len(paths)} test cases, {len(EXAMPLES)} examples", file=sys.stderr)
 
 
