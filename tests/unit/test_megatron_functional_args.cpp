@@ -232,17 +232,20 @@ const Refusal kRefused[] = {
       "functional/gpt3_mcore_te_tp2_pp2_defer_embedding_wgrad_compute",
       "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_defer_embedding_wgrad_compute",
       "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_defer_embedding_wgrad_compute_1node"}},
-    {"--inference-dynamic-batching-num-cuda-graphs", "not a flag clustercast models or knows to leave time and memory unchanged",
+    {"--inference-dynamic-batching-num-cuda-graphs",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt_grpo_tp4_pp1_dp2_8b_cudagraphs_throughput",
       "functional/gpt_grpo_tp4_pp1_dp2_8b_throughput",
       "functional/gpt_grpo_tp4_pp1_dp2_8b_throughput_github"}},
-    {"--num-distributed-optimizer-instances", "not a flag clustercast models or knows to leave time and memory unchanged",
+    {"--num-distributed-optimizer-instances",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt3_mcore_te_tp2_pp1_multi_dist_optimizer_instances",
       "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_multi_dist_optimizer_instances",
       "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_multi_dist_optimizer_instances_1node"}},
-    {"--overlap-p2p-communication-warmup-flush", "not a flag clustercast models or knows to leave time and memory unchanged",
+    {"--overlap-p2p-communication-warmup-flush",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_tunable_overlap",
       "functional/gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap",
@@ -260,7 +263,8 @@ const Refusal kRefused[] = {
      {
       "functional/gpt3_mcore_te_tp2_pp1_modelopt_distill_resume",
       "functional/gpt3_mcore_te_tp2_pp1_modelopt_distill_resume_1node"}},
-    {"--overlap-param-gather-with-optimizer-step", "not a flag clustercast models or knows to leave time and memory unchanged",
+    {"--overlap-param-gather-with-optimizer-step",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather_overlap_optimizer",
       "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather_overlap_optimizer_1node"}},
@@ -281,7 +285,8 @@ const Refusal kRefused[] = {
     {"--inference-max-requests", "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt_static_inference_tp1_pp1_16b_multiprompt_tokensmatch"}},
-    {"--rl-inference-tensor-model-parallel-size", "not a flag clustercast models or knows to leave time and memory unchanged",
+    {"--rl-inference-tensor-model-parallel-size",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt_grpo_basic_function"}},
     {"--tp-comm-overlap-cfg", "not a flag clustercast models or knows to leave time and memory unchanged",
