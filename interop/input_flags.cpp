@@ -153,6 +153,16 @@ void LayoutFlags::add_to(CLI::App& app) {
     CLI::Option* o = f.values == 0 ? app.add_flag(f.flag) : app.add_option(f.flag);
     if (f.values > 1) o->expected(f.values);
     if (f.values < 0) o->expected(1, CLI::detail::expected_max_vector_size);
+    // Left aside at Megatron-LM's default only, the same rule as an argument file's; thrown as our
+    // own error (exit 2, the message alone) rather than returned to CLI11, which prefixes it.
+    if (f.only_value)
+      o->check(CLI::Validator(
+          [flag = &f](std::string& v) {
+            if (const std::string why = ignored_flag_value_refusal(*flag, v); !why.empty())
+              fail_at(flag->flag, "Megatron-LM flag that would change the run and is not modelled: {}", why);
+            return std::string();
+          },
+          "", ""));
     o->group("");
     ignored_.emplace_back(f.flag, o);
   }

@@ -82,14 +82,21 @@ std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options();
 
 // A flag without bearing on time or memory: `values` 0 (a switch), 1, a fixed count, or -1
 // (one or more, up to the next flag). `on_command_line` false: `simulate` has a flag of that
-// name with its own meaning (--train-iters sets the token budget there).
+// name with its own meaning (--train-iters sets the token budget there). `only_value`: the flag
+// is left aside only at that value (Megatron-LM's default, e.g. --transformer-impl
+// transformer_engine); any other value is refused, `otherwise` saying why.
 struct IgnoredMegatronFlag {
   const char* flag;
   int values;
   bool on_command_line = true;
+  const char* only_value = nullptr;
+  const char* otherwise = nullptr;
 };
 std::span<const IgnoredMegatronFlag> megatron_ignored_flags();
 const IgnoredMegatronFlag* find_ignored_megatron_flag(const std::string& flag);
+// Why `value` of a flag left aside only at one value is refused ("" when it is that value or the
+// flag takes any): "--transformer-impl local (...; only transformer_engine is left aside)".
+std::string ignored_flag_value_refusal(const IgnoredMegatronFlag& f, const std::string& value);
 
 struct MegatronArgs {
   MegatronModelArgs model;

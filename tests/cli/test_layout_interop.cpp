@@ -163,5 +163,24 @@ TEST(LayoutInterop, UnmodelledParallelismOnTheCommandLineIsRefusedByName) {
             0);
 }
 
+// Megatron-LM's default written out on the command line is left aside and named in the note;
+// another value is refused with it, as in an argument file (one rule: kIgnored's only_value).
+TEST(LayoutInterop, MegatronDefaultsOnTheCommandLineAreLeftAsideOtherValuesRefused) {
+  const std::vector<std::string> run{"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--tp", "1"};
+  const RunResult left_aside =
+      run_clustercast(with(run, {"--transformer-impl", "transformer_engine", "--distributed-backend", "nccl"}));
+  EXPECT_EQ(left_aside.exit_code, 0) << left_aside.err;
+  EXPECT_NE(left_aside.err.find("left aside, as they bear on neither time nor memory: --transformer-impl, "
+                                "--distributed-backend"),
+            std::string::npos)
+      << left_aside.err;
+  for (const auto& [flag, value] :
+       {std::pair{"--transformer-impl", "local"}, std::pair{"--distributed-backend", "gloo"}}) {
+    const RunResult r = run_clustercast(with(run, {flag, value}));
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.err.find(std::string(flag) + " " + value + " ("), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace cc::cli_test

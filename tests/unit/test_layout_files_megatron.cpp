@@ -3,6 +3,7 @@
 // `pretrain_gpt.py $(cat FILE)`, and reads back; unknown layout-changing flags are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -296,6 +297,12 @@ TEST(MegatronOptions, OurTablesAgreeWithMegatronLmsParser) {
     const std::string kind =
         f.values == 0 ? "flag" : f.values == 1 ? "value" : f.values < 0 ? "list" : std::to_string(f.values);
     EXPECT_EQ(it->second.kind, kind) << f.flag;
+    // A flag left aside at one value only: that value is one Megatron-LM takes.
+    if (f.only_value) {
+      EXPECT_NE(std::find(it->second.choices.begin(), it->second.choices.end(), f.only_value),
+                it->second.choices.end())
+          << f.flag << " " << f.only_value;
+    }
   }
 }
 

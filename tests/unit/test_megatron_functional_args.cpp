@@ -1,0 +1,366 @@
+// Megatron-LM's own argument lists read as argument files: every GPT functional test case
+// (tests/reference/megatron/functional/, one file per test case's MODEL_ARGS) and GPT-family
+// launch scripts of examples/ (tests/reference/megatron/examples/), both written by
+// extract_functional_args.py (see README.md there). Each is read, or refused naming a flag that
+// changes time or memory and why (interop/megatron_options.cpp keeps the rules); a file that starts
+// or stops being read, or is refused for another flag, fails here. docs/megatron-flags.md gives the figure.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "interop/layout_files.h"
+#include "test_layout_files_support.h"
+
+namespace cc {
+namespace {
+
+using layout_test::error_of;
+using layout_test::reference;
+
+// Read: the files clustercast reads whole (every flag modelled or left aside).
+const char* const kRead[] = {
+    "examples/train_mixtral_8x7b_distributed",
+};
+
+// Refused: each file under the first flag (in the file's order) that refuses it, with the reason
+// the message gives. The flags were picked from the files against Megatron-LM's documentation of
+// each (ModelParallelConfig.deterministic_mode: "usually means slower execution"; the fusion
+// switches change the kernels that run; --transformer-impl local builds Megatron-Core's own layers);
+// flags of inference and RL runs are no training flags and fall to the general reason.
+struct Refusal {
+  const char* flag;  // "": the file is refused before any flag is read
+  const char* reason;
+  std::vector<std::string> files;
+};
+const Refusal kRefused[] = {
+    {"--deterministic-mode", "chooses deterministic kernels, which Megatron-Core says usually means slower execution",
+     {
+      "functional/gpt3_mcore_reruns_disable",
+      "functional/gpt3_mcore_reruns_enable",
+      "functional/gpt3_mcore_reruns_persistent_1",
+      "functional/gpt3_mcore_reruns_persistent_1_1node",
+      "functional/gpt3_mcore_reruns_persistent_2",
+      "functional/gpt3_mcore_reruns_reshard",
+      "functional/gpt3_mcore_reruns_resume",
+      "functional/gpt3_mcore_reruns_resume_check_grads",
+      "functional/gpt3_mcore_reruns_transient",
+      "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_fim_dataset",
+      "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_fim_dataset_1node",
+      "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_no_mmap_bin_files",
+      "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_no_mmap_bin_files_1node",
+      "functional/gpt3_mcore_te_tp1_pp1_frozen_resume_torch_dist_dist_optimizer",
+      "functional/gpt3_mcore_te_tp1_pp1_mup",
+      "functional/gpt3_mcore_te_tp1_pp1_resume_torch_dist_dist_optimizer",
+      "functional/gpt3_mcore_te_tp1_pp1_resume_torch_dist_dist_optimizer_1node",
+      "functional/gpt3_mcore_te_tp1_pp1_resume_torch_dist_dist_optimizer_no_mmap_bin_files",
+      "functional/gpt3_mcore_te_tp1_pp1_resume_torch_dist_uniform_full_recompute",
+      "functional/gpt3_mcore_te_tp1_pp1_resume_torch_dist_uniform_full_recompute_1node",
+      "functional/gpt3_mcore_te_tp1_pp1_uniform_full_recompute",
+      "functional/gpt3_mcore_te_tp1_pp2_resume_torch_dist_rope_embeddings",
+      "functional/gpt3_mcore_te_tp1_pp2_resume_torch_dist_rope_embeddings_1node",
+      "functional/gpt3_mcore_te_tp1_pp2_rope_embeddings",
+      "functional/gpt3_mcore_te_tp1_pp4_disable_bias_linear",
+      "functional/gpt3_mcore_te_tp1_pp4_frozen_resume_torch_dist_swiglu",
+      "functional/gpt3_mcore_te_tp1_pp4_persistent_ckpt_disable_bias_linear",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_disable_bias_linear",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_disable_bias_linear_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_persistent_disable_bias_linear",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_persistent_disable_bias_linear_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_sequence_parallel",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_swiglu",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_swiglu_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_untie_embeddings_and_outputs",
+      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_untie_embeddings_and_outputs_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_sequence_parallel",
+      "functional/gpt3_mcore_te_tp1_pp4_swiglu",
+      "functional/gpt3_mcore_te_tp1_pp4_untie_embeddings_and_outputs",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_decoupled_lr",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_untied",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_decoupled_lr",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_decoupled_lr_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_untied",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_uneven_pipeline",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_uneven_pipeline_1node",
+      "functional/gpt3_mcore_te_tp1_pp4_vp2_account_for_embedding_loss_in_pipeline_split",
+      "functional/gpt3_mcore_te_tp1_pp4_vp2_account_for_embedding_loss_in_pipeline_split_1node",
+      "functional/gpt3_mcore_te_tp2_pp2",
+      "functional/gpt3_mcore_te_tp2_pp2_mla",
+      "functional/gpt3_mcore_te_tp2_pp2_mla_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_no_create_attention_mask_in_dataloader",
+      "functional/gpt3_mcore_te_tp2_pp2_no_mmap_bin_files",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_no_create_attention_mask_in_dataloader",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_no_mmap_bin_files",
+      "functional/gpt3_mcore_te_tp4_pp1_dist_optimizer_overlap_grad_reduce",
+      "functional/gpt3_mcore_te_tp4_pp1_dist_optimizer_overlap_grad_reduce_param_gather",
+      "functional/gpt3_mcore_te_tp4_pp1_dist_optimizer_overlap_grad_reduce_param_gather_1node",
+      "functional/gpt3_mcore_te_tp4_pp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce",
+      "functional/gpt3_mcore_te_tp4_pp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_1node",
+      "functional/gpt3_mcore_te_tp4_pp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_param_gather",
+      "functional/gpt3_mcore_te_tp4_pp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_param_gather_1node",
+      "functional/gpt3_weekly_mcore_tp4_cp2_current_scaling_native_fp8_tp_sp_cp_tp_overlap"}},
+    {"--max-tokens-to-oom", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_async_sched",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_chunked_prefill",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_chunked_prefill_cuda_graphs",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_fp8_logitsmatch",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_logitsmatch_decode_graphs_only",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_flashinfer",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_logitsmatch",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_prefix_caching",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_prefix_caching_chunked_prefill",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_prefix_caching_chunked_prefill_cuda_graphs",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_prefix_caching_chunked_prefill_flashinfer",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_prefix_caching_cuda_graphs",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_prefix_caching_lru",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_stop_words",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_top_n_logprobs",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_top_p_sampling",
+      "functional/gpt_dynamic_inference_tp1_pp1_583m_uvm_level1",
+      "functional/gpt_dynamic_inference_tp1_pp1_dp8_583m_logitsmatch_zmq",
+      "functional/gpt_dynamic_inference_tp1_pp1_dp8_583m_prefix_caching_load_balanced_zmq",
+      "functional/gpt_dynamic_inference_tp1_pp1_dp8_583m_prefix_caching_longest_prefix_zmq",
+      "functional/gpt_dynamic_inference_tp1_pp8_583m_prefix_caching",
+      "functional/gpt_dynamic_inference_tp1_pp8_dp1_583m_logitsmatch_zmq",
+      "functional/gpt_dynamic_inference_tp2_pp2_583m_chunked_prefill",
+      "functional/gpt_dynamic_inference_tp2_pp2_583m_cuda_graphs",
+      "functional/gpt_dynamic_inference_tp2_pp2_583m_prefix_caching",
+      "functional/gpt_dynamic_inference_tp2_pp2_583m_prefix_caching_cuda_graphs",
+      "functional/gpt_dynamic_inference_tp2_pp2_dp2_583m_logitsmatch_zmq",
+      "functional/gpt_dynamic_inference_tp4_pp1_583m_flashinfer",
+      "functional/gpt_dynamic_inference_tp8_pp1_583m_logitsmatch",
+      "functional/gpt_dynamic_inference_tp8_pp1_583m_prefix_caching",
+      "functional/gpt_dynamic_inference_tp8_pp1_dp1_583m_logitsmatch_zmq",
+      "functional/gpt_grpo_tp1tp2_pp1_dp8_583m_throughputtest",
+      "functional/gpt_grpo_tp1tp2_pp1_dp8_583m_throughputtest_github",
+      "functional/gpt_offline_inference_async_tp1_pp1_dp8_583m_logitsmatch_zmq",
+      "functional/gpt_offline_inference_sync_tp1_pp1_583m_logitsmatch",
+      "functional/gpt_offline_inference_sync_tp1_pp1_dp8_583m_logitsmatch_zmq",
+      "functional/gpt_static_inference_tp1_pp1_583m_cudagraphs",
+      "functional/gpt_static_inference_tp1_pp1_583m_fp8_cudagraphs",
+      "functional/gpt_static_inference_tp1_pp1_583m_logitsmatch"}},
+    {"--no-gradient-accumulation-fusion", "kernel fusion switches are not modelled",
+     {
+      "functional/gpt3_mcore_te_tp1_pp2_cp4_a2a_p2p_nondeterministic",
+      "functional/gpt3_mcore_te_tp1_pp2_resume_torch_dist_cp4_a2a_p2p_nondeterministic",
+      "functional/gpt3_mcore_te_tp2_pp1_cp2_nondeterministic",
+      "functional/gpt3_mcore_te_tp2_pp1_frozen_resume_torch_dist_cp2_nondeterministic",
+      "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_cp2_nondeterministic",
+      "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_cp2_nondeterministic_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_dp_last",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_dp_last_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_nondeterministic_dp_last",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_nondeterministic_dp_last_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_dp_last",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_dp_last_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_nondeterministic",
+      "functional/gpt3_mcore_te_tp2_pp2_cp2_nondeterministic_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cp2_nondeterministic",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cp2_nondeterministic_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_reshard_1x4xNone",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_reshard_1x4xNone_1node",
+      "functional/gpt3_mcore_te_tp4_pp2_frozen_resume_torch_dist_reshard_8x1xNone",
+      "functional/gpt3_mcore_te_tp4_pp2_resume_torch_dist_reshard_8x1xNone",
+      "functional/gpt3_mcore_te_tp4_pp2_resume_torch_dist_reshard_8x1xNone_1node"}},
+    {"--transformer-impl local", "another implementation changes the attention and linear kernels",
+     {
+      "functional/gpt3_mcore_tp1_pp1_dist_optimizer_overlap_grad_reduce_param_gather",
+      "functional/gpt3_mcore_tp1_pp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_param_gather",
+      "functional/gpt3_mcore_tp1_pp2",
+      "functional/gpt3_mcore_tp1_pp2_fp16",
+      "functional/gpt3_mcore_tp1_pp2_resume_torch_dist",
+      "functional/gpt3_mcore_tp1_pp4",
+      "functional/gpt3_mcore_tp1_pp4_resume_torch_dist",
+      "functional/gpt3_mcore_tp2_pp2_resume_torch_dist_uninstall_te",
+      "functional/gpt3_mcore_tp2_pp2_uninstall_te",
+      "functional/gpt3_mcore_tp2_pp2_uninstall_te_1node",
+      "functional/gpt3_mcore_tp4_pp1",
+      "functional/gpt3_mcore_tp4_pp1_resume_torch",
+      "functional/gpt3_mcore_tp4_pp1_resume_torch_dist"}},
+    {"--no-rope-fusion", "kernel fusion switches are not modelled",
+     {
+      "functional/gpt3_15b_8t_release",
+      "functional/gpt3_15b_8t_release_sm",
+      "functional/gpt3_mcore_te_tp1_pp2_resume_torch_dist_rope_embeddings_interleaved_no_fusion",
+      "functional/gpt3_mcore_te_tp1_pp2_resume_torch_dist_rope_embeddings_interleaved_no_fusion_1node",
+      "functional/gpt3_mcore_te_tp1_pp2_rope_embeddings_interleaved_no_fusion",
+      "functional/gpt3_mcore_te_tp2_pp1_gdn",
+      "functional/gpt3_mcore_te_tp2_pp1_gdn_1node",
+      "functional/gpt3_mcore_te_tp2_pp1_gdn_no_nvrx_async",
+      "functional/gpt3_mcore_te_tp2_pp1_gdn_no_nvrx_async_mcore",
+      "functional/gpt3_mcore_te_tp2_pp1_gdn_no_nvrx_sync"}},
+    {"--cross-entropy-loss-fusion", "kernel fusion switches are not modelled",
+     {
+      "functional/gpt3_15b_8t_release_gb200",
+      "functional/gpt3_15b_8t_release_sm_gb200",
+      "functional/gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion",
+      "functional/gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion_1node",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cross_entropy_loss_fusion",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cross_entropy_loss_fusion_1node",
+      "examples/train_llama3_8b_fsdp_h100_fp8"}},
+    {"--calculate-per-token-loss", "scales gradients by the token count",
+     {
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_calculate_per_token_loss",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_calculate_per_token_loss",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_calculate_per_token_loss_1node"}},
+    {"--ddp-average-in-collective", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp2_pp2_ddp_average_in_collective",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_ddp_average_in_collective",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_ddp_average_in_collective_1node"}},
+    {"--defer-embedding-wgrad-compute", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp2_pp2_defer_embedding_wgrad_compute",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_defer_embedding_wgrad_compute",
+      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_defer_embedding_wgrad_compute_1node"}},
+    {"--inference-dynamic-batching-num-cuda-graphs",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt_grpo_tp4_pp1_dp2_8b_cudagraphs_throughput",
+      "functional/gpt_grpo_tp4_pp1_dp2_8b_throughput",
+      "functional/gpt_grpo_tp4_pp1_dp2_8b_throughput_github"}},
+    {"--num-distributed-optimizer-instances",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp2_pp1_multi_dist_optimizer_instances",
+      "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_multi_dist_optimizer_instances",
+      "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_multi_dist_optimizer_instances_1node"}},
+    {"--overlap-p2p-communication-warmup-flush",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_tunable_overlap",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap_1node"}},
+    {"--test-mode", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp4_pp1_qk_layernorm_test_mode",
+      "functional/gpt3_mcore_te_tp4_pp1_resume_torch_dist_qk_layernorm_test_mode",
+      "functional/gpt3_mcore_te_tp4_pp1_resume_torch_dist_qk_layernorm_test_mode_1node"}},
+    {"--disable-gloo-process-groups", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_param_gather"}},
+    {"--export-te-mcore-model", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp2_pp1_modelopt_distill_resume",
+      "functional/gpt3_mcore_te_tp2_pp1_modelopt_distill_resume_1node"}},
+    {"--overlap-param-gather-with-optimizer-step",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather_overlap_optimizer",
+      "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather_overlap_optimizer_1node"}},
+    {"--use-megatron-fsdp", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp2_zp_z3_resume_fsdp_dtensor",
+      "functional/gpt3_mcore_te_tp2_zp_z3_resume_fsdp_dtensor_1node"}},
+    {"--use-torch-fsdp2", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp2_pp1_fsdp2_resume_torch_dist",
+      "functional/gpt3_mcore_tp1_pp1_fsdp2_resume_torch_dist_te"}},
+    {"--experimental-attention-variant", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_mcore_te_tp2_pp2_dsa"}},
+    {"--grad-reduce-in-bf16", "reduces gradients in bf16 instead of fp32",
+     {
+      "examples/train_llama3_8b_h100_fp8"}},
+    {"--inference-max-requests", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt_static_inference_tp1_pp1_16b_multiprompt_tokensmatch"}},
+    {"--rl-inference-tensor-model-parallel-size",
+     "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt_grpo_basic_function"}},
+    {"--tp-comm-overlap-cfg", "not a flag clustercast models or knows to leave time and memory unchanged",
+     {
+      "functional/gpt3_weekly_mcore_tp2_pp2_current_scaling_native_fp8_tp_pp_sp_tp_overlap"}},
+    // Its MODEL_ARGS is empty (the test case runs with the harness's defaults): no argument file at all.
+    {"", "is empty", {"functional/gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_validation"}},
+    // The script passes its arrays unquoted (torchrun ${TRAINING_ARGS[@]}), so bash splits
+    // --step-batch-size-schedule "0:16 2.4B:320 ..." into six words; Megatron-LM's parse_args refuses
+    // the five after the first too ("unrecognized arguments"). Pasted from the arrays it is read
+    // (tests/cli/test_layout_interop.cpp).
+    {"", "'2.4B:320' is not a flag", {"examples/train_gpt3_175b_distributed"}},
+};
+
+std::set<std::string> fixtures(const std::string& folder) {
+  std::set<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(reference("megatron/" + folder)))
+    if (e.path().extension() == ".args") out.insert(folder + "/" + e.path().stem().string());
+  return out;
+}
+
+TEST(MegatronFunctionalArgs, EveryFixtureIsReadOrRefusedForItsListedFlag) {
+  std::set<std::string> all = fixtures("functional");
+  ASSERT_EQ(all.size(), 204u) << "the GPT functional test cases at the pinned commit, gpt3_7b_* left out";
+  all.merge(fixtures("examples"));
+  std::set<std::string> listed;
+  for (const char* name : kRead) {
+    EXPECT_TRUE(listed.insert(name).second) << name << " is listed twice";
+    EXPECT_NO_THROW(read_layout_file(reference("megatron/" + std::string(name) + ".args"))) << name;
+  }
+  for (const auto& r : kRefused)
+    for (const auto& name : r.files) {
+      EXPECT_TRUE(listed.insert(name).second) << name << " is listed twice";
+      const std::string expected = *r.flag ? std::string(r.flag) + " (" + r.reason : r.reason;
+      const std::string error = error_of([&] { read_layout_file(reference("megatron/" + name + ".args")); });
+      EXPECT_NE(error.find(expected), std::string::npos) << name << ": expected '" << expected << "' in: " << error;
+    }
+  EXPECT_EQ(listed, all) << "every fixture is listed once, and every listed file is a fixture";
+}
+
+// Megatron-LM's defaults written out are left aside and named; any other value is refused with
+// it (defaults: TransformerConfig.transformer_impl, the distributed config's distributed_backend,
+// the resilience config's rerun_mode, at the pinned commit).
+TEST(MegatronFunctionalArgs, FlagsAtMegatronsDefaultAreLeftAsideOthersRefusedWithTheValue) {
+  const LayoutFile f = parse_layout_text(
+      "--transformer-impl transformer_engine\n--distributed-backend nccl\n--rerun-mode validate_results\n", "f.args");
+  EXPECT_EQ(f.ignored, (std::vector<std::string>{"--transformer-impl", "--distributed-backend", "--rerun-mode"}));
+  const std::pair<const char*, const char*> refused[] = {
+      {"--transformer-impl local\n", "--transformer-impl local (another implementation changes the attention"},
+      {"--distributed-backend gloo\n", "--distributed-backend gloo (gloo carries the collectives through the CPUs"},
+      {"--rerun-mode disabled\n", "--rerun-mode disabled (report_stats reruns iterations"},
+      {"--transformer-impl\n--bf16\n", "--transformer-impl without a value"}};
+  for (const auto& [text, expected] : refused) {
+    const std::string error = error_of([&] { parse_layout_text(text, "f.args"); });
+    EXPECT_NE(error.find(expected), std::string::npos) << text << ": " << error;
+    EXPECT_NE(error.find("only "), std::string::npos) << "names the value left aside: " << error;
+  }
+}
+
+// The figure docs/megatron-flags.md gives: how many functional test cases are read.
+TEST(MegatronFunctionalArgs, ShareOfFunctionalTestsRead) {
+  int read = 0, total = 0;
+  for (const auto& name : fixtures("functional")) {
+    ++total;
+    try {
+      read_layout_file(reference("megatron/" + name + ".args"));
+      ++read;
+    } catch (const std::exception&) {
+    }
+  }
+  RecordProperty("functional_tests_read", read);
+  EXPECT_EQ(total, 204);
+  EXPECT_EQ(read, 0) << read << " of " << total << " read";
+}
+
+}  // namespace
+}  // namespace cc
