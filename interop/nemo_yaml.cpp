@@ -482,8 +482,12 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
     key("v_head_dim") << l.v_head_dim;
   }
   if (m.mtp_num_layers > 0) key("mtp_num_layers") << m.mtp_num_layers;
+  // With NeMo's default mcore_gpt, use_flash_attention reaches only the legacy model; Megatron-Core's
+  // GPT gets flash or fused attention from Transformer Engine's layer spec, and without it the
+  // local spec, whose attention stores the s x s scores. So TE wherever flash attention (or FP8)
+  // was predicted.
   key("use_flash_attention") << (c.attention == AttentionKernel::Flash);
-  key("transformer_engine") << (c.precision == Precision::FP8);
+  key("transformer_engine") << (c.attention == AttentionKernel::Flash || c.precision == Precision::FP8);
   key("fp8") << (c.precision == Precision::FP8);
   if (c.precision == Precision::FP8) {
     key("fp8_e4m3") << false;  // we model the hybrid recipe (E4M3 forward, E5M2 gradients)

@@ -2,6 +2,7 @@
 // read as NeMo reads them, and our export inside NeMo's base config and read back unchanged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -278,6 +279,23 @@ TEST(NemoYaml, EveryExportedKeyIsInNemosBaseConfig) {
                                    << ")";
     }
   }
+}
+
+// NeMo's default mcore_gpt builds Megatron-Core's GPT, whose attention is flash or fused only with
+// Transformer Engine's layer spec: a flash prediction exports transformer_engine true, an unfused
+// one false (the local spec stores the s x s scores, as priced).
+TEST(NemoYaml, FlashAttentionIsExportedAsTransformerEngine) {
+  for (const SimResult& r : exports_to_check()) {
+    const YAML::Node doc = YAML::Load(nemo_yaml(r, {}));
+    EXPECT_EQ(doc["model"]["transformer_engine"].as<bool>(), r.config.attention == AttentionKernel::Flash)
+        << r.model.name << " " << r.config.summary();
+  }
+  const auto results = exports_to_check();
+  ASSERT_TRUE(std::any_of(results.begin(), results.end(),
+                          [](const SimResult& r) { return r.config.attention == AttentionKernel::Unfused; }));
+  ASSERT_TRUE(std::any_of(results.begin(), results.end(), [](const SimResult& r) {
+    return r.config.attention == AttentionKernel::Flash && r.config.precision != Precision::FP8;
+  }));
 }
 
 TEST(NemoYaml, PrecisionIsWrittenInNemosOwnKeys) {
