@@ -98,10 +98,12 @@ void parallel_for(std::size_t n, int threads, const SearchProgress& progress, co
   if (!progress) {
     work();
   } else {
-    // The calling thread works too, reporting between items.
+    // The calling thread works too, reporting after its first item and every 256th after that
+    // (counted by its own items: which indices it draws depends on scheduling).
+    std::size_t mine = 0;
     for (std::size_t i; !stopped() && (i = next.fetch_add(1)) < n;) {
       run_one(i);
-      if ((i & 255) == 0) progress(done.load(), n, phase);
+      if ((mine++ & 255) == 0) progress(done.load(), n, phase);
     }
   }
   for (auto& t : pool) t.join();
