@@ -49,7 +49,7 @@ struct SearchFlags {
   std::string costs;
 };
 
-SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured) {
+SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured, const ModelSpec& model) {
   SearchSpace s;
   if (!f.tp.empty()) s.tp = parse_int_list(f.tp, "--tensor-model-parallel-size");
   if (!f.cp.empty()) s.cp = parse_int_list(f.cp, "--context-parallel-size");
@@ -99,8 +99,8 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured) {
   s.precision = precision_from(f.precision, "--precision");
   const FrameworkSpec& stack = load_framework(resolved_stack(f.framework, measured));
   s.framework = stack.name;
-  // The same default as simulate's: the stack's own kernel unless --use-flash-attn.
-  s.attention = f.flash ? AttentionKernel::Flash : default_attention(stack.name);
+  // The same default as simulate's: the stack's (or a soft-capped model's) kernel unless --use-flash-attn.
+  s.attention = f.flash ? AttentionKernel::Flash : default_attention(stack.name, model);
   return s;
 }
 
@@ -175,7 +175,7 @@ void run(const SearchFlags& f) {
   const std::shared_ptr<const CostDatabase> measured = read_measured_costs(f.costs);
   if (measured)
     if (const auto warning = hardware_mismatch(*measured, r.cluster)) fmt::print(stderr, "warning: {}\n", *warning);
-  r.space = space_from(f, measured.get());
+  r.space = space_from(f, measured.get(), r.model);
   if (!f.train_tokens.empty()) r.train_tokens = parse_token_count(f.train_tokens, "--train-tokens");
   const std::unique_ptr<CostSource> costs =
       make_cost_source(measured, f.costs, r.cluster, r.space.precision, r.space.framework);

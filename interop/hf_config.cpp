@@ -405,6 +405,13 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
       m.position_embedding = f.boolean_or("alibi", false) ? PositionEmbedding::Alibi : PositionEmbedding::Rope;
       break;
   }
+  // RoPE's base: rope_theta in most classes, rotary_emb_base in GPT-NeoX's; transformers'
+  // default where the file leaves it out is Megatron-LM's too (10,000).
+  if (m.position_embedding == PositionEmbedding::Rope)
+    m.rotary_base = f.number_or("rope_theta", 1, f.number_or("rotary_emb_base", 1, ModelSpec::kDefaultRotaryBase));
+  // Gemma 2's soft caps (null in Gemma 3's files: none).
+  m.attention_softcap = f.number_or("attn_logit_softcapping", 0, 0);
+  m.final_logit_softcap = f.number_or("final_logit_softcapping", 0, 0);
   m.tied_embeddings = f.boolean_or("tie_word_embeddings", fam.tied_by_default);
   m.dropout = f.number_or("attention_dropout", 0.0, f.number_or("attn_pdrop", 0.0, 0.0)) > 0.0 ||
               f.number_or("hidden_dropout", 0.0, f.number_or("resid_pdrop", 0.0, 0.0)) > 0.0;

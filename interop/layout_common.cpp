@@ -109,6 +109,7 @@ void refuse_unwritable_architecture(const ModelSpec& m, const std::string& expor
   };
   if (m.moe.router_linear_bias) refuse("a router with a bias (gpt-oss)");
   if (m.attention_sinks) refuse("attention sinks (gpt-oss)");
+  if (m.attention_softcap > 0 || m.final_logit_softcap > 0) refuse("soft-capped attention scores or logits (Gemma 2)");
   if (m.qk_norm == QkNorm::Full) refuse("q/k norms over the whole query and key widths (OLMoE)");
   if (!m.moe.enabled() && !m.mla.enabled) return;
   if (m.moe.enabled() && m.projection_bias != m.moe.expert_linear_biases)

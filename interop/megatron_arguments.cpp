@@ -2,6 +2,7 @@
 // arguments only, so `pretrain_gpt.py $(cat BEST.args)` works, with a launch script beside it
 // (BEST.args.sh) for what arguments cannot say: the environment, the node count, the cluster.
 // Read: through the one Megatron vocabulary (megatron_options.h) that `simulate` also parses.
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -108,6 +109,10 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
          "quick-GELU, another function); export it with --export or --export-nemo",
          m.name);
   interop::refuse_unwritable_architecture(m, "--export-megatron");
+  if (m.rotary_base != std::floor(m.rotary_base))
+    fail("--export-megatron: model '{}' has a RoPE base of {}, and Megatron-LM's --rotary-base takes a whole number; "
+         "export it with --export or --export-nemo",
+         m.name, m.rotary_base);
   if (c.overlap_param_gather && !c.overlap_grad_reduce)
     fail("--export-megatron: the layout overlaps the parameter all-gather without overlapping the gradient "
          "reduction; Megatron-LM requires --overlap-grad-reduce with --overlap-param-gather");
@@ -197,7 +202,10 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   }
   if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) arg("--qk-layernorm");
   if (m.normalization == Normalization::RMSNorm) arg("--normalization", "RMSNorm");
-  if (m.position_embedding == PositionEmbedding::Rope) arg("--position-embedding-type", "rope");
+  if (m.position_embedding == PositionEmbedding::Rope) {
+    arg("--position-embedding-type", "rope");
+    arg("--rotary-base", fmt::format("{:.0f}", m.rotary_base));
+  }
   if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
   if (!m.dropout) {
     arg("--attention-dropout", "0.0");

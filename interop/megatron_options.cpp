@@ -59,6 +59,8 @@ const MegatronOption<M> kModelOptions[] = {
      &M::make_vocab_size_divisible_by},
     {"--normalization", nullptr, kModelMegatron, "LayerNorm or RMSNorm", &M::normalization},
     {"--position-embedding-type", nullptr, kModelMegatron, "learned_absolute or rope", &M::position_embedding_type},
+    {"--rotary-base", nullptr, kModelMegatron,
+     "RoPE's base period (default 10000): no effect on time or memory, carried into the exports", &M::rotary_base},
     {"--untie-embeddings-and-output-weights", nullptr, kModelMegatron, "A separate output layer", &M::untie_embeddings},
     {"--group-query-attention", nullptr, kModelMegatron,
      "Grouped-query attention: --num-query-groups KV heads (without it: the preset's, else 1 as in Megatron-LM)",
@@ -233,7 +235,7 @@ const IgnoredMegatronFlag kIgnored[] = {
     {"--hysteresis", 1},
     // initialisation, seeds and numerics constants
     {"--init-method-std", 1}, {"--init-method-xavier-uniform", 0}, {"--seed", 1}, {"--data-parallel-random-init", 0},
-    {"--norm-epsilon", 1}, {"--apply-query-key-layer-scaling", 0}, {"--rotary-base", 1}, {"--rotary-percent", 1},
+    {"--norm-epsilon", 1}, {"--apply-query-key-layer-scaling", 0}, {"--rotary-percent", 1},
     {"--rotary-interleaved", 0}, {"--rotary-seq-len-interpolation-factor", 1}, {"--rope-scaling-factor", 1},
     {"--rotary-scaling-factor", 1}, {"--mscale", 1}, {"--mscale-all-dim", 1},
     // LayerNorm's weight stored as an offset from 1 (zero-centred gamma): the same kernel and the same weights
@@ -584,6 +586,8 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
   }
   if (a.normalization) m.normalization = normalization_from(*a.normalization, "");
   if (a.position_embedding_type) m.position_embedding = position_embedding_from(*a.position_embedding_type, "");
+  // Megatron-LM reads --rotary-base only for rope positions; beside learned ones it has no effect.
+  if (a.rotary_base && m.position_embedding == PositionEmbedding::Rope) m.rotary_base = *a.rotary_base;
   if (a.untie_embeddings) m.tied_embeddings = false;
   check_dropout("--hidden-dropout", a.hidden_dropout, "");
   check_dropout("--attention-dropout", a.attention_dropout, "");

@@ -22,7 +22,7 @@ namespace cc {
 // The flags that shape the model.
 struct MegatronModelArgs {
   std::optional<int> num_layers, hidden_size, num_attention_heads, num_query_groups, ffn_hidden_size, seq_length,
-      vocab_size, kv_channels, max_position_embeddings, make_vocab_size_divisible_by;
+      vocab_size, kv_channels, max_position_embeddings, make_vocab_size_divisible_by, rotary_base;
   bool swiglu = false, untie_embeddings = false, group_query_attention = false, disable_bias_linear = false;
   std::optional<std::string> normalization, position_embedding_type;
   std::optional<double> hidden_dropout, attention_dropout;

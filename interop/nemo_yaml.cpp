@@ -220,6 +220,13 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
       y.choice("model.position_embedding_type", "learned_absolute", {"learned_absolute", "rope", "alibi"});
   if (pos == "alibi") base.position_embedding = PositionEmbedding::Alibi;
   else a.position_embedding_type = pos;
+  // NeMo passes rotary_base to rope positions only.
+  if (const auto theta = y.number("model.rotary_base"); theta && pos == "rope") {
+    if (!(*theta >= 1 && *theta <= 2147483647))
+      fail_at("model.rotary_base", "{}: model.rotary_base is {}; it must be a number from 1 to 2147483647", y.where(),
+              *theta);
+    base.rotary_base = *theta;
+  }
   read_model_architecture(y, a);
   ModelSpec m = apply_megatron_model(a, base, /*from_flags_alone=*/true, y.where());
   // NeMo takes the vocabulary from the tokenizer and pads it as Megatron-LM does.
@@ -450,6 +457,7 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) key("qk_layernorm") << true;
   key("normalization") << (m.normalization == Normalization::RMSNorm ? "rmsnorm" : "layernorm");
   key("position_embedding_type") << nemo_position(m.position_embedding);
+  if (m.position_embedding == PositionEmbedding::Rope) key("rotary_base") << m.rotary_base;
   key("share_embeddings_and_output_weights") << m.tied_embeddings;
   key("hidden_dropout") << (m.dropout ? 0.1 : 0.0);
   key("attention_dropout") << (m.dropout ? 0.1 : 0.0);

@@ -63,7 +63,14 @@ ResolvedRun resolve_run(RunRequest request) {
   ParallelConfig c = layout.config;
   // The stack: a named one, else the measured database's; a layout file's stands otherwise.
   if (layout.framework || out.measured) apply_framework(c, resolved_stack(layout.framework, out.measured.get()));
-  if (!layout.attention_named && !layout.from_file) c.attention = default_attention(c.framework);
+  if (!layout.attention_named && !layout.from_file) {
+    c.attention = default_attention(c.framework, request.model);
+    if (c.attention != default_attention(c.framework))
+      out.warnings.push_back(fmt::format(
+          "attention: unfused, as Megatron-Bridge and NeMo run a model that caps its scores (attn_logit_softcapping "
+          "{}); {}'s default flash attention cannot cap them",
+          request.model.attention_softcap, c.framework));
+  }
   // --no-masked-softmax-fusion swaps Megatron-LM's fused scale-mask-softmax for separate kernels,
   // which only the unfused attention path runs (DotProductAttention's FusedScaleMaskSoftmax):
   // under flash attention it changes nothing; the unfused path's softmax is priced fused.

@@ -116,6 +116,8 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.gated = m.gated_mlp();
   x.rope = m.position_embedding == PositionEmbedding::Rope;
   x.flash = c.attention == AttentionKernel::Flash;
+  x.attention_softcap = m.attention_softcap > 0;
+  x.logit_softcap = m.final_logit_softcap > 0;
   x.tp = c.tp;
   x.tp_group = groups.tp;
   x.cp = c.cp;
@@ -354,6 +356,8 @@ void attention_core(Builder& b, const LayerShape& x) {
   const std::int64_t batch = x.b * x.heads;
   const std::int64_t scores = batch * x.s * x.s;
   b.batched("attention_scores", batch, x.s, x.s, x.head_dim);
+  // cap * tanh(scores / cap): one more pass over the scores, read and written.
+  if (x.attention_softcap) b.elementwise("attention_softcap", scores, 2 * x.elem, 3);
   b.elementwise("softmax", scores, 2 * x.elem, 4);  // fused scale, causal mask, softmax
   if (x.dropout) b.elementwise("attention_dropout", scores, dropout_bytes(x));
   b.batched("attention_context", batch, x.s, x.head_dim, x.s);
@@ -687,6 +691,7 @@ OpProgram layer_backward(const LayerShape& x) {
     b.batched("attention_context.dgrad_values", batch, x.s, x.head_dim, x.s);
     if (x.dropout) b.elementwise("attention_dropout.backward", scores, dropout_bytes(x));
     b.elementwise("softmax.backward", scores, 3 * x.elem, 4);
+    if (x.attention_softcap) b.elementwise("attention_softcap.backward", scores, 3 * x.elem, 3);  // dy·(1 - t²)
     b.batched("attention_scores.dgrad_query", batch, x.s, x.head_dim, x.s);
     b.batched("attention_scores.dgrad_key", batch, x.s, x.head_dim, x.s);
   }
@@ -735,12 +740,14 @@ void logits_and_loss_forward(Builder& b, const LayerShape& x) {
   b.elementwise("final_norm", x.region_tokens * x.h, 2 * x.elem, 8);
   b.sp_gather("sp_all_gather");
   b.gemm("logits", x.tokens, x.vocab, x.h);
+  if (x.logit_softcap) b.elementwise("logit_softcap", x.tokens * x.vocab, 2 * x.elem, 3);
   b.elementwise("cross_entropy", x.tokens * x.vocab, x.elem + 16, 6);
   b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, 3.0 * 4.0 * static_cast<double>(x.tokens));
 }
 
 void logits_and_loss_backward(Builder& b, const LayerShape& x) {
   b.elementwise("cross_entropy.backward", x.tokens * x.vocab, x.elem + 8, 3);
+  if (x.logit_softcap) b.elementwise("logit_softcap.backward", x.tokens * x.vocab, 3 * x.elem, 3);
   b.gemm("logits.dgrad", x.tokens, x.h, x.vocab);
   const int wgrad = b.gemm("logits.wgrad", x.h, x.vocab, x.tokens);
   b.tp_reduce("tp_reduce.input_grad", wgrad);

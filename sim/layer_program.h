@@ -90,6 +90,7 @@ struct LayerShape {
   std::int64_t vocab = 1;            // ceil(v/t)
   double elem = 2;                   // bytes per activation element
   bool sequence_parallel = false, dropout = true, gated = false, rope = false, flash = false;
+  bool attention_softcap = false, logit_softcap = false;  // Gemma 2's tanh caps (ModelSpec)
   bool tp_overlap = false;  // --tp-comm-overlap: SP collectives pipelined with their GEMMs
   int tp = 1;
   GroupPlacement tp_group;

@@ -392,7 +392,17 @@ void validate_pipeline_split(const ParallelConfig& c, const ModelSpec& m) {
 // and the CP exchange of its latents is not modelled). What is not priced is refused by name,
 // so nothing prices such a layout as something else. Multi-token prediction layers are priced on
 // the last pipeline stage, where Megatron-Core places them by default.
+void refuse_unpriced_attention(AttentionKernel attention, const ModelSpec& m) {
+  if (m.attention_softcap > 0 && attention == AttentionKernel::Flash)
+    fail_at("--attention-backend",
+            "model '{}' caps its attention scores (attn_logit_softcapping {}, Gemma 2), which Megatron-Core's flash "
+            "and fused attention cannot (Megatron-Bridge and NeMo run it unfused, Gemma2DotProductAttention); use "
+            "--attention-backend unfused",
+            m.name, m.attention_softcap);
+}
+
 void refuse_unpriced_architecture(const ParallelConfig& c, const ModelSpec& m) {
+  refuse_unpriced_attention(c.attention, m);
   if (!m.mla.enabled) return;
   if (c.cp > 1)
     fail_at("--multi-latent-attention",

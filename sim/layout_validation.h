@@ -28,5 +28,8 @@ void validate_moe_switches(const MoeRunOptions& switches, const ModelSpec& model
 // parallelism or unfused attention), naming it. validate_layout() ends with it, so a layout's
 // own errors come first.
 void refuse_unpriced_architecture(const ParallelConfig& config, const ModelSpec& model);
+// The attention kernel's part of it (Gemma 2's soft-capped scores need the unfused kernel), which
+// the search checks once for its whole space.
+void refuse_unpriced_attention(AttentionKernel attention, const ModelSpec& model);
 
 }  // namespace cc

@@ -31,7 +31,8 @@ double activation_element_bytes(Precision p) { return p == Precision::FP32 ? 4 :
 //   region (10h for GPT): two norm inputs 2eh, QKV input eh, FC1 input eh, two dropout masks 2h
 //   TP-split (24h for GPT): Q, K, V e(q+2kv), projection input eq (q = heads x head width,
 //   h unless the model sets its own head width), FC1 output and FC2 input
-//   scores (5as/h for GPT): softmax output e, dropout mask 1, dropout output e per element
+//   scores (5as/h for GPT): softmax output e, dropout mask 1, dropout output e per element,
+//   and with Gemma 2's soft cap its tanh output e
 Widths layer_widths(const ModelSpec& m, Precision p) {
   const double e = activation_element_bytes(p);
   const double h = m.hidden_size, q = m.query_width(), kv = m.kv_channels(), f = m.ffn_hidden_size;
@@ -43,7 +44,8 @@ Widths layer_widths(const ModelSpec& m, Precision p) {
   const double region = 2 * e * h + attention_region + e * h + masks;
   const double mlp = m.gated_mlp() ? e * (2 * f) + e * f : e * f + e * f;
   const double tp_split = attention_tp + mlp;
-  const double per_score = m.dropout ? 2 * e + 1 : e;
+  // Gemma 2's attention soft cap keeps its tanh output, one more element per score.
+  const double per_score = (m.dropout ? 2 * e + 1 : e) + (m.attention_softcap > 0 ? e : 0);
   return {region, tp_split, per_score};
 }
 
@@ -242,6 +244,8 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   if (s == c.pp - 1) {
     a.fixed = e * sb * h / region_split + e * sb * h / t + 4.0 * sb * m.vocab_size / t;
     a.loss_workspace = e * sb * m.vocab_size / t;
+    // A final logit soft cap keeps its tanh output beside the logits.
+    if (m.final_logit_softcap > 0) a.fixed += e * sb * m.vocab_size / t;
     // Multi-token prediction layers, kept whole (not recomputed): their transformer layer of
     // the last decoder layer's kind beside their own projection, norms and logits.
     if (m.mtp_num_layers > 0) {

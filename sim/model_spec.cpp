@@ -1,5 +1,7 @@
 #include "sim/model_spec.h"
 
+#include <utility>
+
 #include "sim/error.h"
 #include "sim/json_fields.h"
 
@@ -284,6 +286,15 @@ void ModelSpec::validate(const std::string& where) const {
     fail_at("--num-query-groups",
             "{}: num_attention_heads {} is not divisible by num_query_groups {}; query groups must divide the heads",
             where, num_attention_heads, num_query_groups);
+  for (const auto& [name, cap] : {std::pair{"attn_logit_softcapping", attention_softcap},
+                                  std::pair{"final_logit_softcapping", final_logit_softcap}})
+    if (!(cap >= 0 && cap <= 1e6))
+      fail("{}: {} is {}; it must be 0 (no cap) or a positive number up to 1e6", where, name, cap);
+  if (!(rotary_base >= 1 && rotary_base <= 1e12))
+    fail_at("--rotary-base", "{}: rotary_base is {}; it must be a number from 1 to 1e12", where, rotary_base);
+  if (rotary_base != kDefaultRotaryBase && position_embedding != PositionEmbedding::Rope)
+    fail_at("--rotary-base", "{}: rotary_base {} on a model with {} positions; it applies to rope positions only",
+            where, rotary_base, to_string(position_embedding));
   validate_experts(*this, where);
   validate_latent_attention(*this, where);
   if (mtp_num_layers < 0 || mtp_num_layers > 100)
@@ -364,6 +375,7 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
   m.position_embedding = pos == "learned" ? PositionEmbedding::Learned
                          : pos == "rope"  ? PositionEmbedding::Rope
                                           : PositionEmbedding::Alibi;
+  m.rotary_base = f.number_or("rotary_base", 1, ModelSpec::kDefaultRotaryBase);
   m.explicit_head_dim = static_cast<int>(f.integer_or("head_dim", 1, 0));
   m.tied_embeddings = f.boolean_or("tied_embeddings", true);
   m.dropout = f.boolean_or("dropout", true);
@@ -372,6 +384,8 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
   const std::string qk = f.choice_or("qk_norm", {"none", "per_head", "full"}, "none");
   m.qk_norm = qk == "none" ? QkNorm::None : qk == "per_head" ? QkNorm::PerHead : QkNorm::Full;
   m.attention_sinks = f.boolean_or("attention_sinks", false);
+  m.attention_softcap = f.number_or("attn_logit_softcapping", 0, 0);
+  m.final_logit_softcap = f.number_or("final_logit_softcapping", 0, 0);
   read_experts(f, m.moe);
   m.mla.enabled = f.boolean_or("multi_latent_attention", false);
   m.mla.q_lora_rank = static_cast<int>(f.integer_or("q_lora_rank", 0, 0));
@@ -400,11 +414,14 @@ nlohmann::json model_to_json(const ModelSpec& m) {
           {"tied_embeddings", m.tied_embeddings},
           {"dropout", m.dropout}};
   // The fields below are written only where they depart from a dense Megatron GPT layer.
+  if (m.rotary_base != ModelSpec::kDefaultRotaryBase) j["rotary_base"] = m.rotary_base;
   if (m.explicit_head_dim != 0) j["head_dim"] = m.explicit_head_dim;
   if (!m.qkv_bias) j["qkv_bias"] = false;
   if (!m.projection_bias) j["projection_bias"] = false;
   if (m.qk_norm != QkNorm::None) j["qk_norm"] = to_string(m.qk_norm);
   if (m.attention_sinks) j["attention_sinks"] = true;
+  if (m.attention_softcap > 0) j["attn_logit_softcapping"] = m.attention_softcap;
+  if (m.final_logit_softcap > 0) j["final_logit_softcapping"] = m.final_logit_softcap;
   if (m.moe.enabled()) write_experts(m.moe, j);
   if (m.mla.enabled) {
     j["multi_latent_attention"] = true;

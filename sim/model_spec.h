@@ -33,6 +33,11 @@ struct ModelSpec {
   Activation activation = Activation::GeLU;
   Normalization normalization = Normalization::LayerNorm;
   PositionEmbedding position_embedding = PositionEmbedding::Learned;
+  // RoPE's base period θ (Megatron-LM's --rotary-base, HuggingFace's rope_theta; Megatron-LM's
+  // default 10,000). It bears on neither time nor memory; it is carried so that an export trains
+  // the model it was read as (Llama 3 at 10,000 instead of 500,000 is another model).
+  static constexpr double kDefaultRotaryBase = 10'000;
+  double rotary_base = kDefaultRotaryBase;
   bool tied_embeddings = true;
   bool dropout = true;  // hidden and attention dropout (masks are stored activations)
   // Width of one attention head when it is not hidden / heads (Gemma 7B: 16 heads of 256 on a
@@ -44,6 +49,12 @@ struct ModelSpec {
   bool projection_bias = true;
   QkNorm qk_norm = QkNorm::None;
   bool attention_sinks = false;  // gpt-oss: one learned logit per head and layer
+  // Gemma 2's soft caps, cap * tanh(x / cap) (0: none): on the attention scores before the
+  // softmax, which only an unfused attention computes (Megatron-Bridge's and NeMo's
+  // Gemma2DotProductAttention; Megatron-Core's flash and fused backends have no cap), and on the
+  // output logits before the loss. Each pass keeps its tanh output for backward.
+  double attention_softcap = 0;
+  double final_logit_softcap = 0;
   MoeSpec moe;
   MlaSpec mla;
   // Multi-token prediction layers (--mtp-num-layers): each adds two norms, a 2h -> h projection,

@@ -138,6 +138,10 @@ AttentionKernel default_attention(const std::string& framework) {
   return load_framework(framework).flash_attention ? AttentionKernel::Flash : AttentionKernel::Unfused;
 }
 
+AttentionKernel default_attention(const std::string& framework, const ModelSpec& model) {
+  return model.attention_softcap > 0 ? AttentionKernel::Unfused : default_attention(framework);
+}
+
 ParallelGrid ParallelConfig::grid() const {
   return ParallelGrid(kDenseGridOrder, {{"tp", tp}, {"cp", cp}, {"dp", dp}, {"pp", pp}});
 }

@@ -184,5 +184,8 @@ AttentionKernel attention_from(const std::string& name, const std::string& where
 // fused attention; the 2021-2022 papers' stacks (megatron-2021, megatron-2022, megatron-deepspeed) and our CPU
 // engine materialise the s x s scores.
 AttentionKernel default_attention(const std::string& framework);
+// The same for a model: one whose attention scores are soft-capped (Gemma 2) runs unfused
+// whatever the stack, as Megatron-Bridge and NeMo run it.
+AttentionKernel default_attention(const std::string& framework, const ModelSpec& model);
 
 }  // namespace cc
