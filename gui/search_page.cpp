@@ -25,6 +25,7 @@
 
 #include "gui/chart_axes.h"
 #include "gui/search_table.h"
+#include "gui/wheel_guard.h"
 #include "interop/resolver.h"
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
@@ -211,6 +212,7 @@ SearchPage::SearchPage(QWidget* parent)
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
     if (current.isValid()) choose(proxy_->mapToSource(current).row());
   });
+  guard_wheel(this);  // the wheel over "keep best" or a choice scrolls, never edits
   poll_.setInterval(50);
   connect(&poll_, &QTimer::timeout, this, &SearchPage::poll_progress);
 }

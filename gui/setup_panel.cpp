@@ -19,6 +19,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "gui/wheel_guard.h"
 #include "interop/hf_config.h"
 #include "sim/cost_database.h"
 #include "sim/error.h"
@@ -358,6 +359,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   fragmentation_ = dspin(mr, tr("Fragmentation (× activations)"), 0, 10, 2);
   headroom_ = dspin(mr, tr("Headroom (fraction of HBM)"), 0, 0.9, 2);
   layout->addStretch(1);
+  guard_wheel(this);  // the wheel scrolls the panel, never a field the cursor passes over
 
   set_project(project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024));
 }

@@ -1,0 +1,93 @@
+// The GUI does only what the user asked for: no edit by a stray wheel, no doubtful file
+// without a question, no edit lost without one. Under the offscreen platform; the window's
+// questions are answered by the tests' callbacks.
+#include <QAbstractSpinBox>
+#include <QApplication>
+#include <QComboBox>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSpinBox>
+#include <QTest>
+#include <QWheelEvent>
+
+#include "gui/main_window.h"
+#include "gui/search_page.h"
+#include "gui/setup_panel.h"
+#include "tests/gui/gui_test_support.h"
+
+using namespace cc;
+using namespace cc::gui;
+
+namespace {
+
+// One notch of the wheel down over the middle of `target`, delivered as Qt delivers it (through
+// QApplication::notify, which hands an ignored wheel event on to the parent).
+void roll_down(QWidget* target) {
+  const QPointF local(target->width() / 2.0, target->height() / 2.0);
+  QWheelEvent e(local, target->mapToGlobal(local), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                Qt::NoScrollPhase, false);
+  QApplication::sendEvent(target, &e);
+}
+
+QScrollArea* scroll_area_around(QWidget* w) {
+  for (QWidget* p = w->parentWidget(); p; p = p->parentWidget())
+    if (auto* area = qobject_cast<QScrollArea*>(p)) return area;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestUserEdits : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { isolate_settings(); }
+
+  void wheelOverAnUnfocusedFieldScrollsInsteadOfEditing() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* tp = field<QSpinBox>(w, "tp");
+    auto* recompute = field<QComboBox>(w, "recompute");
+    QScrollArea* area = scroll_area_around(w.setup());
+    QVERIFY(area);
+    QVERIFY(area->verticalScrollBar()->maximum() > 0);  // the panel is taller than the window
+    QVERIFY(!tp->hasFocus() && !recompute->hasFocus());
+    const int scrolled_before = area->verticalScrollBar()->value();
+    roll_down(tp);
+    roll_down(recompute);
+    QCOMPARE(tp->value(), 8);
+    QCOMPARE(recompute->currentText(), QString("selective"));
+    QVERIFY(area->verticalScrollBar()->value() > scrolled_before);  // the panel took the wheel
+
+    // The Search page's own fields likewise.
+    const auto search_spins = w.search_page()->findChildren<QSpinBox*>();
+    const auto search_combos = w.search_page()->findChildren<QComboBox*>();
+    QVERIFY(!search_spins.isEmpty() && !search_combos.isEmpty());
+    for (QSpinBox* s : search_spins) {
+      const int before = s->value();
+      roll_down(s);
+      QCOMPARE(s->value(), before);
+    }
+    for (QComboBox* c : search_combos) {
+      const int before = c->currentIndex();
+      roll_down(c);
+      QCOMPARE(c->currentIndex(), before);
+    }
+
+    // The same event does edit a field the user has focused: the guard is what kept the values.
+    tp->setFocus();
+    QVERIFY(tp->hasFocus());
+    roll_down(tp);
+    QCOMPARE(tp->value(), 7);
+    recompute->setFocus();
+    roll_down(recompute);
+    QCOMPARE(recompute->currentText(), QString("full"));
+  }
+
+};
+
+QTEST_MAIN(TestUserEdits)
+#include "test_user_edits.moc"
