@@ -102,7 +102,10 @@ MainWindow::MainWindow(QWidget* parent)
   setCentralWidget(tabs_);
   statusBar()->addWidget(status_, 1);
 
-  connect(setup_, &SetupPanel::edited, this, [this] { runner_.request(setup_->project()); });
+  connect(setup_, &SetupPanel::edited, this, [this] {
+    search_page_->set_current_setup(setup_->project());
+    runner_.request(setup_->project());
+  });
   connect(&runner_, &SimulationRunner::started, this, [this] { status_->setText(tr("simulating…")); });
   connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_finished);
   build_menus();
@@ -161,6 +164,7 @@ void MainWindow::report(const QString& message) { status_->setText(message); }
 
 void MainWindow::set_project(const Project& p) {
   setup_->set_project(p);
+  search_page_->set_current_setup(setup_->project());
   runner_.run_now(setup_->project());
 }
 
@@ -262,6 +266,7 @@ void MainWindow::load_layout(const ParallelConfig& config) {
   p.config = config;
   p.auto_dp = config.gpus() == p.gpus;
   setup_->set_project(p);
+  search_page_->set_current_setup(setup_->project());
   runner_.run_now(setup_->project());
 }
 

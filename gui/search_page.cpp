@@ -82,6 +82,31 @@ QComboBox* both_on_off() {
   return box;
 }
 
+// What the search reads from a setup (request_for): everything but the layout fields it varies
+// itself, so loading one of its own layouts leaves its results current.
+Project search_inputs(Project p) {
+  ParallelConfig read;
+  read.global_batch = p.config.global_batch;
+  read.moe = p.config.moe;
+  read.overlap_grad_reduce = p.config.overlap_grad_reduce;
+  read.overlap_param_gather = p.config.overlap_param_gather;
+  read.tp_comm_overlap = p.config.tp_comm_overlap;
+  read.precision = p.config.precision;
+  read.attention = p.config.attention;
+  p.config = read;
+  p.auto_dp = true;
+  p.every_rank = false;
+  return p;
+}
+
+QString setup_name(const Project& p) {
+  return QObject::tr("%1 on %2 × %3, global batch %4")
+      .arg(p.model_preset.empty() ? QObject::tr("a custom model") : QString::fromStdString(p.model_preset))
+      .arg(p.gpus)
+      .arg(QString::fromStdString(p.cluster.gpu.name))
+      .arg(p.config.global_batch);
+}
+
 }  // namespace
 
 SearchPage::SearchPage(QWidget* parent)
@@ -110,6 +135,7 @@ SearchPage::SearchPage(QWidget* parent)
       progress_bar_(new QProgressBar),
       status_(new QLabel),
       exclusions_(new QLabel),
+      stale_note_(new QLabel),
       progress_(std::make_shared<Progress>()) {
   // The space: pins and lists as the CLI's `search` takes them.
   auto* space = new QGroupBox(tr("Search space (empty = every value that can work)"));
@@ -161,6 +187,11 @@ SearchPage::SearchPage(QWidget* parent)
   form->addRow(controls);
   exclusions_->setWordWrap(true);
   form->addRow(exclusions_);
+  stale_note_->setObjectName("stale_search_note");
+  stale_note_->setWordWrap(true);
+  stale_note_->setStyleSheet("QLabel { color: #8a5300; background: #fff4e0; padding: 4px; }");
+  stale_note_->hide();
+  form->addRow(stale_note_);
   cancel_->setEnabled(false);
   status_->setWordWrap(true);
 
@@ -273,6 +304,7 @@ void SearchPage::start(const Project& base) {
     return;
   }
   const int generation = ++generation_;
+  searching_for_ = base;
   progress_ = std::make_shared<Progress>();
   running_ = true;
   run_->setEnabled(false);
@@ -369,12 +401,24 @@ void SearchPage::on_done(int generation, const SearchRun& run) {
                            .arg(excluded.isEmpty() ? tr("none") : excluded.join("; "))
                            .arg(o.unfit.size()));
   table_->set_outcome(run.outcome);
+  results_for_ = searching_for_;
+  set_current_setup(searching_for_);
   rebuild_scatter();
   emit finished();
 }
 
+void SearchPage::set_current_setup(const Project& current) {
+  results_stale_ = results_for_ && !(search_inputs(*results_for_) == search_inputs(current));
+  stale_note_->setVisible(results_stale_);
+  if (results_stale_)
+    stale_note_->setText(tr("These results are for %1; the setup has changed since. Run the search again to load "
+                            "a layout from it.")
+                             .arg(setup_name(*results_for_)));
+}
+
 void SearchPage::choose(int source_row) {
   if (source_row < 0 || source_row >= table_->rowCount()) return;
+  if (results_stale_) return;  // a layout searched for another setup is not one for this setup
   emit layout_chosen(table_->layout(source_row).result.config);
 }
 
