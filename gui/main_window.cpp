@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -109,6 +110,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(&runner_, &SimulationRunner::started, this, [this] { status_->setText(tr("simulating…")); });
   connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_finished);
   build_menus();
+  set_questions({});
 
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
@@ -149,6 +151,12 @@ void MainWindow::build_menus() {
   add(tr("Current chart as PNG…"), tr("PNG (*.png)"), [this](const QString& p) { export_chart(p); });
   add(tr("Current chart as SVG…"), tr("SVG (*.svg)"), [this](const QString& p) { export_chart(p); });
   add(tr("Search results as CSV…"), tr("CSV (*.csv)"), [this](const QString& p) { export_search_csv(p); });
+}
+
+void MainWindow::set_questions(Confirm confirm) {
+  confirm_ = confirm ? std::move(confirm) : Confirm([this](const QString& question) {
+    return QMessageBox::question(this, tr("clustercast"), question) == QMessageBox::Yes;
+  });
 }
 
 template <typename F>
@@ -223,6 +231,15 @@ void MainWindow::save_project(const QString& path) {
 void MainWindow::export_layout(const QString& path, const QString& format) {
   if (!last_ || stale_) fail("nothing to export: the current setup has no valid result");
   const SimResult& r = *last_->result;
+  // A launch file for a run that runs out of memory is most likely a mistake; it is written only
+  // when the user says so.
+  if (!r.fits && !confirm_(tr("This layout does not fit: it needs %1 GiB per GPU and %2 GiB are usable. Export "
+                              "it anyway?")
+                               .arg(r.peak_memory_gib, 0, 'f', 1)
+                               .arg(r.usable_gib, 0, 'f', 1))) {
+    report(tr("not exported: the layout does not fit in memory"));
+    return;
+  }
   const MemoryReserve reserve = setup_->project().reserve;
   const std::string target = path.toStdString();
   OutputSet files;  // the Megatron arguments and their launch script, both or neither

@@ -3,6 +3,7 @@
 // the worker thread; a failed setup keeps the last valid result on screen, marked stale.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include <QMainWindow>
@@ -48,12 +49,18 @@ class MainWindow : public QMainWindow {
   void set_project(const Project& p);  // and simulate it now
   void open_project(const QString& path);  // throw SpecError
   void save_project(const QString& path);
-  void export_layout(const QString& path, const QString& format);  // "json", "megatron", "nemo"
+  // format: "json", "megatron", "nemo". A layout that does not fit asks first.
+  void export_layout(const QString& path, const QString& format);
   void export_chrome_trace(const QString& path);
   void export_chart(const QString& path);  // the current tab's chart; PNG or SVG by suffix
   void export_search_csv(const QString& path);
   // Loads a layout (from the search) into the setup and simulates it.
   void load_layout(const ParallelConfig& config);
+
+  // The window's questions to the user; tests answer them instead of a modal box.
+  // Yes/No: true to go ahead (exporting a layout that does not fit).
+  using Confirm = std::function<bool(const QString& question)>;
+  void set_questions(Confirm confirm);
 
  signals:
   void result_shown();  // a new valid result or a new error is on screen
@@ -88,6 +95,7 @@ class MainWindow : public QMainWindow {
   std::optional<SimulationOutcome> last_;
   bool stale_ = false;
   QString project_path_;
+  Confirm confirm_;
 };
 
 }  // namespace cc::gui

@@ -4,9 +4,11 @@
 #include <QAbstractSpinBox>
 #include <QApplication>
 #include <QComboBox>
+#include <QFile>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
 
@@ -33,6 +35,15 @@ QScrollArea* scroll_area_around(QWidget* w) {
   for (QWidget* p = w->parentWidget(); p; p = p->parentWidget())
     if (auto* area = qobject_cast<QScrollArea*>(p)) return area;
   return nullptr;
+}
+
+// GPT-3 175B at TP 1 x PP 16: about 11B parameters a GPU, with their gradients and Adam state
+// some 170 GiB against the A100's 80.
+Project unfit_project() {
+  Project p = paper_project();
+  p.config.tp = 1;
+  p.config.sequence_parallel = false;
+  return p;
 }
 
 }  // namespace
@@ -85,6 +96,44 @@ class TestUserEdits : public QObject {
     recompute->setFocus();
     roll_down(recompute);
     QCOMPARE(recompute->currentText(), QString("full"));
+  }
+
+  void exportingALayoutThatDoesNotFitAsksFirst() {
+    MainWindow w;
+    QStringList asked;
+    bool answer = false;
+    w.set_questions([&](const QString& q) {
+      asked << q;
+      return answer;
+    });
+    QTemporaryDir dir;
+
+    // A layout that fits is written without a question.
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    QVERIFY(w.result()->fits);
+    w.export_layout(dir.filePath("fits.json"), "json");
+    QVERIFY(asked.isEmpty());
+    QVERIFY(QFile::exists(dir.filePath("fits.json")));
+
+    w.set_project(unfit_project());
+    QVERIFY(wait_for_result(w));
+    QVERIFY(!w.stale());
+    QVERIFY(!w.result()->fits);
+    const std::pair<QString, QString> formats[] = {{"json", "unfit.json"}, {"megatron", "unfit.txt"},
+                                                   {"nemo", "unfit.yaml"}};
+    for (const auto& [format, name] : formats) {
+      asked.clear();
+      answer = false;
+      w.export_layout(dir.filePath(name), format);
+      QCOMPARE(asked.size(), 1);
+      QVERIFY(asked.front().contains("does not fit"));
+      QVERIFY(!QFile::exists(dir.filePath(name)));
+      answer = true;
+      w.export_layout(dir.filePath(name), format);
+      QCOMPARE(asked.size(), 2);
+      QVERIFY(QFile::exists(dir.filePath(name)));
+    }
   }
 
 };
