@@ -19,6 +19,7 @@
 #include "gui/chart_export.h"
 #include "gui/cluster_map.h"
 #include "gui/compare_page.h"
+#include "gui/file_names.h"
 #include "gui/memory_page.h"
 #include "gui/search_page.h"
 #include "gui/search_table.h"
@@ -65,7 +66,7 @@ MainWindow::MainWindow(QWidget* parent)
       cluster_page_(new ClusterMapPage),
       tabs_(new QTabWidget),
       status_(new QLabel) {
-  setWindowTitle(tr("clustercast"));
+  setWindowTitle(tr("clustercast[*]"));  // [*]: Qt's mark of unsaved edits (setWindowModified)
   auto* dock = new QDockWidget(tr("Setup"), this);
   dock->setObjectName("setup_dock");
   auto* scroll = new QScrollArea;
@@ -94,7 +95,10 @@ MainWindow::MainWindow(QWidget* parent)
   connect(search_page_, &SearchPage::run_requested, this, [this] { search_page_->start(setup_->project()); });
   connect(search_page_, &SearchPage::layout_chosen, this, &MainWindow::load_layout);
   tabs_->addTab(compare_page_, tr("Compare"));
-  connect(compare_page_, &ComparePage::setup_chosen, this, &MainWindow::set_project);
+  connect(compare_page_, &ComparePage::setup_chosen, this, [this](const Project& p) {
+    set_project(p);
+    setWindowModified(true);
+  });
   tabs_->addTab(cluster_page_, tr("Cluster map"));
   connect(compare_page_, &ComparePage::pin_requested, this, [this] {
     const Project p = setup_->project();
@@ -104,13 +108,14 @@ MainWindow::MainWindow(QWidget* parent)
   statusBar()->addWidget(status_, 1);
 
   connect(setup_, &SetupPanel::edited, this, [this] {
+    setWindowModified(true);
     search_page_->set_current_setup(setup_->project());
     runner_.request(setup_->project());
   });
   connect(&runner_, &SimulationRunner::started, this, [this] { status_->setText(tr("simulating…")); });
   connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_finished);
   build_menus();
-  set_questions({});
+  set_questions({}, {});
 
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
@@ -124,11 +129,7 @@ void MainWindow::build_menus() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open project"), {}, tr("clustercast project (*.ccproj *.json)"));
     if (!path.isEmpty()) guarded([&] { open_project(path); });
   });
-  file->addAction(tr("&Save project"), QKeySequence::Save, this, [this] {
-    QString path = project_path_;
-    if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
-    if (!path.isEmpty()) guarded([&] { save_project(path); });
-  });
+  file->addAction(tr("&Save project"), QKeySequence::Save, this, [this] { save_with_dialog(); });
   file->addAction(tr("Save project &as…"), QKeySequence::SaveAs, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
     if (!path.isEmpty()) guarded([&] { save_project(path); });
@@ -145,7 +146,8 @@ void MainWindow::build_menus() {
     });
   };
   add(tr("Layout as JSON…"), tr("JSON (*.json)"), [this](const QString& p) { export_layout(p, "json"); });
-  add(tr("Megatron-LM arguments…"), tr("Text (*.txt *.sh)"), [this](const QString& p) { export_layout(p, "megatron"); });
+  add(tr("Megatron-LM arguments…"), tr("Megatron-LM arguments (*.txt);;Launch script (*.sh)"),
+      [this](const QString& p) { export_layout(p, "megatron"); });
   add(tr("NeMo YAML…"), tr("YAML (*.yaml)"), [this](const QString& p) { export_layout(p, "nemo"); });
   add(tr("Timeline as Chrome trace…"), tr("JSON (*.json)"), [this](const QString& p) { export_chrome_trace(p); });
   add(tr("Current chart as PNG…"), tr("PNG (*.png)"), [this](const QString& p) { export_chart(p); });
@@ -153,9 +155,13 @@ void MainWindow::build_menus() {
   add(tr("Search results as CSV…"), tr("CSV (*.csv)"), [this](const QString& p) { export_search_csv(p); });
 }
 
-void MainWindow::set_questions(Confirm confirm) {
+void MainWindow::set_questions(Confirm confirm, AskSave ask_save) {
   confirm_ = confirm ? std::move(confirm) : Confirm([this](const QString& question) {
     return QMessageBox::question(this, tr("clustercast"), question) == QMessageBox::Yes;
+  });
+  ask_save_ = ask_save ? std::move(ask_save) : AskSave([this](const QString& question) {
+    return QMessageBox::question(this, tr("clustercast"), question,
+                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   });
 }
 
@@ -218,14 +224,25 @@ void MainWindow::mark_tabs_stale(bool stale) {
 void MainWindow::open_project(const QString& path) {
   set_project(load_project(path.toStdString()));
   project_path_ = path;
+  setWindowModified(false);
   add_recent(path);
 }
 
-void MainWindow::save_project(const QString& path) {
+void MainWindow::save_project(const QString& chosen) {
+  const QString path = with_default_suffix(chosen, QStringLiteral("ccproj"));
   cc::gui::save_project(path.toStdString(), setup_->project());
   project_path_ = path;
+  setWindowModified(false);
   add_recent(path);
   report(tr("saved %1").arg(path));
+}
+
+bool MainWindow::save_with_dialog() {
+  QString path = project_path_;
+  if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
+  if (path.isEmpty()) return false;
+  guarded([&] { save_project(path); });
+  return !isWindowModified();
 }
 
 void MainWindow::export_layout(const QString& path, const QString& format) {
@@ -241,7 +258,7 @@ void MainWindow::export_layout(const QString& path, const QString& format) {
     return;
   }
   const MemoryReserve reserve = setup_->project().reserve;
-  const std::string target = path.toStdString();
+  const std::string target = (format == "megatron" ? megatron_arguments_path(path) : path).toStdString();
   OutputSet files;  // the Megatron arguments and their launch script, both or neither
   if (format == "megatron") {
     files.add(target, megatron_arguments(r, reserve));
@@ -250,7 +267,7 @@ void MainWindow::export_layout(const QString& path, const QString& format) {
     files.add(target, format == "json" ? layout_json(r, reserve) : nemo_yaml(r, reserve));
   }
   files.commit();
-  report(tr("exported %1").arg(path));
+  report(tr("exported %1").arg(QString::fromStdString(target)));
 }
 
 void MainWindow::export_chrome_trace(const QString& path) {
@@ -283,6 +300,7 @@ void MainWindow::load_layout(const ParallelConfig& config) {
   p.config = config;
   p.auto_dp = config.gpus() == p.gpus;
   setup_->set_project(p);
+  setWindowModified(true);  // the user chose it: an edit like any other
   search_page_->set_current_setup(setup_->project());
   runner_.run_now(setup_->project());
 }
@@ -307,6 +325,13 @@ void MainWindow::rebuild_recent_menu() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  if (isWindowModified()) {
+    const QMessageBox::StandardButton answer = ask_save_(tr("The setup has unsaved changes. Save them?"));
+    if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !save_with_dialog())) {
+      e->ignore();  // Cancel, or a save that was cancelled or failed: the window and its edits stay
+      return;
+    }
+  }
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include <QMainWindow>
+#include <QMessageBox>
 
 #include "gui/memory_table.h"
 #include "gui/simulation.h"
@@ -48,8 +49,9 @@ class MainWindow : public QMainWindow {
 
   void set_project(const Project& p);  // and simulate it now
   void open_project(const QString& path);  // throw SpecError
-  void save_project(const QString& path);
-  // format: "json", "megatron", "nemo". A layout that does not fit asks first.
+  void save_project(const QString& path);  // NAME without an extension: NAME.ccproj
+  // format: "json", "megatron", "nemo". Megatron: `path` names the argument file, or its launch
+  // script when it ends in .sh (megatron_arguments_path). A layout that does not fit asks first.
   void export_layout(const QString& path, const QString& format);
   void export_chrome_trace(const QString& path);
   void export_chart(const QString& path);  // the current tab's chart; PNG or SVG by suffix
@@ -60,7 +62,9 @@ class MainWindow : public QMainWindow {
   // The window's questions to the user; tests answer them instead of a modal box.
   // Yes/No: true to go ahead (exporting a layout that does not fit).
   using Confirm = std::function<bool(const QString& question)>;
-  void set_questions(Confirm confirm);
+  // Save / Discard / Cancel for unsaved edits.
+  using AskSave = std::function<QMessageBox::StandardButton(const QString& question)>;
+  void set_questions(Confirm confirm, AskSave ask_save);
 
  signals:
   void result_shown();  // a new valid result or a new error is on screen
@@ -70,6 +74,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void build_menus();
+  bool save_with_dialog();  // to the project's file, else where the user says; false if not saved
   void on_finished(const SimulationOutcome& outcome);
   void add_recent(const QString& path);
   void rebuild_recent_menu();
@@ -96,6 +101,7 @@ class MainWindow : public QMainWindow {
   bool stale_ = false;
   QString project_path_;
   Confirm confirm_;
+  AskSave ask_save_;
 };
 
 }  // namespace cc::gui

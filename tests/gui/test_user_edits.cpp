@@ -2,6 +2,7 @@
 // without a question, no edit lost without one. Under the offscreen platform; the window's
 // questions are answered by the tests' callbacks.
 #include <QAbstractSpinBox>
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
@@ -44,6 +45,11 @@ Project unfit_project() {
   p.config.tp = 1;
   p.config.sequence_parallel = false;
   return p;
+}
+
+QByteArray contents(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 }  // namespace
@@ -105,7 +111,7 @@ class TestUserEdits : public QObject {
     w.set_questions([&](const QString& q) {
       asked << q;
       return answer;
-    });
+    }, {});
     QTemporaryDir dir;
 
     // A layout that fits is written without a question.
@@ -136,6 +142,91 @@ class TestUserEdits : public QObject {
     }
   }
 
+  void editsMarkTheTitleUntilSaved() {
+    MainWindow w;
+    QVERIFY(w.windowTitle().contains("[*]"));
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    QVERIFY(!w.isWindowModified());  // opened, not edited
+    field<QSpinBox>(w, "micro_batch")->setValue(2);
+    QVERIFY(w.isWindowModified());
+    QTemporaryDir dir;
+    w.save_project(dir.filePath("run"));  // Save As without an extension
+    QVERIFY(QFile::exists(dir.filePath("run.ccproj")));
+    QVERIFY(!QFile::exists(dir.filePath("run")));
+    QVERIFY(!w.isWindowModified());
+    QCOMPARE(load_project(dir.filePath("run.ccproj").toStdString()).config.micro_batch, 2);
+    w.save_project(dir.filePath("named.json"));  // an extension the user typed stays
+    QVERIFY(QFile::exists(dir.filePath("named.json")));
+    QVERIFY(!QFile::exists(dir.filePath("named.json.ccproj")));
+    field<QSpinBox>(w, "micro_batch")->setValue(1);
+    QVERIFY(w.isWindowModified());
+    w.open_project(dir.filePath("run.ccproj"));
+    QVERIFY(!w.isWindowModified());
+  }
+
+  void megatronExportNamedAfterItsScriptWritesNoDoubleSuffix() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    QTemporaryDir dir;
+    w.export_layout(dir.filePath("launch.sh"), "megatron");
+    QVERIFY(!QFile::exists(dir.filePath("launch.sh.sh")));
+    QVERIFY(contents(dir.filePath("launch.sh")).startsWith("#!/usr/bin/env bash"));  // the script has the name
+    QVERIFY(contents(dir.filePath("launch")).contains("--tensor-model-parallel-size 8"));
+    w.export_layout(dir.filePath("args"), "megatron");
+    QVERIFY(contents(dir.filePath("args.txt")).contains("--tensor-model-parallel-size 8"));
+    QVERIFY(contents(dir.filePath("args.txt.sh")).startsWith("#!/usr/bin/env bash"));
+  }
+
+  void closingWithUnsavedEditsAsks() {
+    MainWindow w;
+    int asked = 0;
+    QMessageBox::StandardButton answer = QMessageBox::Cancel;
+    w.set_questions({}, [&](const QString&) {
+      ++asked;
+      return answer;
+    });
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    field<QSpinBox>(w, "micro_batch")->setValue(2);
+
+    QVERIFY(!w.close());  // Cancel: the window and the edit stay
+    QCOMPARE(asked, 1);
+    QVERIFY(w.isVisible());
+    QCOMPARE(field<QSpinBox>(w, "micro_batch")->value(), 2);
+
+    QAction* quit = nullptr;  // File > Quit (Ctrl+Q) asks the same
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->text() == "&Quit") quit = a;
+    QVERIFY(quit);
+    quit->trigger();
+    QCOMPARE(asked, 2);
+    QVERIFY(w.isVisible());
+
+    // Save, to the project's own file: written, then closed.
+    QTemporaryDir dir;
+    w.save_project(dir.filePath("p.ccproj"));
+    field<QSpinBox>(w, "micro_batch")->setValue(4);
+    answer = QMessageBox::Save;
+    QVERIFY(w.close());
+    QCOMPARE(asked, 3);
+    QCOMPARE(load_project(dir.filePath("p.ccproj").toStdString()).config.micro_batch, 4);
+
+    // Discard closes without writing; nothing unsaved closes without asking.
+    w.show();
+    field<QSpinBox>(w, "micro_batch")->setValue(1);
+    answer = QMessageBox::Discard;
+    QVERIFY(w.close());
+    QCOMPARE(asked, 4);
+    QCOMPARE(load_project(dir.filePath("p.ccproj").toStdString()).config.micro_batch, 4);
+    w.show();
+    w.save_project(dir.filePath("p.ccproj"));
+    QVERIFY(w.close());
+    QCOMPARE(asked, 4);
+  }
 };
 
 QTEST_MAIN(TestUserEdits)
