@@ -238,10 +238,16 @@ SearchPage::SearchPage(QWidget* parent)
 
   connect(run_, &QPushButton::clicked, this, &SearchPage::run_requested);
   connect(cancel_, &QPushButton::clicked, this, &SearchPage::cancel);
-  connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+  connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    // A filter that hides the current row makes Qt move the current row to a neighbour; that is
+    // not the user choosing a layout, so it loads nothing.
+    refiltering_ = true;
+    proxy_->setFilterFixedString(text);
+    refiltering_ = false;
+  });
   connect(color_by_, &QComboBox::currentIndexChanged, this, &SearchPage::rebuild_scatter);
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-    if (current.isValid()) choose(proxy_->mapToSource(current).row());
+    if (current.isValid() && !refiltering_) choose(proxy_->mapToSource(current).row());
   });
   guard_wheel(this);  // the wheel over "keep best" or a choice scrolls, never edits
   poll_.setInterval(50);

@@ -111,6 +111,7 @@ class SearchPage : public QWidget {
   Project searching_for_;                 // the setup of the run in flight
   std::optional<Project> results_for_;    // the setup the table's results were searched for
   bool results_stale_ = false;
+  bool refiltering_ = false;  // the filter is moving the current row, not the user
   int generation_ = 0;  // each start or cancel moves it on; an answer from an older one is dropped
 };
 

@@ -279,6 +279,38 @@ class TestSearch : public QObject {
     QVERIFY(page->results_stale());
   }
 
+  // Filtering hides rows, and Qt moves the current row off a hidden one: that is not a choice.
+  void typingInTheFilterNeverLoadsALayout() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    SearchTable* t = w.search_page()->table();
+    QSignalSpy chosen(w.search_page(), &SearchPage::layout_chosen);
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    select_row(w, 0);  // the user's click: loads it
+    QVERIFY(shown.wait(120000));
+    QCOMPARE(chosen.count(), 1);
+    const RankedLayout first = t->layout(w.search_page()->proxy()->mapToSource(w.search_page()->proxy()->index(0, 0)).row());
+    const QString loaded = QString::fromStdString(w.setup()->project().resolved_config().summary());
+    QCOMPARE(loaded, QString::fromStdString(first.result.config.summary()));
+    // A recompute mode the current row does not have, but other rows do: typing it hides the row.
+    QString other;
+    for (int i = 0; i < t->rowCount() && other.isEmpty(); ++i)
+      if (t->layout(i).result.config.recompute != first.result.config.recompute)
+        other = QString::fromUtf8(to_string(t->layout(i).result.config.recompute));
+    QVERIFY(!other.isEmpty());
+    QTest::keyClicks(w.search_page()->filter(), other);
+    QVERIFY(w.search_page()->proxy()->rowCount() > 0);
+    QTest::qWait(300);  // longer than the setup's edit pause
+    QCOMPARE(chosen.count(), 1);
+    QCOMPARE(QString::fromStdString(w.setup()->project().resolved_config().summary()), loaded);
+    w.search_page()->filter()->clear();
+    QTest::qWait(300);
+    QCOMPARE(chosen.count(), 1);
+  }
+
   void csvHasOneLinePerLayout() {
     MainWindow w;
     w.set_project(paper_project());
