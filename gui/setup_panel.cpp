@@ -683,8 +683,11 @@ void SetupPanel::set_project(const Project& p) {
   nic_->setValue(p.cluster.inter_node.bandwidth_gbs);
   nics_->setValue(p.cluster.nics_per_node);
 
-  const int costs_index = costs_->findData(QString::fromStdString(p.costs_file));
-  if (costs_index >= 0) costs_->setCurrentIndex(costs_index);
+  // The project's cost source is shown as named even when it cannot be read: the run then says
+  // why, beside this field, instead of quietly simulating with whatever the box showed before.
+  const QString costs_file = QString::fromStdString(p.costs_file);
+  if (costs_->findData(costs_file) < 0) costs_->addItem(QFileInfo(costs_file).fileName(), costs_file);
+  costs_->setCurrentIndex(costs_->findData(costs_file));
   loading_ = false;
   try {
     set_costs_file(QString::fromStdString(p.costs_file));

@@ -227,6 +227,43 @@ class TestUserEdits : public QObject {
     QVERIFY(w.close());
     QCOMPARE(asked, 4);
   }
+
+  // A cost database that is not there is refused where it is named; the analytic model never
+  // stands in for it.
+  void missingCostDatabaseIsAnErrorNotAnotherCostSource() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    const double before = w.result()->iteration_time_s;
+    QTemporaryDir dir;
+    const QString missing = dir.filePath("no-such-costs.json");
+    Project p = paper_project();
+    p.costs_file = missing.toStdString();
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    QCOMPARE(QString::fromStdString(w.setup()->project().costs_file), missing);
+    QVERIFY(w.stale());
+    QCOMPARE(w.result()->iteration_time_s, before);  // the last valid result stays, marked stale
+    QVERIFY(w.setup()->error_text().contains("no-such-costs.json"));
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("costs"));
+  }
+
+  void missingProjectFileIsAnErrorAndChangesNothing() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    const Project before = w.setup()->project();
+    QTemporaryDir dir;
+    bool refused = false;
+    try {
+      w.open_project(dir.filePath("gone.ccproj"));
+    } catch (const SpecError& e) {
+      refused = QString(e.what()).contains("gone.ccproj");
+    }
+    QVERIFY(refused);
+    QVERIFY(w.setup()->project() == before);
+    QVERIFY(w.result());
+  }
 };
 
 QTEST_MAIN(TestUserEdits)
