@@ -1,11 +1,15 @@
 // The GUI does only what the user asked for: no edit by a stray wheel, no doubtful file
 // without a question, no edit lost without one. Under the offscreen platform; the window's
 // questions are answered by the tests' callbacks.
+#include <QAbstractButton>
 #include <QAbstractSpinBox>
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -263,6 +267,35 @@ class TestUserEdits : public QObject {
     QVERIFY(refused);
     QVERIFY(w.setup()->project() == before);
     QVERIFY(w.result());
+  }
+
+  // Every editor of the setup says what it is: the flag it maps to and what that means.
+  void everySetupFieldHasATooltip() {
+    MainWindow w;
+    QStringList bare;
+    const auto editors = w.setup()->findChildren<QWidget*>();
+    int checked = 0;
+    for (QWidget* e : editors) {
+      const bool editor = qobject_cast<QAbstractSpinBox*>(e) || qobject_cast<QComboBox*>(e) ||
+                          qobject_cast<QAbstractButton*>(e) ||
+                          (qobject_cast<QLineEdit*>(e) && !qobject_cast<QAbstractSpinBox*>(e->parentWidget()) &&
+                           !qobject_cast<QComboBox*>(e->parentWidget()));  // a spin box's own line edit is the box
+      if (!editor) continue;
+      ++checked;
+      if (e->toolTip().trimmed().isEmpty()) {
+        const auto* form = qobject_cast<QFormLayout*>(e->parentWidget()->layout());
+        QWidget* label = form ? form->labelForField(e) : nullptr;
+        const auto* text = qobject_cast<QLabel*>(label);
+        const auto* button = qobject_cast<QAbstractButton*>(e);
+        bare << (text ? text->text() : button ? button->text() : e->metaObject()->className());
+      }
+    }
+    QVERIFY(checked > 60);
+    QVERIFY2(bare.isEmpty(), qPrintable("no tooltip: " + bare.join(", ")));
+    // The Megatron-LM flag is named where there is one.
+    for (const char* name : {"tp", "pp", "micro_batch", "global_batch", "recompute", "sequence_parallel",
+                             "distributed_optimizer", "virtual_stages"})
+      QVERIFY2(w.setup()->field(name)->toolTip().startsWith("--"), name);
   }
 };
 
