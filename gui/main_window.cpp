@@ -239,7 +239,8 @@ void MainWindow::save_project(const QString& chosen) {
 
 bool MainWindow::save_with_dialog() {
   QString path = project_path_;
-  if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
   if (path.isEmpty()) return false;
   guarded([&] { save_project(path); });
   return !isWindowModified();
