@@ -107,4 +107,26 @@ Project project_from_flags(GuiFlags& f, const CLI::App& app) {
   return p;
 }
 
+Project project_from_layout_file(const std::string& path, const Project& current) {
+  // The same flags and resolver as a launch line `clustercast-gui --config FILE`, so the file
+  // means here what it means to `simulate --config FILE`.
+  std::vector<std::string> args{"clustercast-gui", "--config", path};
+  if (!current.costs_file.empty()) args.insert(args.end(), {"--costs", current.costs_file});
+  if (current.framework) args.insert(args.end(), {"--framework", *current.framework});
+  CLI::App cli;
+  GuiFlags flags;
+  flags.add_to(cli);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  try {
+    cli.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    fail("layout file '{}': {}", path, e.what());
+  }
+  Project p = project_from_flags(flags, cli);
+  p.train_tokens = current.train_tokens;
+  p.every_rank = current.every_rank;
+  return p;
+}
+
 }  // namespace cc::gui

@@ -39,4 +39,9 @@ std::string first_non_qt_argument(const std::vector<std::string>& extras);
 // `simulate` would refuse.
 Project project_from_flags(GuiFlags& flags, const CLI::App& app);
 
+// A layout file the GUI or `search` exported (layout JSON, Megatron-LM arguments with their
+// launch script, NeMo YAML), read as `simulate --config FILE` reads it, priced with `current`'s
+// cost source and stack; `current`'s budget and every-rank mode stay. Throws SpecError.
+Project project_from_layout_file(const std::string& path, const Project& current);
+
 }  // namespace cc::gui

@@ -20,6 +20,7 @@
 #include "gui/cluster_map.h"
 #include "gui/compare_page.h"
 #include "gui/file_names.h"
+#include "gui/launch_flags.h"
 #include "gui/memory_page.h"
 #include "gui/search_page.h"
 #include "gui/search_table.h"
@@ -134,6 +135,12 @@ void MainWindow::build_menus() {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
     if (!path.isEmpty()) guarded([&] { save_project(path); });
   });
+  file->addAction(tr("&Import layout…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Import layout"), {},
+        tr("Layout files (*.json *.txt *.args *.yaml *.yml);;All files (*)"));  // recognised by content
+    if (!path.isEmpty()) guarded([&] { import_layout(path); });
+  });
   recent_menu_ = file->addMenu(tr("Recent projects"));
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -226,6 +233,12 @@ void MainWindow::open_project(const QString& path) {
   project_path_ = path;
   setWindowModified(false);
   add_recent(path);
+}
+
+void MainWindow::import_layout(const QString& path) {
+  set_project(project_from_layout_file(path.toStdString(), setup_->project()));
+  setWindowModified(true);  // a new setup, not yet a project file
+  report(tr("imported %1").arg(path));
 }
 
 void MainWindow::save_project(const QString& chosen) {

@@ -49,6 +49,9 @@ class MainWindow : public QMainWindow {
 
   void set_project(const Project& p);  // and simulate it now
   void open_project(const QString& path);  // throw SpecError
+  // A layout file this window or `search` exported (JSON, Megatron-LM arguments, NeMo YAML),
+  // read as `simulate --config` reads it; throws SpecError.
+  void import_layout(const QString& path);
   void save_project(const QString& path);  // NAME without an extension: NAME.ccproj
   // format: "json", "megatron", "nemo". Megatron: `path` names the argument file, or its launch
   // script when it ends in .sh (megatron_arguments_path). A layout that does not fit asks first.
