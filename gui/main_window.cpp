@@ -95,7 +95,13 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(search_page_, tr("Search"));
   connect(search_page_, &SearchPage::run_requested, this, [this] { search_page_->start(setup_->project()); });
   connect(search_page_, &SearchPage::layout_chosen, this, &MainWindow::load_layout);
-  tabs_->addTab(compare_page_, tr("Compare"));
+  // Two pinned timelines and the charts above them need more height than a 1280 x 800 window
+  // has; the page scrolls instead of making the window taller than the screen.
+  auto* compare_scroll = new QScrollArea;
+  compare_scroll->setWidget(compare_page_);
+  compare_scroll->setWidgetResizable(true);
+  compare_scroll->setFrameShape(QFrame::NoFrame);
+  tabs_->addTab(compare_scroll, tr("Compare"));
   connect(compare_page_, &ComparePage::setup_chosen, this, [this](const Project& p) {
     set_project(p);
     setWindowModified(true);
@@ -295,7 +301,7 @@ void MainWindow::export_chart(const QString& path) {
   QWidget* chart = current == summary_       ? static_cast<QWidget*>(summary_->breakdown())
                    : current == memory_page_ ? static_cast<QWidget*>(memory_page_)
                    : current == search_page_ ? static_cast<QWidget*>(search_page_->scatter())
-                   : current == compare_page_ ? static_cast<QWidget*>(compare_page_)
+                   : current->isAncestorOf(compare_page_) ? static_cast<QWidget*>(compare_page_)
                    : current == cluster_page_ ? static_cast<QWidget*>(cluster_page_->view())
                                              : static_cast<QWidget*>(timeline_view_);
   if (path.endsWith(".svg", Qt::CaseInsensitive)) save_widget_svg(*chart, path, tabs_->tabText(tabs_->currentIndex()));

@@ -141,6 +141,11 @@ SearchPage::SearchPage(QWidget* parent)
   auto* space = new QGroupBox(tr("Search space (empty = every value that can work)"));
   auto* form = new QFormLayout(space);
   for (QLineEdit* e : {tp_, pp_, micro_, virtual_, ep_, etp_}) e->setPlaceholderText(tr("all, or e.g. 4,8,16"));
+  // The fields are narrow at 1280 pixels, which cuts the placeholder: the tooltip has it whole.
+  tp_->setToolTip(tr("TP sizes to try: all, or e.g. 4,8,16"));
+  pp_->setToolTip(tr("PP sizes to try: all, or e.g. 4,8,16"));
+  micro_->setToolTip(tr("Micro batch sizes to try: all, or e.g. 1,2,4"));
+  virtual_->setToolTip(tr("Virtual stages per pipeline rank to try: all, or e.g. 1,2,4"));
   ep_->setToolTip(tr("MoE models: expert-parallel sizes (all: every divisor of the routed experts)"));
   etp_->setToolTip(tr("MoE models: expert tensor-parallel sizes (all: every divisor of TP)"));
   auto* lists = new QHBoxLayout;
@@ -211,9 +216,10 @@ SearchPage::SearchPage(QWidget* parent)
   filter_->setPlaceholderText(tr("filter layouts, e.g. \"pp16\" or \"selective\""));
   color_by_->addItems({tr("colour by recompute"), tr("colour by TP")});
   scatter_->setRenderHint(QPainter::Antialiasing);
-  scatter_->chart()->setTitle(tr("Throughput vs peak memory per layout"));
+  scatter_->chart()->setTitle(tr("Tokens/s vs peak memory"));  // short: the chart is narrow at 1280 pixels
   scatter_->setMinimumHeight(280);
-  scatter_->chart()->legend()->setAlignment(Qt::AlignBottom);
+  // Beside the plot, one entry a line: in a row under a narrow chart the names were cut to nothing.
+  scatter_->chart()->legend()->setAlignment(Qt::AlignRight);
 
   auto* table_box = new QWidget;
   auto* tv = new QVBoxLayout(table_box);
@@ -231,6 +237,7 @@ SearchPage::SearchPage(QWidget* parent)
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 1);
   split->setSizes({880, 440});  // the table's nine columns in full, the chart beside them
+  chart_box->setMinimumWidth(380);  // the plot and its legend whole in a 1280-pixel window
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(space);
@@ -436,7 +443,7 @@ void SearchPage::rebuild_scatter() {
   if (!o || o->ranked.empty()) return;
   auto* x = new QValueAxis;
   auto* y = new QValueAxis;
-  x->setTitleText(tr("peak memory per GPU (GiB)"));
+  x->setTitleText(tr("peak GiB per GPU"));
   y->setTitleText(tr("tokens / s"));
   y->setLabelFormat("%.0f");
   x->setLabelFormat("%.0f");
