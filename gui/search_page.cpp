@@ -318,6 +318,7 @@ void SearchPage::start(const Project& base) {
   }
   const int generation = ++generation_;
   searching_for_ = base;
+  current_setup_ = base;
   progress_ = std::make_shared<Progress>();
   running_ = true;
   run_->setEnabled(false);
@@ -415,12 +416,13 @@ void SearchPage::on_done(int generation, const SearchRun& run) {
                            .arg(o.unfit.size()));
   table_->set_outcome(run.outcome);
   results_for_ = searching_for_;
-  set_current_setup(searching_for_);
+  set_current_setup(current_setup_);  // an edit made while the search ran makes them stale at once
   rebuild_scatter();
   emit finished();
 }
 
 void SearchPage::set_current_setup(const Project& current) {
+  current_setup_ = current;
   results_stale_ = results_for_ && !(search_inputs(*results_for_) == search_inputs(current));
   stale_note_->setVisible(results_stale_);
   if (results_stale_)

@@ -109,6 +109,7 @@ class SearchPage : public QWidget {
   std::chrono::steady_clock::time_point started_;
   bool running_ = false;
   Project searching_for_;                 // the setup of the run in flight
+  Project current_setup_;                 // the setup on screen now
   std::optional<Project> results_for_;    // the setup the table's results were searched for
   bool results_stale_ = false;
   bool refiltering_ = false;  // the filter is moving the current row, not the user

@@ -279,6 +279,21 @@ class TestSearch : public QObject {
     QVERIFY(page->results_stale());
   }
 
+  // Results that arrive after the setup changed are stale on arrival.
+  void searchResultsForASetupEditedWhileRunningArriveStale() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QSignalSpy done(w.search_page(), &SearchPage::finished);
+    w.search_page()->start(w.setup()->project());
+    field<QSpinBox>(w, "global_batch")->setValue(768);  // before the worker can answer
+    QVERIFY(done.wait(300000));
+    QVERIFY(w.search_page()->table()->outcome());
+    QVERIFY(w.search_page()->results_stale());
+    QVERIFY(w.search_page()->stale_note()->text().contains("global batch 1536"));
+  }
+
   // Filtering hides rows, and Qt moves the current row off a hidden one: that is not a choice.
   void typingInTheFilterNeverLoadsALayout() {
     MainWindow w;
