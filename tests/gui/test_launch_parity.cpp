@@ -251,7 +251,9 @@ class TestLaunchParity : public QObject {
           {"--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "16384", "--tp", "8", "--pp", "16",
            "--pipeline-model-parallel-layout", "E|(t|)*125L"},
           // A group of 8 microbatches, fewer than PP 16.
-          with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "8"})}) {
+          with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "8"}),
+          // A cost database that is not there: refused, never replaced by the analytic model.
+          {"--model", "gpt3-1.3b", "--gpus", "8", "--costs", "/nonexistent/costs.json"}}) {
       std::vector<std::string> simulate{"simulate"};
       simulate.insert(simulate.end(), bad.begin(), bad.end());
       const CliRun cli = run_program(CLUSTERCAST_BINARY, simulate);
