@@ -24,7 +24,10 @@ namespace cc::gui {
 
 namespace {
 
-constexpr int kLegendHeight = 48;  // three lines: the line legend wraps at 1280 pixels
+// The stage swatches in a row, and under them the line legend over the whole width (beside the
+// swatches it was cut at 1280 pixels), in up to three lines.
+constexpr int kSwatchRow = 20;
+constexpr int kLegendHeight = 68;
 
 QColor stage_color(int stage, int stages) {
   const double f = stages > 1 ? static_cast<double>(stage) / (stages - 1) : 0;
@@ -290,11 +293,11 @@ void ClusterMapView::paintEvent(QPaintEvent*) {
   const int every = std::max(1, (config_.pp + 7) / 8);  // at most 8 stage swatches: room for the line legend
   for (int s = 0; s < config_.pp; s += every) {
     const QString text = QStringLiteral("stage %1").arg(s);
-    p.fillRect(QRect(x, y + (kLegendHeight - 12) / 2, 12, 12), stage_color(s, config_.pp));
-    p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
+    p.fillRect(QRect(x, y + (kSwatchRow - 12) / 2, 12, 12), stage_color(s, config_.pp));
+    p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kSwatchRow), Qt::AlignVCenter, text);
     x += 16 + fm.horizontalAdvance(text) + 12;
   }
-  p.drawText(QRect(x, y, width() - x - 4, kLegendHeight), Qt::AlignVCenter | Qt::TextWordWrap,
+  p.drawText(QRect(8, y + kSwatchRow, width() - 12, kLegendHeight - kSwatchRow), Qt::AlignTop | Qt::TextWordWrap,
              tr("outline: a TP group · lines, bytes per iteration: black pipeline hop · red DP ring hop · "
                 "purple cross-node TP ring hop%1%2%3")
                  .arg(config_.cp > 1 ? tr(" · teal CP ring hop (dashed: inside a node)") : QString(),

@@ -90,9 +90,12 @@ ComparePage::ComparePage(QWidget* parent)
   for (QChartView* v : {breakdown_, memory_}) {
     v->setRenderHint(QPainter::Antialiasing);
     v->chart()->legend()->setAlignment(Qt::AlignBottom);
-    v->setMinimumHeight(200);
+    v->setMinimumHeight(310);  // room for the legend and axis labels; the page scrolls (main_window.cpp)
   }
-  breakdown_->chart()->setTitle(tr("Iteration time breakdown (s; communication: the exposed part)"));
+  // Ten parts do not fit in a row under a half-width chart: one a line beside it, whole.
+  breakdown_->chart()->legend()->setAlignment(Qt::AlignRight);
+  breakdown_->chart()->setTitle(tr("Iteration time breakdown (s)"));
+  breakdown_->setToolTip(tr("Iteration time breakdown in seconds; communication: the exposed part"));
   memory_->chart()->setTitle(tr("Memory per GPU by pipeline stage (GiB)"));
 
   auto* charts = new QSplitter(Qt::Horizontal);

@@ -30,8 +30,9 @@ bool gui_only(const std::string& option) {
          option == "--screenshots" || option == "--window-size";
 }
 
-// With no run flag at all, the window opens on GPT-3 175B over 1,024 A100-80GB GPUs at TP 8 x
-// PP 16 with selective recomputation. Any run flag makes the command line a launch line, read
+// With no run flag at all, the window opens on the seed paper's run (Korthikanti et al. 2022):
+// GPT-3 175B over 1,024 A100-80GB GPUs (simulate's default cluster) at TP 8 x PP 16 with sequence
+// parallelism, selective recomputation and global batch 1,536. Any run flag makes the command line a launch line, read
 // exactly as `simulate` reads it (its defaults, its refusals).
 void apply_first_screen(RunFlags& r) {
   r.model.model = "gpt3-175b";
@@ -39,6 +40,8 @@ void apply_first_screen(RunFlags& r) {
   r.layout.tp = 8;
   r.layout.pp = 16;
   r.layout.recompute_granularity = "selective";
+  r.layout.sequence_parallel = true;
+  r.layout.global_batch = 1536;
 }
 
 std::string preset_or_empty(const std::string& name, const std::vector<std::string>& presets) {
@@ -104,6 +107,28 @@ Project project_from_flags(GuiFlags& f, const CLI::App& app) {
   p.reserve = run.reserve;
   p.train_tokens = f.train_tokens_b * 1e9;
   p.every_rank = f.every_rank;
+  return p;
+}
+
+Project project_from_layout_file(const std::string& path, const Project& current) {
+  // The same flags and resolver as a launch line `clustercast-gui --config FILE`, so the file
+  // means here what it means to `simulate --config FILE`.
+  std::vector<std::string> args{"clustercast-gui", "--config", path};
+  if (!current.costs_file.empty()) args.insert(args.end(), {"--costs", current.costs_file});
+  if (current.framework) args.insert(args.end(), {"--framework", *current.framework});
+  CLI::App cli;
+  GuiFlags flags;
+  flags.add_to(cli);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  try {
+    cli.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    fail("layout file '{}': {}", path, e.what());
+  }
+  Project p = project_from_flags(flags, cli);
+  p.train_tokens = current.train_tokens;
+  p.every_rank = current.every_rank;
   return p;
 }
 

@@ -34,9 +34,15 @@ std::pair<int, int> window_size_from(const std::string& text);
 std::string first_non_qt_argument(const std::vector<std::string>& extras);
 
 // The project the window opens: --project's file, or the flags resolved as `simulate` resolves
-// them. With no model, cluster or layout given, GPT-3 175B over 1,024 A100-80GB GPUs at TP 8 x
-// PP 16 with selective recomputation; flags replace each part. Throws SpecError on what
+// them. With no model, cluster or layout given, the seed paper's run: GPT-3 175B over 1,024
+// A100-80GB GPUs at TP 8 x PP 16 with sequence parallelism, selective recomputation and global
+// batch 1,536; flags replace each part. Throws SpecError on what
 // `simulate` would refuse.
 Project project_from_flags(GuiFlags& flags, const CLI::App& app);
+
+// A layout file the GUI or `search` exported (layout JSON, Megatron-LM arguments with their
+// launch script, NeMo YAML), read as `simulate --config FILE` reads it, priced with `current`'s
+// cost source and stack; `current`'s budget and every-rank mode stay. Throws SpecError.
+Project project_from_layout_file(const std::string& path, const Project& current);
 
 }  // namespace cc::gui

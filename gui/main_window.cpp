@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -18,6 +19,8 @@
 #include "gui/chart_export.h"
 #include "gui/cluster_map.h"
 #include "gui/compare_page.h"
+#include "gui/file_names.h"
+#include "gui/launch_flags.h"
 #include "gui/memory_page.h"
 #include "gui/search_page.h"
 #include "gui/search_table.h"
@@ -64,7 +67,7 @@ MainWindow::MainWindow(QWidget* parent)
       cluster_page_(new ClusterMapPage),
       tabs_(new QTabWidget),
       status_(new QLabel) {
-  setWindowTitle(tr("clustercast"));
+  setWindowTitle(tr("clustercast[*]"));  // [*]: Qt's mark of unsaved edits (setWindowModified)
   auto* dock = new QDockWidget(tr("Setup"), this);
   dock->setObjectName("setup_dock");
   auto* scroll = new QScrollArea;
@@ -92,8 +95,17 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(search_page_, tr("Search"));
   connect(search_page_, &SearchPage::run_requested, this, [this] { search_page_->start(setup_->project()); });
   connect(search_page_, &SearchPage::layout_chosen, this, &MainWindow::load_layout);
-  tabs_->addTab(compare_page_, tr("Compare"));
-  connect(compare_page_, &ComparePage::setup_chosen, this, &MainWindow::set_project);
+  // Two pinned timelines and the charts above them need more height than a 1280 x 800 window
+  // has; the page scrolls instead of making the window taller than the screen.
+  auto* compare_scroll = new QScrollArea;
+  compare_scroll->setWidget(compare_page_);
+  compare_scroll->setWidgetResizable(true);
+  compare_scroll->setFrameShape(QFrame::NoFrame);
+  tabs_->addTab(compare_scroll, tr("Compare"));
+  connect(compare_page_, &ComparePage::setup_chosen, this, [this](const Project& p) {
+    set_project(p);
+    setWindowModified(true);
+  });
   tabs_->addTab(cluster_page_, tr("Cluster map"));
   connect(compare_page_, &ComparePage::pin_requested, this, [this] {
     const Project p = setup_->project();
@@ -102,10 +114,15 @@ MainWindow::MainWindow(QWidget* parent)
   setCentralWidget(tabs_);
   statusBar()->addWidget(status_, 1);
 
-  connect(setup_, &SetupPanel::edited, this, [this] { runner_.request(setup_->project()); });
+  connect(setup_, &SetupPanel::edited, this, [this] {
+    setWindowModified(true);
+    search_page_->set_current_setup(setup_->project());
+    runner_.request(setup_->project());
+  });
   connect(&runner_, &SimulationRunner::started, this, [this] { status_->setText(tr("simulating…")); });
   connect(&runner_, &SimulationRunner::finished, this, &MainWindow::on_finished);
   build_menus();
+  set_questions({}, {});
 
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
@@ -119,14 +136,16 @@ void MainWindow::build_menus() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open project"), {}, tr("clustercast project (*.ccproj *.json)"));
     if (!path.isEmpty()) guarded([&] { open_project(path); });
   });
-  file->addAction(tr("&Save project"), QKeySequence::Save, this, [this] {
-    QString path = project_path_;
-    if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
-    if (!path.isEmpty()) guarded([&] { save_project(path); });
-  });
+  file->addAction(tr("&Save project"), QKeySequence::Save, this, [this] { save_with_dialog(); });
   file->addAction(tr("Save project &as…"), QKeySequence::SaveAs, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
     if (!path.isEmpty()) guarded([&] { save_project(path); });
+  });
+  file->addAction(tr("&Import layout…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Import layout"), {},
+        tr("Layout files (*.json *.txt *.args *.yaml *.yml);;All files (*)"));  // recognised by content
+    if (!path.isEmpty()) guarded([&] { import_layout(path); });
   });
   recent_menu_ = file->addMenu(tr("Recent projects"));
   file->addSeparator();
@@ -140,12 +159,23 @@ void MainWindow::build_menus() {
     });
   };
   add(tr("Layout as JSON…"), tr("JSON (*.json)"), [this](const QString& p) { export_layout(p, "json"); });
-  add(tr("Megatron-LM arguments…"), tr("Text (*.txt *.sh)"), [this](const QString& p) { export_layout(p, "megatron"); });
+  add(tr("Megatron-LM arguments…"), tr("Megatron-LM arguments (*.txt);;Launch script (*.sh)"),
+      [this](const QString& p) { export_layout(p, "megatron"); });
   add(tr("NeMo YAML…"), tr("YAML (*.yaml)"), [this](const QString& p) { export_layout(p, "nemo"); });
   add(tr("Timeline as Chrome trace…"), tr("JSON (*.json)"), [this](const QString& p) { export_chrome_trace(p); });
   add(tr("Current chart as PNG…"), tr("PNG (*.png)"), [this](const QString& p) { export_chart(p); });
   add(tr("Current chart as SVG…"), tr("SVG (*.svg)"), [this](const QString& p) { export_chart(p); });
   add(tr("Search results as CSV…"), tr("CSV (*.csv)"), [this](const QString& p) { export_search_csv(p); });
+}
+
+void MainWindow::set_questions(Confirm confirm, AskSave ask_save) {
+  confirm_ = confirm ? std::move(confirm) : Confirm([this](const QString& question) {
+    return QMessageBox::question(this, tr("clustercast"), question) == QMessageBox::Yes;
+  });
+  ask_save_ = ask_save ? std::move(ask_save) : AskSave([this](const QString& question) {
+    return QMessageBox::question(this, tr("clustercast"), question,
+                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  });
 }
 
 template <typename F>
@@ -161,6 +191,7 @@ void MainWindow::report(const QString& message) { status_->setText(message); }
 
 void MainWindow::set_project(const Project& p) {
   setup_->set_project(p);
+  search_page_->set_current_setup(setup_->project());
   runner_.run_now(setup_->project());
 }
 
@@ -206,21 +237,48 @@ void MainWindow::mark_tabs_stale(bool stale) {
 void MainWindow::open_project(const QString& path) {
   set_project(load_project(path.toStdString()));
   project_path_ = path;
+  setWindowModified(false);
   add_recent(path);
 }
 
-void MainWindow::save_project(const QString& path) {
+void MainWindow::import_layout(const QString& path) {
+  set_project(project_from_layout_file(path.toStdString(), setup_->project()));
+  setWindowModified(true);  // a new setup, not yet a project file
+  report(tr("imported %1").arg(path));
+}
+
+void MainWindow::save_project(const QString& chosen) {
+  const QString path = with_default_suffix(chosen, QStringLiteral("ccproj"));
   cc::gui::save_project(path.toStdString(), setup_->project());
   project_path_ = path;
+  setWindowModified(false);
   add_recent(path);
   report(tr("saved %1").arg(path));
+}
+
+bool MainWindow::save_with_dialog() {
+  QString path = project_path_;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(this, tr("Save project"), {}, tr("clustercast project (*.ccproj)"));
+  if (path.isEmpty()) return false;
+  guarded([&] { save_project(path); });
+  return !isWindowModified();
 }
 
 void MainWindow::export_layout(const QString& path, const QString& format) {
   if (!last_ || stale_) fail("nothing to export: the current setup has no valid result");
   const SimResult& r = *last_->result;
+  // A launch file for a run that runs out of memory is most likely a mistake; it is written only
+  // when the user says so.
+  if (!r.fits && !confirm_(tr("This layout does not fit: it needs %1 GiB per GPU and %2 GiB are usable. Export "
+                              "it anyway?")
+                               .arg(r.peak_memory_gib, 0, 'f', 1)
+                               .arg(r.usable_gib, 0, 'f', 1))) {
+    report(tr("not exported: the layout does not fit in memory"));
+    return;
+  }
   const MemoryReserve reserve = setup_->project().reserve;
-  const std::string target = path.toStdString();
+  const std::string target = (format == "megatron" ? megatron_arguments_path(path) : path).toStdString();
   OutputSet files;  // the Megatron arguments and their launch script, both or neither
   if (format == "megatron") {
     files.add(target, megatron_arguments(r, reserve));
@@ -229,7 +287,7 @@ void MainWindow::export_layout(const QString& path, const QString& format) {
     files.add(target, format == "json" ? layout_json(r, reserve) : nemo_yaml(r, reserve));
   }
   files.commit();
-  report(tr("exported %1").arg(path));
+  report(tr("exported %1").arg(QString::fromStdString(target)));
 }
 
 void MainWindow::export_chrome_trace(const QString& path) {
@@ -243,7 +301,7 @@ void MainWindow::export_chart(const QString& path) {
   QWidget* chart = current == summary_       ? static_cast<QWidget*>(summary_->breakdown())
                    : current == memory_page_ ? static_cast<QWidget*>(memory_page_)
                    : current == search_page_ ? static_cast<QWidget*>(search_page_->scatter())
-                   : current == compare_page_ ? static_cast<QWidget*>(compare_page_)
+                   : current->isAncestorOf(compare_page_) ? static_cast<QWidget*>(compare_page_)
                    : current == cluster_page_ ? static_cast<QWidget*>(cluster_page_->view())
                                              : static_cast<QWidget*>(timeline_view_);
   if (path.endsWith(".svg", Qt::CaseInsensitive)) save_widget_svg(*chart, path, tabs_->tabText(tabs_->currentIndex()));
@@ -262,6 +320,8 @@ void MainWindow::load_layout(const ParallelConfig& config) {
   p.config = config;
   p.auto_dp = config.gpus() == p.gpus;
   setup_->set_project(p);
+  setWindowModified(true);  // the user chose it: an edit like any other
+  search_page_->set_current_setup(setup_->project());
   runner_.run_now(setup_->project());
 }
 
@@ -285,6 +345,13 @@ void MainWindow::rebuild_recent_menu() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  if (isWindowModified()) {
+    const QMessageBox::StandardButton answer = ask_save_(tr("The setup has unsaved changes. Save them?"));
+    if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !save_with_dialog())) {
+      e->ignore();  // Cancel, or a save that was cancelled or failed: the window and its edits stay
+      return;
+    }
+  }
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());

@@ -3,9 +3,11 @@
 // the worker thread; a failed setup keeps the last valid result on screen, marked stale.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include <QMainWindow>
+#include <QMessageBox>
 
 #include "gui/memory_table.h"
 #include "gui/simulation.h"
@@ -47,13 +49,25 @@ class MainWindow : public QMainWindow {
 
   void set_project(const Project& p);  // and simulate it now
   void open_project(const QString& path);  // throw SpecError
-  void save_project(const QString& path);
-  void export_layout(const QString& path, const QString& format);  // "json", "megatron", "nemo"
+  // A layout file this window or `search` exported (JSON, Megatron-LM arguments, NeMo YAML),
+  // read as `simulate --config` reads it; throws SpecError.
+  void import_layout(const QString& path);
+  void save_project(const QString& path);  // NAME without an extension: NAME.ccproj
+  // format: "json", "megatron", "nemo". Megatron: `path` names the argument file, or its launch
+  // script when it ends in .sh (megatron_arguments_path). A layout that does not fit asks first.
+  void export_layout(const QString& path, const QString& format);
   void export_chrome_trace(const QString& path);
   void export_chart(const QString& path);  // the current tab's chart; PNG or SVG by suffix
   void export_search_csv(const QString& path);
   // Loads a layout (from the search) into the setup and simulates it.
   void load_layout(const ParallelConfig& config);
+
+  // The window's questions to the user; tests answer them instead of a modal box.
+  // Yes/No: true to go ahead (exporting a layout that does not fit).
+  using Confirm = std::function<bool(const QString& question)>;
+  // Save / Discard / Cancel for unsaved edits.
+  using AskSave = std::function<QMessageBox::StandardButton(const QString& question)>;
+  void set_questions(Confirm confirm, AskSave ask_save);
 
  signals:
   void result_shown();  // a new valid result or a new error is on screen
@@ -63,6 +77,7 @@ class MainWindow : public QMainWindow {
 
  private:
   void build_menus();
+  bool save_with_dialog();  // to the project's file, else where the user says; false if not saved
   void on_finished(const SimulationOutcome& outcome);
   void add_recent(const QString& path);
   void rebuild_recent_menu();
@@ -88,6 +103,8 @@ class MainWindow : public QMainWindow {
   std::optional<SimulationOutcome> last_;
   bool stale_ = false;
   QString project_path_;
+  Confirm confirm_;
+  AskSave ask_save_;
 };
 
 }  // namespace cc::gui

@@ -25,6 +25,7 @@
 
 #include "gui/chart_axes.h"
 #include "gui/search_table.h"
+#include "gui/wheel_guard.h"
 #include "interop/resolver.h"
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
@@ -81,6 +82,31 @@ QComboBox* both_on_off() {
   return box;
 }
 
+// What the search reads from a setup (request_for): everything but the layout fields it varies
+// itself, so loading one of its own layouts leaves its results current.
+Project search_inputs(Project p) {
+  ParallelConfig read;
+  read.global_batch = p.config.global_batch;
+  read.moe = p.config.moe;
+  read.overlap_grad_reduce = p.config.overlap_grad_reduce;
+  read.overlap_param_gather = p.config.overlap_param_gather;
+  read.tp_comm_overlap = p.config.tp_comm_overlap;
+  read.precision = p.config.precision;
+  read.attention = p.config.attention;
+  p.config = read;
+  p.auto_dp = true;
+  p.every_rank = false;
+  return p;
+}
+
+QString setup_name(const Project& p) {
+  return QObject::tr("%1 on %2 × %3, global batch %4")
+      .arg(p.model_preset.empty() ? QObject::tr("a custom model") : QString::fromStdString(p.model_preset))
+      .arg(p.gpus)
+      .arg(QString::fromStdString(p.cluster.gpu.name))
+      .arg(p.config.global_batch);
+}
+
 }  // namespace
 
 SearchPage::SearchPage(QWidget* parent)
@@ -109,11 +135,17 @@ SearchPage::SearchPage(QWidget* parent)
       progress_bar_(new QProgressBar),
       status_(new QLabel),
       exclusions_(new QLabel),
+      stale_note_(new QLabel),
       progress_(std::make_shared<Progress>()) {
   // The space: pins and lists as the CLI's `search` takes them.
   auto* space = new QGroupBox(tr("Search space (empty = every value that can work)"));
   auto* form = new QFormLayout(space);
   for (QLineEdit* e : {tp_, pp_, micro_, virtual_, ep_, etp_}) e->setPlaceholderText(tr("all, or e.g. 4,8,16"));
+  // The fields are narrow at 1280 pixels, which cuts the placeholder: the tooltip has it whole.
+  tp_->setToolTip(tr("TP sizes to try: all, or e.g. 4,8,16"));
+  pp_->setToolTip(tr("PP sizes to try: all, or e.g. 4,8,16"));
+  micro_->setToolTip(tr("Micro batch sizes to try: all, or e.g. 1,2,4"));
+  virtual_->setToolTip(tr("Virtual stages per pipeline rank to try: all, or e.g. 1,2,4"));
   ep_->setToolTip(tr("MoE models: expert-parallel sizes (all: every divisor of the routed experts)"));
   etp_->setToolTip(tr("MoE models: expert tensor-parallel sizes (all: every divisor of TP)"));
   auto* lists = new QHBoxLayout;
@@ -160,6 +192,11 @@ SearchPage::SearchPage(QWidget* parent)
   form->addRow(controls);
   exclusions_->setWordWrap(true);
   form->addRow(exclusions_);
+  stale_note_->setObjectName("stale_search_note");
+  stale_note_->setWordWrap(true);
+  stale_note_->setStyleSheet("QLabel { color: #8a5300; background: #fff4e0; padding: 4px; }");
+  stale_note_->hide();
+  form->addRow(stale_note_);
   cancel_->setEnabled(false);
   status_->setWordWrap(true);
 
@@ -179,9 +216,10 @@ SearchPage::SearchPage(QWidget* parent)
   filter_->setPlaceholderText(tr("filter layouts, e.g. \"pp16\" or \"selective\""));
   color_by_->addItems({tr("colour by recompute"), tr("colour by TP")});
   scatter_->setRenderHint(QPainter::Antialiasing);
-  scatter_->chart()->setTitle(tr("Throughput vs peak memory per layout"));
+  scatter_->chart()->setTitle(tr("Tokens/s vs peak memory"));  // short: the chart is narrow at 1280 pixels
   scatter_->setMinimumHeight(280);
-  scatter_->chart()->legend()->setAlignment(Qt::AlignBottom);
+  // Beside the plot, one entry a line: in a row under a narrow chart the names were cut to nothing.
+  scatter_->chart()->legend()->setAlignment(Qt::AlignRight);
 
   auto* table_box = new QWidget;
   auto* tv = new QVBoxLayout(table_box);
@@ -199,6 +237,7 @@ SearchPage::SearchPage(QWidget* parent)
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 1);
   split->setSizes({880, 440});  // the table's nine columns in full, the chart beside them
+  chart_box->setMinimumWidth(380);  // the plot and its legend whole in a 1280-pixel window
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(space);
@@ -206,11 +245,18 @@ SearchPage::SearchPage(QWidget* parent)
 
   connect(run_, &QPushButton::clicked, this, &SearchPage::run_requested);
   connect(cancel_, &QPushButton::clicked, this, &SearchPage::cancel);
-  connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+  connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    // A filter that hides the current row makes Qt move the current row to a neighbour; that is
+    // not the user choosing a layout, so it loads nothing.
+    refiltering_ = true;
+    proxy_->setFilterFixedString(text);
+    refiltering_ = false;
+  });
   connect(color_by_, &QComboBox::currentIndexChanged, this, &SearchPage::rebuild_scatter);
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-    if (current.isValid()) choose(proxy_->mapToSource(current).row());
+    if (current.isValid() && !refiltering_) choose(proxy_->mapToSource(current).row());
   });
+  guard_wheel(this);  // the wheel over "keep best" or a choice scrolls, never edits
   poll_.setInterval(50);
   connect(&poll_, &QTimer::timeout, this, &SearchPage::poll_progress);
 }
@@ -271,6 +317,8 @@ void SearchPage::start(const Project& base) {
     return;
   }
   const int generation = ++generation_;
+  searching_for_ = base;
+  current_setup_ = base;
   progress_ = std::make_shared<Progress>();
   running_ = true;
   run_->setEnabled(false);
@@ -367,12 +415,25 @@ void SearchPage::on_done(int generation, const SearchRun& run) {
                            .arg(excluded.isEmpty() ? tr("none") : excluded.join("; "))
                            .arg(o.unfit.size()));
   table_->set_outcome(run.outcome);
+  results_for_ = searching_for_;
+  set_current_setup(current_setup_);  // an edit made while the search ran makes them stale at once
   rebuild_scatter();
   emit finished();
 }
 
+void SearchPage::set_current_setup(const Project& current) {
+  current_setup_ = current;
+  results_stale_ = results_for_ && !(search_inputs(*results_for_) == search_inputs(current));
+  stale_note_->setVisible(results_stale_);
+  if (results_stale_)
+    stale_note_->setText(tr("These results are for %1; the setup has changed since. Run the search again to load "
+                            "a layout from it.")
+                             .arg(setup_name(*results_for_)));
+}
+
 void SearchPage::choose(int source_row) {
   if (source_row < 0 || source_row >= table_->rowCount()) return;
+  if (results_stale_) return;  // a layout searched for another setup is not one for this setup
   emit layout_chosen(table_->layout(source_row).result.config);
 }
 
@@ -384,7 +445,7 @@ void SearchPage::rebuild_scatter() {
   if (!o || o->ranked.empty()) return;
   auto* x = new QValueAxis;
   auto* y = new QValueAxis;
-  x->setTitleText(tr("peak memory per GPU (GiB)"));
+  x->setTitleText(tr("peak GiB per GPU"));
   y->setTitleText(tr("tokens / s"));
   y->setLabelFormat("%.0f");
   x->setLabelFormat("%.0f");

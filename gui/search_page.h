@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include <QTimer>
 #include <QWidget>
@@ -53,6 +54,11 @@ class SearchPage : public QWidget {
   // hook, so the abandoned run finishes in the background and its answer is dropped.
   void cancel();
   bool running() const { return running_; }
+  // The setup now on screen: results searched for another model, cluster, GPU count, batch,
+  // budget, cost source or set of switches are marked stale, and a row no longer loads.
+  void set_current_setup(const Project& current);
+  bool results_stale() const { return results_stale_; }
+  QLabel* stale_note() const { return stale_note_; }
 
   SearchTable* table() const { return table_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
@@ -97,10 +103,16 @@ class SearchPage : public QWidget {
   QProgressBar* progress_bar_;
   QLabel* status_;
   QLabel* exclusions_;
+  QLabel* stale_note_;
   QTimer poll_;
   std::shared_ptr<Progress> progress_;
   std::chrono::steady_clock::time_point started_;
   bool running_ = false;
+  Project searching_for_;                 // the setup of the run in flight
+  Project current_setup_;                 // the setup on screen now
+  std::optional<Project> results_for_;    // the setup the table's results were searched for
+  bool results_stale_ = false;
+  bool refiltering_ = false;  // the filter is moving the current row, not the user
   int generation_ = 0;  // each start or cancel moves it on; an answer from an older one is dropped
 };
 

@@ -19,6 +19,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "gui/wheel_guard.h"
 #include "interop/hf_config.h"
 #include "sim/cost_database.h"
 #include "sim/error.h"
@@ -118,7 +119,8 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   connect(moe_layer_freq_, &QLineEdit::editingFinished, this, &SetupPanel::read_moe_layer_freq);
   score_ = new QComboBox;
   score_->addItems({"softmax", "sigmoid"});
-  score_->setToolTip(tr("--moe-router-score-function"));
+  score_->setToolTip(tr("--moe-router-score-function: how the router turns its logits into expert weights, softmax "
+                        "or sigmoid"));
   row(m, tr("Router score function"), score_, "moe_router_score_function");
   connect(score_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
   router_groups_ = spin(m, tr("Router groups"), 0, 1 << 20, "moe_router_num_groups");
@@ -129,7 +131,8 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   router_group_topk_->setToolTip(tr("--moe-router-group-topk: groups a token may use"));
   // Multi-latent attention (DeepSeek-V2/V3) and multi-token prediction.
   mla_ = check(m, tr("Multi-latent attention"), "multi_latent_attention");
-  mla_->setToolTip(tr("--multi-latent-attention"));
+  mla_->setToolTip(tr("--multi-latent-attention: keys and values through a low-rank latent (DeepSeek-V2/V3), "
+                      "with the ranks and head dims below"));
   q_lora_ = spin(m, tr("Query LoRA rank"), 0, 1 << 20, "q_lora_rank");
   q_lora_->setSpecialValueText(tr("none"));
   kv_lora_ = spin(m, tr("Key/value LoRA rank"), 0, 1 << 20, "kv_lora_rank");
@@ -144,6 +147,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   parameters_->setWordWrap(true);
   m->addRow(tr("Parameters"), parameters_);
   auto* import = new QPushButton(tr("Import HuggingFace config.json…"));
+  import->setToolTip(tr("The model's shape from a HuggingFace config.json; the sequence length stays as shown"));
   m->addRow(import);
   connect(import, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("HuggingFace config.json"), {}, tr("JSON (*.json)"));
@@ -205,6 +209,8 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
     costs_->addItem(f, traces.filePath(f));
   row(k, tr("Costs"), costs_, "costs");
   auto* open_costs = new QPushButton(tr("Cost database file…"));
+  open_costs->setToolTip(tr("clustercast --costs FILE: a cost database measured by `clustercast profile` (traces/ "
+                            "holds the bundled ones)"));
   k->addRow(open_costs);
   costs_info_ = new QLabel;
   costs_info_->setWordWrap(true);
@@ -259,7 +265,8 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   etp_->setToolTip(tr("--expert-tensor-parallel-size: each expert's FFN split over ETP ranks; 0: TP, as in "
                       "Megatron-LM"));
   dp_ = spin(l, tr("DP (data parallel)"), 0, 1 << 20, "dp");
-  dp_->setToolTip(tr("0: DP follows the GPU count, GPUs / (TP × CP × PP)"));
+  dp_->setToolTip(tr("clustercast --data-parallel-size (Megatron-LM derives it from the world size): model replicas "
+                     "that split the global batch; 0: DP follows the GPU count, GPUs / (TP × CP × PP)"));
   sp_ = check(l, tr("Sequence parallel"), "sequence_parallel");
   micro_ = spin(l, tr("Micro batch"), 1, 1 << 16, "micro_batch");
   global_ = spin(l, tr("Global batch"), 1, 1 << 24, "global_batch");
@@ -274,12 +281,14 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   // which of these cannot stand together; the panel keeps each as the user set it.
   first_ = spin(l, tr("First stage layers (0 = even)"), 0, 100000, "first_stage_layers");
   last_ = spin(l, tr("Last stage layers (0 = even)"), 0, 100000, "last_stage_layers");
-  first_->setToolTip(tr("--decoder-first-pipeline-num-layers"));
-  last_->setToolTip(tr("--decoder-last-pipeline-num-layers"));
+  first_->setToolTip(tr("--decoder-first-pipeline-num-layers: layers on the first stage; 0: an even split"));
+  last_->setToolTip(tr("--decoder-last-pipeline-num-layers: layers on the last stage; 0: an even split"));
   account_embedding_ = check(l, tr("Count the embedding as a layer"), "account_for_embedding");
-  account_embedding_->setToolTip(tr("--account-for-embedding-in-pipeline-split"));
+  account_embedding_->setToolTip(tr("--account-for-embedding-in-pipeline-split: the input embedding counts as a "
+                                    "layer when the layers are split over the stages"));
   account_loss_ = check(l, tr("Count the loss as a layer"), "account_for_loss");
-  account_loss_->setToolTip(tr("--account-for-loss-in-pipeline-split"));
+  account_loss_->setToolTip(tr("--account-for-loss-in-pipeline-split: the output layer and loss count as a layer "
+                               "when the layers are split over the stages"));
   pipeline_layout_ = new QLineEdit;
   pipeline_layout_->setPlaceholderText(tr("none: split as set above"));
   pipeline_layout_->setToolTip(tr("--pipeline-model-parallel-layout: every virtual stage's layers, e.g. "
@@ -339,9 +348,11 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
                                  "1.0 padded to capacity, else %1 for dropless routing (docs/moe.md)")
                                   .arg(kDroplessLoadImbalance));
   shared_expert_overlap_ = check(l, tr("Overlap the shared expert"), "moe_shared_expert_overlap");
-  shared_expert_overlap_->setToolTip(tr("--moe-shared-expert-overlap"));
+  shared_expert_overlap_->setToolTip(tr("--moe-shared-expert-overlap: the shared experts compute while the routed "
+                                        "tokens are dispatched"));
   overlap_ep_comm_ = check(l, tr("Overlap EP communication"), "overlap_moe_expert_parallel_comm");
-  overlap_ep_comm_->setToolTip(tr("--overlap-moe-expert-parallel-comm"));
+  overlap_ep_comm_->setToolTip(tr("--overlap-moe-expert-parallel-comm: the EP dispatch and combine overlap with "
+                                  "another micro batch's computation"));
   fields_["layout"] = tp_;
   for (QComboBox* box : {recompute_, method_, precision_})
     connect(box, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
@@ -358,6 +369,8 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   fragmentation_ = dspin(mr, tr("Fragmentation (× activations)"), 0, 10, 2);
   headroom_ = dspin(mr, tr("Headroom (fraction of HBM)"), 0, 0.9, 2);
   layout->addStretch(1);
+  describe_fields();
+  guard_wheel(this);  // the wheel scrolls the panel, never a field the cursor passes over
 
   set_project(project_from_presets("gpt3-175b", "dgx-a100-80gb", 1024));
 }
@@ -681,8 +694,11 @@ void SetupPanel::set_project(const Project& p) {
   nic_->setValue(p.cluster.inter_node.bandwidth_gbs);
   nics_->setValue(p.cluster.nics_per_node);
 
-  const int costs_index = costs_->findData(QString::fromStdString(p.costs_file));
-  if (costs_index >= 0) costs_->setCurrentIndex(costs_index);
+  // The project's cost source is shown as named even when it cannot be read: the run then says
+  // why, beside this field, instead of quietly simulating with whatever the box showed before.
+  const QString costs_file = QString::fromStdString(p.costs_file);
+  if (costs_->findData(costs_file) < 0) costs_->addItem(QFileInfo(costs_file).fileName(), costs_file);
+  costs_->setCurrentIndex(costs_->findData(costs_file));
   loading_ = false;
   try {
     set_costs_file(QString::fromStdString(p.costs_file));

@@ -57,6 +57,7 @@ class SetupPanel : public QWidget {
   void update_moe_rows();  // MoE and MLA rows show for a model that has them (or holds a value)
   void read_moe_layer_freq();  // the layer-frequency field, when the user finishes it
   void changed();
+  void describe_fields();  // the tooltips not set beside their field (setup_tooltips.cpp)
 
   bool loading_ = false;
   std::string model_name_, cluster_name_;

@@ -59,12 +59,12 @@ void TimelineView::model_reset() {
 QRect TimelineView::plot_rect() const {
   const int bar = vbar_->isVisible() ? vbar_->width() : 0;
   return QRect(kLabelWidth, kRulerHeight, std::max(1, width() - kLabelWidth - bar),
-               std::max(1, height() - kRulerHeight - kLegendHeight));
+               std::max(1, height() - kRulerHeight - legend_height()));
 }
 
 void TimelineView::update_rows() {
   const int lanes = static_cast<int>(model_->lanes().size());
-  const int h = std::max(1, height() - kRulerHeight - kLegendHeight);
+  const int h = std::max(1, height() - kRulerHeight - legend_height());
   row_height_ = lanes > 0 ? std::clamp(static_cast<double>(h) / lanes, kMinRowHeight, kMaxRowHeight) : kMaxRowHeight;
   const int visible = static_cast<int>(h / row_height_);
   vbar_->setRange(0, std::max(0, lanes - visible));
@@ -312,22 +312,54 @@ void TimelineView::draw_ruler(QPainter& p, const QRect& plot) {
   p.drawText(QRect(4, 2, kLabelWidth - 8, kRulerHeight - 4), Qt::AlignVCenter | Qt::AlignLeft, tr("time"));
 }
 
-void TimelineView::draw_legend(QPainter& p) {
-  const QFontMetrics fm(font());
-  const int y = height() - kLegendHeight;
-  p.fillRect(QRect(0, y, width(), kLegendHeight), palette().window());
-  int x = 8;
-  auto entry = [&](const QColor& c, const QString& text) {
-    p.fillRect(QRect(x, y + (kLegendHeight - 12) / 2, 12, 12), c);
-    p.setPen(palette().text().color());
-    p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
-    x += 16 + fm.horizontalAdvance(text) + 14;
-  };
+std::vector<std::pair<QColor, QString>> TimelineView::legend_entries() const {
+  std::vector<std::pair<QColor, QString>> entries;
   for (const int i : model_->legend()) {
     const Swatch& s = timeline_palette()[static_cast<std::size_t>(i)];
-    entry(s.color, s.label);
+    entries.emplace_back(s.color, s.label);
   }
-  entry(bubble_color(), tr("idle (bubble)"));
+  entries.emplace_back(bubble_color(), tr("idle (bubble)"));
+  return entries;
+}
+
+// The legend flows onto another line where the view is too narrow for one (a pinned timeline in
+// a 1280-pixel window cut the last entry); each entry's place, and the lines it takes.
+std::vector<QPoint> TimelineView::legend_places(int* lines) const {
+  const QFontMetrics fm(font());
+  std::vector<QPoint> places;
+  int x = 8, line = 0;
+  for (const auto& [color, text] : legend_entries()) {
+    const int w = 16 + fm.horizontalAdvance(text) + 4;
+    if (x > 8 && x + w > width()) {
+      ++line;
+      x = 8;
+    }
+    places.emplace_back(x, line);
+    x += w + 10;
+  }
+  if (lines) *lines = line + 1;
+  return places;
+}
+
+int TimelineView::legend_height() const {
+  int lines = 1;
+  legend_places(&lines);
+  return lines * kLegendHeight;
+}
+
+void TimelineView::draw_legend(QPainter& p) {
+  const QFontMetrics fm(font());
+  const int top = height() - legend_height();
+  p.fillRect(QRect(0, top, width(), legend_height()), palette().window());
+  const auto entries = legend_entries();
+  const auto places = legend_places();
+  p.setPen(palette().text().color());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& [color, text] = entries[i];
+    const int x = places[i].x(), y = top + places[i].y() * kLegendHeight;
+    p.fillRect(QRect(x, y + (kLegendHeight - 12) / 2, 12, 12), color);
+    p.drawText(QRect(x + 16, y, fm.horizontalAdvance(text) + 4, kLegendHeight), Qt::AlignVCenter, text);
+  }
 }
 
 }  // namespace cc::gui

@@ -7,7 +7,13 @@
 // into the pixel column they fall in, so a frame costs O(visible tasks + pixels).
 #pragma once
 
+#include <utility>
+#include <vector>
+
+#include <QColor>
 #include <QImage>
+#include <QPoint>
+#include <QString>
 #include <QWidget>
 
 #include "gui/time_scale.h"
@@ -36,7 +42,7 @@ class TimelineView : public QWidget {
 
   static constexpr int kLabelWidth = 118;
   static constexpr int kRulerHeight = 24;
-  static constexpr int kLegendHeight = 26;
+  static constexpr int kLegendHeight = 26;  // one line of the legend
 
  signals:
   void selection_changed(int event);
@@ -63,6 +69,9 @@ class TimelineView : public QWidget {
   void draw_bars(QPainter& p, const QRect& plot);
   void draw_ruler(QPainter& p, const QRect& plot);
   void draw_legend(QPainter& p);
+  std::vector<std::pair<QColor, QString>> legend_entries() const;
+  std::vector<QPoint> legend_places(int* lines = nullptr) const;  // x in pixels, y in lines
+  int legend_height() const;
 
   TimelineModel* model_;
   QScrollBar* vbar_;

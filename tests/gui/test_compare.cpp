@@ -2,6 +2,7 @@
 // two layouts it names, and the timelines share one time axis.
 #include <QSignalSpy>
 #include <QHeaderView>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTest>
 
@@ -37,6 +38,21 @@ class TestCompare : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() { isolate_settings(); }
+
+  // The whole window, two setups pinned, fits a 1280 x 800 screen: the Compare page scrolls.
+  void windowFitsA1280By800ScreenWithTwoSetupsPinned() {
+    MainWindow w;
+    w.compare_page()->pin_nemo_example();
+    QVERIFY(wait_until_pinned(*w.compare_page(), 2));
+    w.tabs()->setCurrentIndex(w.tabs()->indexOf(w.compare_page()->parentWidget()->parentWidget()));
+    const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
+    QVERIFY2(least.width() <= 1280 && least.height() <= 800,
+             qPrintable(QString("minimum %1 x %2").arg(least.width()).arg(least.height())));
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QCOMPARE(w.size(), QSize(1280, 800));
+  }
 
   void nemoExampleIsFullRecomputeAgainstSequenceParallelSelective() {
     ComparePage page;

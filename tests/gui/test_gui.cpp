@@ -349,6 +349,38 @@ class TestGui : public QObject {
       QVERIFY2(!name.endsWith(".tmp"), qPrintable(name));
   }
 
+  // File > Import layout reads the exports as `simulate --config` does: the same run, the same
+  // prediction as the window that wrote them.
+  void exportsOpenBackWithTheSamePrediction() {
+    MainWindow w;
+    Project p = paper_project();
+    p.config.distributed_optimizer = true;
+    p.config.micro_batch = 2;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    const SimResult exported = *w.result();
+    QTemporaryDir dir;
+    const std::pair<const char*, const char*> files[] = {{"json", "best.json"}, {"megatron", "best.txt"},
+                                                         {"nemo", "best.yaml"}};
+    for (const auto& [format, name] : files) {
+      w.set_project(p);
+      QVERIFY(wait_for_result(w));
+      w.export_layout(dir.filePath(name), format);
+      w.set_project(project_from_presets("llama3-8b", "dgx-h100", 8));  // another run in between
+      QVERIFY(wait_for_result(w));
+      QVERIFY(w.result()->iteration_time_s != exported.iteration_time_s);
+      w.import_layout(dir.filePath(name));
+      QVERIFY(wait_for_result(w));
+      QVERIFY2(!w.stale(), format);
+      QCOMPARE(w.result()->config.summary(), exported.config.summary());
+      QCOMPARE(w.result()->model.num_layers, exported.model.num_layers);  // the name is the file's
+      QCOMPARE(w.result()->model.hidden_size, exported.model.hidden_size);
+      QCOMPARE(w.result()->iteration_time_s, exported.iteration_time_s);
+      QCOMPARE(w.result()->peak_memory_gib, exported.peak_memory_gib);
+      QVERIFY(w.isWindowModified());
+    }
+  }
+
   void newerEditWins() {
     SimulationRunner runner(nullptr, 10);
     std::vector<int> finished_tp;

@@ -251,7 +251,9 @@ class TestLaunchParity : public QObject {
           {"--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "16384", "--tp", "8", "--pp", "16",
            "--pipeline-model-parallel-layout", "E|(t|)*125L"},
           // A group of 8 microbatches, fewer than PP 16.
-          with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "8"})}) {
+          with(kPipelineLayout, {"--microbatch-group-size-per-virtual-pipeline-stage", "8"}),
+          // A cost database that is not there: refused, never replaced by the analytic model.
+          {"--model", "gpt3-1.3b", "--gpus", "8", "--costs", "/nonexistent/costs.json"}}) {
       std::vector<std::string> simulate{"simulate"};
       simulate.insert(simulate.end(), bad.begin(), bad.end());
       const CliRun cli = run_program(CLUSTERCAST_BINARY, simulate);
@@ -340,6 +342,30 @@ class TestLaunchParity : public QObject {
     const CliRun gui = run_program(CLUSTERCAST_GUI_BINARY, {"--window-size", "1280x8OO"});
     QCOMPARE(gui.exit_code, 2);
     QVERIFY2(gui.err.find("--window-size '1280x8OO'") != std::string::npos, gui.err.c_str());
+  }
+
+  // With no run option the window opens on the seed paper's run (Korthikanti et al. 2022; the
+  // README): GPT-3 175B on 1,024 A100-80GB, TP 8 x PP 16, sequence parallel, selective
+  // recomputation, global batch 1,536; `simulate` given those flags predicts the same.
+  void firstScreenIsThePapersRun() {
+    const Project p = gui_project({});
+    QCOMPARE(p.model_preset, std::string("gpt3-175b"));
+    QCOMPARE(p.cluster_preset, std::string("dgx-a100-80gb"));
+    QCOMPARE(p.gpus, 1024);
+    QCOMPARE(p.config.tp, 8);
+    QCOMPARE(p.config.pp, 16);
+    QCOMPARE(p.config.dp, 8);
+    QVERIFY(p.config.sequence_parallel);
+    QVERIFY(p.config.recompute == RecomputeGranularity::Selective);
+    QCOMPARE(p.config.global_batch, 1536);
+    const auto doc = simulate_json({"--model", "gpt3-175b", "--cluster", "dgx-a100-80gb", "--gpus", "1024", "--tp", "8",
+                                    "--pp", "16", "--sequence-parallel", "--recompute-granularity", "selective",
+                                    "--global-batch-size", "1536"});
+    QVERIFY(!doc.is_null());
+    const SimulationOutcome gui = run_simulation(p);
+    QVERIFY2(gui.ok(), gui.error.c_str());
+    QCOMPARE(gui.result->iteration_time_s, doc.at("iteration_time_s").get<double>());
+    QCOMPARE(gui.result->peak_memory_gib, doc.at("peak_memory_gib").get<double>());
   }
 
   void unknownOptionExitsTwo() {

@@ -82,6 +82,14 @@ QColor palette_color(const QString& label) {
   qFatal("no swatch %s", qPrintable(label));
 }
 
+// Stage 0: a forward pass on compute, its K,V exchange on CP, a send on P2P, a reduction on DP.
+std::shared_ptr<SimResult> one_task_per_stream() {
+  return hand_timeline({task(0, StreamLane::Compute, TaskKind::Forward, 0, 100),
+                        task(0, StreamLane::Cp, TaskKind::Forward, 0, 100),
+                        task(0, StreamLane::P2p, TaskKind::Send, 0, 100),
+                        task(0, StreamLane::Dp, TaskKind::GradReduce, 0, 100)});
+}
+
 }  // namespace
 
 class TestPipelineSplit : public QObject {
@@ -240,11 +248,7 @@ class TestPipelineSplit : public QObject {
     QCOMPARE(colours.size(), timeline_palette().size());
 
     TimelineModel m;
-    // Stage 0: a forward pass on compute, its K,V exchange on CP, a send on P2P, a reduction on DP.
-    m.set_result(hand_timeline({task(0, StreamLane::Compute, TaskKind::Forward, 0, 100),
-                                task(0, StreamLane::Cp, TaskKind::Forward, 0, 100),
-                                task(0, StreamLane::P2p, TaskKind::Send, 0, 100),
-                                task(0, StreamLane::Dp, TaskKind::GradReduce, 0, 100)}));
+    m.set_result(one_task_per_stream());
     const QColor forward = palette_color("forward"), cp = palette_color("CP K/V exchange");
     QCOMPARE(QColor(m.bar_rgb(0)), forward);
     QCOMPARE(QColor(m.bar_rgb(1)), cp);
@@ -267,6 +271,31 @@ class TestPipelineSplit : public QObject {
     QCOMPARE(at_row(1), palette_color("PP transfer"));
     QCOMPARE(at_row(2), palette_color("DP gradient comm"));
     QCOMPARE(at_row(3), cp);
+  }
+
+  // A view too narrow for its legend on one line (a pinned timeline at 1280 pixels) takes
+  // another line, so the last entry, idle (bubble), is drawn rather than cut.
+  void narrowTimelineLegendFlowsOntoAnotherLine() {
+    TimelineModel m;
+    m.set_result(one_task_per_stream());
+    TimelineView view(&m);
+    const QFontMetrics fm(view.font());
+    int one_line = 0;  // the legend's width on one line: a swatch, the label and a gap each
+    for (const char* label : {"forward", "PP transfer", "CP K/V exchange", "DP gradient comm", "idle (bubble)"})
+      one_line += 16 + fm.horizontalAdvance(QString(label)) + 14;
+    view.resize(std::max(one_line * 3 / 5, TimelineView::kLabelWidth + 50), 400);
+    view.fit();
+    QImage image(view.size(), QImage::Format_RGB32);
+    view.render(&image);
+    // The 12-pixel swatch in the legend's bottom line: a run of its colour (lone pixels of that
+    // grey are the text's anti-aliasing).
+    int longest_run = 0;
+    for (int y = image.height() - TimelineView::kLegendHeight; y < image.height(); ++y)
+      for (int x = 0, run = 0; x < image.width(); ++x) {
+        run = image.pixelColor(x, y) == bubble_color() ? run + 1 : 0;
+        longest_run = std::max(longest_run, run);
+      }
+    QVERIFY(longest_run >= 10);
   }
 };
 

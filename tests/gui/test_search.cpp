@@ -1,6 +1,7 @@
 // The Search tab against the library's search for the same inputs, under the offscreen
 // platform. Expected lists come from calling sim's search() directly.
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QChartView>
 #include <QElapsedTimer>
 #include <QFile>
@@ -13,6 +14,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -43,6 +45,19 @@ bool run_search(MainWindow& w) {
 void pin(MainWindow& w) {
   w.search_page()->tp_list()->setText("8");
   w.search_page()->pp_list()->setText("8,16");
+}
+
+// The proxy row of the first result whose PP is not `pp`; -1 if none.
+int row_with_other_pp(MainWindow& w, int pp) {
+  QSortFilterProxyModel* proxy = w.search_page()->proxy();
+  for (int r = 0; r < proxy->rowCount(); ++r)
+    if (w.search_page()->table()->layout(proxy->mapToSource(proxy->index(r, 0)).row()).result.config.pp != pp) return r;
+  return -1;
+}
+
+void select_row(MainWindow& w, int row) {
+  w.search_page()->view()->selectionModel()->setCurrentIndex(
+      w.search_page()->proxy()->index(row, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
 }
 
 }  // namespace
@@ -220,6 +235,96 @@ class TestSearch : public QObject {
     const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
     QCOMPARE(doc.at("iteration_time_s").get<double>(), gui.result->iteration_time_s);
     QCOMPARE(doc.at("peak_memory_gib").get<double>(), gui.result->peak_memory_gib);
+  }
+
+  void searchResultsForAnotherSetupAreStaleAndDoNotLoad() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    SearchPage* page = w.search_page();
+    QVERIFY(!page->results_stale());
+    QVERIFY(!page->stale_note()->isVisibleTo(page));
+
+    // Another global batch: the ranked layouts were simulated for 1,536 sequences, not 768.
+    field<QSpinBox>(w, "global_batch")->setValue(768);
+    QVERIFY(wait_for_result(w));
+    QVERIFY(page->results_stale());
+    QVERIFY(page->stale_note()->isVisibleTo(page));
+    QVERIFY(page->stale_note()->text().contains("global batch 1536"));
+    QVERIFY(page->stale_note()->text().contains("Run the search again"));
+    const int row = row_with_other_pp(w, 16);
+    QVERIFY(row >= 0);
+    select_row(w, row);
+    QTest::qWait(300);  // longer than the setup's edit pause: a load would have started by now
+    QCOMPARE(field<QSpinBox>(w, "pp")->value(), 16);
+    QCOMPARE(w.setup()->project().config.global_batch, 768);
+
+    // Searched again for this setup, a row loads, and loading it keeps the results current.
+    QVERIFY(run_search(w));
+    QVERIFY(!page->results_stale());
+    QVERIFY(!page->stale_note()->isVisibleTo(page));
+    const int fresh = row_with_other_pp(w, 16);
+    QVERIFY(fresh >= 0);
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    select_row(w, fresh);
+    QVERIFY(shown.wait(120000));
+    QVERIFY(field<QSpinBox>(w, "pp")->value() != 16);
+    QCOMPARE(w.setup()->project().config.global_batch, 768);
+    QVERIFY(!page->results_stale());
+
+    // Another model marks them stale too.
+    field<QComboBox>(w, "model")->setCurrentText("llama3-8b");
+    QVERIFY(page->results_stale());
+  }
+
+  // Results that arrive after the setup changed are stale on arrival.
+  void searchResultsForASetupEditedWhileRunningArriveStale() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QSignalSpy done(w.search_page(), &SearchPage::finished);
+    w.search_page()->start(w.setup()->project());
+    field<QSpinBox>(w, "global_batch")->setValue(768);  // before the worker can answer
+    QVERIFY(done.wait(300000));
+    QVERIFY(w.search_page()->table()->outcome());
+    QVERIFY(w.search_page()->results_stale());
+    QVERIFY(w.search_page()->stale_note()->text().contains("global batch 1536"));
+  }
+
+  // Filtering hides rows, and Qt moves the current row off a hidden one: that is not a choice.
+  void typingInTheFilterNeverLoadsALayout() {
+    MainWindow w;
+    w.set_project(paper_project());
+    QVERIFY(wait_for_result(w));
+    pin(w);
+    QVERIFY(run_search(w));
+    SearchTable* t = w.search_page()->table();
+    QSignalSpy chosen(w.search_page(), &SearchPage::layout_chosen);
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    select_row(w, 0);  // the user's click: loads it
+    QVERIFY(shown.wait(120000));
+    QCOMPARE(chosen.count(), 1);
+    QSortFilterProxyModel* proxy = w.search_page()->proxy();
+    const RankedLayout first = t->layout(proxy->mapToSource(proxy->index(0, 0)).row());
+    const QString loaded = QString::fromStdString(w.setup()->project().resolved_config().summary());
+    QCOMPARE(loaded, QString::fromStdString(first.result.config.summary()));
+    // A recompute mode the current row does not have, but other rows do: typing it hides the row.
+    QString other;
+    for (int i = 0; i < t->rowCount() && other.isEmpty(); ++i)
+      if (t->layout(i).result.config.recompute != first.result.config.recompute)
+        other = QString::fromUtf8(to_string(t->layout(i).result.config.recompute));
+    QVERIFY(!other.isEmpty());
+    QTest::keyClicks(w.search_page()->filter(), other);
+    QVERIFY(proxy->rowCount() > 0);
+    QTest::qWait(300);  // longer than the setup's edit pause
+    QCOMPARE(chosen.count(), 1);
+    QCOMPARE(QString::fromStdString(w.setup()->project().resolved_config().summary()), loaded);
+    w.search_page()->filter()->clear();
+    QTest::qWait(300);
+    QCOMPARE(chosen.count(), 1);
   }
 
   void csvHasOneLinePerLayout() {
