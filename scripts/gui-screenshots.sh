@@ -18,11 +18,11 @@ trap 'rm -rf "$XDG_CONFIG_HOME"' EXIT
 timeout 240 xvfb-run -a -s "-screen 0 1920x1200x24" env QT_QPA_PLATFORM=xcb "$gui" \
   --model gpt3-175b --cluster dgx-a100-80gb --gpus 1024 --tp 8 --pp 16 --sequence-parallel \
   --recompute-granularity selective --micro-batch-size 1 --global-batch-size 1536 --train-tokens-b 300 \
-  --attention-backend unfused --screenshots "$out"
+  --attention-backend unfused --window-size 1280x800 --screenshots "$out"
 for tab in summary timeline memory search compare cluster-map cluster-map-cross-node-tp; do
   f="$out/$tab.png"
   [ -s "$f" ] || { echo "gui-screenshots: $f was not written" >&2; exit 1; }
-  # A real screenshot of a 1900x1080 window is tens of kB; a blank one compresses to ~2 kB.
+  # A real screenshot of a 1280x800 window is tens of kB; a blank one compresses to ~2 kB.
   [ "$(stat -c %s "$f")" -gt 20000 ] || { echo "gui-screenshots: $f looks blank" >&2; exit 1; }
 done
 echo "gui-screenshots: wrote $out/{summary,timeline,memory,search,compare,cluster-map,cluster-map-cross-node-tp}.png"
