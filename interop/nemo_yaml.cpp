@@ -2,6 +2,7 @@
 // megatron_gpt_config.yaml and the launcher's conf/training/gpt3/*.yaml), read with yaml-cpp and
 // OmegaConf's interpolations (omegaconf.h), and written with only keys NeMo's base config has.
 // The model keys go through the same rules as Megatron-LM's flags (apply_megatron_model).
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -178,9 +179,23 @@ void read_model_architecture(const NemoKeys& y, MegatronModelArgs& a) {
 }
 
 // The tokenizers whose vocabulary is a fact of the tokenizer itself, not of a file we lack.
+// A HuggingFace tokenizer named by its Hub repository has that repository's vocab_size
+// (config.json, tests/reference/hf-configs/): the ones NeMo-Framework-Launcher's Llama 3 and
+// Mixtral configs name, and their siblings.
 std::optional<int> known_tokenizer_vocab(const NemoKeys& y) {
-  if (y.get("model.tokenizer.type").value_or("") == "GPT2BPETokenizer") return 50257;  // GPT-2's BPE
-  return std::nullopt;
+  const std::string type = y.get("model.tokenizer.type").value_or("");
+  if (type == "GPT2BPETokenizer") return 50257;  // GPT-2's BPE
+  if (y.get("model.tokenizer.library").value_or("") != "huggingface") return std::nullopt;
+  static const std::map<std::string, int> kHubVocab = {
+      {"meta-llama/Meta-Llama-3-8B", 128256},    {"meta-llama/Meta-Llama-3-70B", 128256},
+      {"meta-llama/Meta-Llama-3.1-8B", 128256},  {"meta-llama/Meta-Llama-3.1-70B", 128256},
+      {"meta-llama/Meta-Llama-3.1-405B", 128256}, {"meta-llama/Llama-3.1-8B", 128256},
+      {"meta-llama/Llama-3.1-70B", 128256},      {"meta-llama/Llama-3.1-405B", 128256},
+      {"meta-llama/Llama-2-7b-hf", 32000},       {"meta-llama/Llama-2-13b-hf", 32000},
+      {"meta-llama/Llama-2-70b-hf", 32000},      {"mistralai/Mixtral-8x7B-v0.1", 32000},
+      {"mistralai/Mistral-7B-v0.1", 32000}};
+  const auto it = kHubVocab.find(type);
+  return it == kHubVocab.end() ? std::nullopt : std::optional<int>(it->second);
 }
 
 ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vector<std::string>& notes) {

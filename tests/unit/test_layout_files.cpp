@@ -154,6 +154,27 @@ TEST(NemoYaml, KeysUnderModelNotReadAreNamedAMisspeltOneAmongThem) {
   EXPECT_EQ(note.find("optim"), std::string::npos) << note;  // a mapping: not listed
 }
 
+// NeMo takes the vocabulary from the tokenizer: a HuggingFace one named by its Hub repository
+// has that repository's (128,256 for Llama 3 and 3.1), padded as Megatron-LM pads it.
+TEST(NemoYaml, HuggingFaceTokenizersGiveTheirHubVocabulary) {
+  auto read = [](const std::string& name) {
+    std::ifstream in(reference(name));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_layout_text(text, name);
+  };
+  const LayoutFile llama3 = read("nemo/llama/llama3_8b.yaml");
+  ASSERT_TRUE(llama3.model);
+  EXPECT_EQ(llama3.config.tp, 1);
+  EXPECT_EQ(llama3.model->vocab_size, 128256);  // 1,002 x 128: no padding at TP 1
+  for (const std::string& note : llama3.notes) EXPECT_EQ(note.find("tokenizer"), std::string::npos) << note;
+  // Meta's 8.03B (Dubey et al. 2024, Table 3 rounds to 8B; the model card says 8.03B).
+  EXPECT_NEAR(static_cast<double>(llama3.model->total_parameters()), 8.03e9, 0.005e9);
+  const LayoutFile llama405 = read("nemo/llama/llama3_1_405b.yaml");
+  ASSERT_TRUE(llama405.model);
+  EXPECT_EQ(llama405.config.tp, 8);
+  EXPECT_EQ(llama405.model->vocab_size, 126 * 128 * 8);  // the next multiple of 128 x TP above 128,256
+}
+
 TEST(NemoYaml, Layernorm1pIsLayerNorm) {
   std::ifstream in(reference("nemo/megatron_gpt_config.yaml"));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -367,7 +367,7 @@ TEST(NemoMoeKeys, TheLaunchersMixtralConfigIsMixtral8x7B) {
   const LayoutFile f = parse_layout_text(text, "mixtral_8x7b.yaml");
   ASSERT_TRUE(f.model);
   ModelSpec m = *f.model;
-  m.vocab_size = 32000;  // its tokenizer (mistralai/Mixtral-8x7B-v0.1) is not read; a note says so
+  EXPECT_EQ(m.vocab_size, 32000);  // its tokenizer's, mistralai/Mixtral-8x7B-v0.1 (TP 1: no padding)
   EXPECT_EQ(m.total_parameters(), 46'702'792'704);
   ModelSpec preset = load_model("mixtral-8x7b");
   preset.name = m.name;
