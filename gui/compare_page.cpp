@@ -113,8 +113,14 @@ ComparePage::ComparePage(QWidget* parent)
   layout->addWidget(top, 1);
 }
 
-ComparePage::~ComparePage() {
-  for (Entry& e : entries_) delete e.box;  // the views before the models they draw
+ComparePage::~ComparePage() { delete_entries(); }
+
+void ComparePage::delete_entries() {
+  // Out of the list first: deleting a box makes the splitter resize the next one at once, whose
+  // refit hands its scale to every listed view, and a deleted one must not be listed then.
+  std::vector<Entry> going;
+  going.swap(entries_);
+  for (Entry& e : going) delete e.box;  // the views before the models they draw
 }
 
 TimelineView* ComparePage::timeline(int i) const { return entries_[static_cast<std::size_t>(i)].view; }
@@ -155,9 +161,8 @@ void ComparePage::clear() {
   ++generation_;
   pending_ = 0;
   next_order_ = 0;
-  for (Entry& e : entries_) delete e.box;
+  delete_entries();
   status_->clear();
-  entries_.clear();
   rebuild();
   emit changed();
 }

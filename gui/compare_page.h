@@ -49,6 +49,7 @@ class ComparePage : public QWidget {
   void changed();        // a pinned result arrived, or the pins were cleared
 
  private:
+  void delete_entries();
   struct Entry {
     QString name;
     int order = 0;

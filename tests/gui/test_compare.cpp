@@ -118,6 +118,30 @@ class TestCompare : public QObject {
     QCOMPARE(w.result()->iteration_time_s, w.compare_page()->result(0).iteration_time_s);
   }
 
+  // Deleting the first of two shown timelines gives its room to the second, whose refit must
+  // not reach the deleted one (a use-after-free that crashed the screenshot run now and then).
+  // Clear deletes the pinned timelines one by one. Deleting one makes the splitter hand its room
+  // to the next at once (under xcb), whose refit tells every pinned view its scale — and must
+  // not reach the one just deleted (a use-after-free that crashed the screenshot run now and
+  // then). So the page lists no pinned view from the moment the first goes; the refit is made
+  // here too, as it happens under xcb, for a sanitizer or a debugger to see.
+  void clearListsNoDeletedTimeline() {
+    ComparePage page;
+    page.resize(1400, 900);
+    page.show();
+    page.pin_nemo_example();
+    QVERIFY(wait_until_pinned(page, 2));
+    TimelineView* second = page.timeline(1);
+    int pinned_as_the_first_went = -1;
+    connect(page.timeline(0)->parentWidget(), &QObject::destroyed, this, [&] {  // its box, after the view
+      pinned_as_the_first_went = page.pinned();
+      second->fit();  // what the splitter's resize does
+    });
+    page.clear();
+    QCOMPARE(pinned_as_the_first_went, 0);
+    QCOMPARE(page.pinned(), 0);
+  }
+
   void clearDropsEverything() {
     ComparePage page;
     page.pin(paper_project(), "a");
