@@ -341,6 +341,33 @@ class TestGui : public QObject {
     QVERIFY(flash->isChecked());
   }
 
+  // Megatron-LM arguments and NeMo YAML name no model: an import of one is named after its file;
+  // a layout JSON names its model, which stays.
+  void importedLayoutIsNamedAfterItsFile() {
+    MainWindow w;
+    w.set_project(small_project());
+    QVERIFY(wait_for_result(w));
+    const std::string preset_name = w.result()->model.name;
+    w.set_questions({}, [](const QString&) { return QMessageBox::Discard; });  // each import replaces the last
+    QTemporaryDir dir;
+    const std::pair<QString, QString> files[] = {
+        {"llama3_8b.sh", "megatron"}, {"tuned.run.yaml", "nemo"}, {"named.json", "json"}};
+    for (const auto& [file, format] : files) w.export_layout(dir.filePath(file), format);
+    // The Megatron-LM arguments are the file beside the launch script, "llama3_8b" (megatron_arguments_path).
+    const std::pair<QString, std::string> expected[] = {
+        {"llama3_8b", "llama3_8b"}, {"tuned.run.yaml", "tuned.run"}, {"named.json", preset_name}};
+    for (const auto& [file, name] : expected) {
+      w.import_layout(dir.filePath(file));
+      QVERIFY(wait_for_result(w));
+      QCOMPARE(w.setup()->project().model.name, name);
+      QCOMPARE(w.result()->model.name, name);
+      bool headed = false;  // the Summary's heading names it
+      for (const QLabel* l : w.summary()->findChildren<QLabel*>())
+        headed = headed || l->text().startsWith(QString::fromStdString(name) + " on ");
+      QVERIFY2(headed, qPrintable(file));
+    }
+  }
+
   void itemModelsPassTheTester() {
     MainWindow w;
     QAbstractItemModelTester timeline(w.timeline_model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
