@@ -431,6 +431,7 @@ class TestGui : public QObject {
     w.set_project(p);
     QVERIFY(wait_for_result(w));
     const SimResult exported = *w.result();
+    w.set_questions({}, [](const QString&) { return QMessageBox::Discard; });  // each import replaces the last
     QTemporaryDir dir;
     const std::pair<const char*, const char*> files[] = {{"json", "best.json"}, {"megatron", "best.txt"},
                                                          {"nemo", "best.yaml"}};
