@@ -273,8 +273,7 @@ void ComparePage::rebuild() {
     grouped->append(set);
   }
   m->addSeries(grouped);
-  auto* stage_axis = new QBarCategoryAxis;
-  for (int s = 0; s < stages; ++s) stage_axis->append(QString::number(s));
+  auto* stage_axis = new QValueAxis;
   stage_axis->setTitleText(tr("pipeline stage"));
   auto* gib = new QValueAxis;
   gib->setLabelFormat("%.0f");
@@ -283,6 +282,7 @@ void ComparePage::rebuild() {
   grouped->attachAxis(stage_axis);
   grouped->attachAxis(gib);
   set_round_ticks(gib, top * 1.1);
+  set_group_number_ticks(stage_axis, stages);  // after attachAxis, which sets the range to the series'
 
   // Timelines on one axis: every view fits the longest iteration.
   for (Entry& e : entries_) {

@@ -3,8 +3,10 @@
 #include <set>
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
+#include "interop/layout_files.h"
 #include "interop/resolver.h"
 #include "interop/strict_numbers.h"
 #include "sim/error.h"
@@ -127,6 +129,8 @@ Project project_from_layout_file(const std::string& path, const Project& current
     fail("layout file '{}': {}", path, e.what());
   }
   Project p = project_from_flags(flags, cli);
+  // A file that names no model gives it a placeholder; its own name tells the user where it came from.
+  if (p.model.name == kLayoutFileModelName) p.model.name = std::filesystem::path(path).stem().string();
   p.train_tokens = current.train_tokens;
   p.every_rank = current.every_rank;
   return p;

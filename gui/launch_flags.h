@@ -42,7 +42,8 @@ Project project_from_flags(GuiFlags& flags, const CLI::App& app);
 
 // A layout file the GUI or `search` exported (layout JSON, Megatron-LM arguments with their
 // launch script, NeMo YAML), read as `simulate --config FILE` reads it, priced with `current`'s
-// cost source and stack; `current`'s budget and every-rank mode stay. Throws SpecError.
+// cost source and stack; `current`'s budget and every-rank mode stay. A model the file names
+// only by its shape takes the file's base name ("llama3_8b.txt": llama3_8b). Throws SpecError.
 Project project_from_layout_file(const std::string& path, const Project& current);
 
 }  // namespace cc::gui

@@ -234,17 +234,30 @@ void MainWindow::mark_tabs_stale(bool stale) {
   for (const auto& [page, title] : shown) tabs_->setTabText(tabs_->indexOf(page), stale ? title + tr(" (stale)") : title);
 }
 
-void MainWindow::open_project(const QString& path) {
-  set_project(load_project(path.toStdString()));
+bool MainWindow::open_project(const QString& path) {
+  const Project p = load_project(path.toStdString());  // a file that cannot open asks nothing
+  if (!settle_unsaved_edits()) return false;
+  set_project(p);
   project_path_ = path;
   setWindowModified(false);
   add_recent(path);
+  return true;
 }
 
-void MainWindow::import_layout(const QString& path) {
-  set_project(project_from_layout_file(path.toStdString(), setup_->project()));
+bool MainWindow::import_layout(const QString& path) {
+  const Project p = project_from_layout_file(path.toStdString(), setup_->project());
+  if (!settle_unsaved_edits()) return false;
+  set_project(p);
   setWindowModified(true);  // a new setup, not yet a project file
   report(tr("imported %1").arg(path));
+  return true;
+}
+
+bool MainWindow::settle_unsaved_edits() {
+  if (!isWindowModified()) return true;
+  const QMessageBox::StandardButton answer = ask_save_(tr("The setup has unsaved changes. Save them?"));
+  // Cancel (or Escape), or a save that was cancelled or failed: the setup and its edits stay.
+  return answer == QMessageBox::Discard || (answer == QMessageBox::Save && save_with_dialog());
 }
 
 void MainWindow::save_project(const QString& chosen) {
@@ -345,12 +358,9 @@ void MainWindow::rebuild_recent_menu() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
-  if (isWindowModified()) {
-    const QMessageBox::StandardButton answer = ask_save_(tr("The setup has unsaved changes. Save them?"));
-    if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !save_with_dialog())) {
-      e->ignore();  // Cancel, or a save that was cancelled or failed: the window and its edits stay
-      return;
-    }
+  if (!settle_unsaved_edits()) {
+    e->ignore();
+    return;
   }
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());

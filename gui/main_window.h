@@ -48,10 +48,12 @@ class MainWindow : public QMainWindow {
   bool stale() const { return stale_; }
 
   void set_project(const Project& p);  // and simulate it now
-  void open_project(const QString& path);  // throw SpecError
+  // Both replace the whole setup: with unsaved edits they ask Save / Discard / Cancel first, as
+  // closing does, and return false when the setup stays. Both throw SpecError, changing nothing.
+  bool open_project(const QString& path);
   // A layout file this window or `search` exported (JSON, Megatron-LM arguments, NeMo YAML),
-  // read as `simulate --config` reads it; throws SpecError.
-  void import_layout(const QString& path);
+  // read as `simulate --config` reads it.
+  bool import_layout(const QString& path);
   void save_project(const QString& path);  // NAME without an extension: NAME.ccproj
   // format: "json", "megatron", "nemo". Megatron: `path` names the argument file, or its launch
   // script when it ends in .sh (megatron_arguments_path). A layout that does not fit asks first.
@@ -78,6 +80,8 @@ class MainWindow : public QMainWindow {
  private:
   void build_menus();
   bool save_with_dialog();  // to the project's file, else where the user says; false if not saved
+  // Unsaved edits: asks Save / Discard / Cancel; true when the setup may be replaced.
+  bool settle_unsaved_edits();
   void on_finished(const SimulationOutcome& outcome);
   void add_recent(const QString& path);
   void rebuild_recent_menu();

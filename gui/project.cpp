@@ -40,8 +40,18 @@ Project project_from_presets(const std::string& model, const std::string& cluste
   p.cluster = load_cluster(cluster);
   p.gpus = gpus;
   p.config.global_batch = gpus;
-  p.config.attention = default_attention(p.config.framework);  // as `clustercast simulate` does
+  p.config.attention = default_attention(p, p.model);  // as `clustercast simulate` does
   return p;
+}
+
+AttentionKernel default_attention(const Project& p, const ModelSpec& model) {
+  return cc::default_attention(p.framework.value_or(kDefaultFramework), model);
+}
+
+void replace_model(Project& p, ModelSpec model) {
+  const bool attention_was_default = p.config.attention == default_attention(p, p.model);
+  p.model = std::move(model);
+  if (attention_was_default) p.config.attention = default_attention(p, p.model);
 }
 
 nlohmann::json project_to_json(const Project& p) {

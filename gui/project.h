@@ -51,6 +51,14 @@ struct Project {
 // A project from presets (throws SpecError on unknown names).
 Project project_from_presets(const std::string& model, const std::string& cluster, int gpus);
 
+// The attention kernel a setup of `model` starts with on `p`'s stack (the one it names, else
+// Megatron-Core's): the stack's default, but unfused for a model that caps its attention scores
+// (Gemma-2's attn_logit_softcapping), which flash attention cannot and the simulator refuses.
+AttentionKernel default_attention(const Project& p, const ModelSpec& model);
+// Puts `model` in `p` as a newly imported or chosen model. The attention follows the new model
+// only where it was the old model's default: a kernel the user chose stays as they left it.
+void replace_model(Project& p, ModelSpec model);
+
 nlohmann::json project_to_json(const Project& p);
 // Throws SpecError naming `where` on a wrong format, a newer version or a bad field.
 Project project_from_json(const nlohmann::json& doc, const std::string& where);

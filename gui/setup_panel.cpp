@@ -499,7 +499,7 @@ void SetupPanel::read_moe_layer_freq() {
 void SetupPanel::load_model_preset(const QString& name) {
   Project p = project();
   p.model_preset = name.toStdString();
-  p.model = load_model(p.model_preset);
+  replace_model(p, load_model(p.model_preset));
   set_project(p);
 }
 
@@ -520,7 +520,7 @@ void SetupPanel::import_hf_config(const QString& path) {
   Project p = project();
   // The file's position limit is the longest sequence the model supports; the length the user
   // trains at is the one the setup already shows, which the import leaves as it is.
-  p.model = model_from_hf_config(doc, path.toStdString(), p.model.seq_length).model;
+  replace_model(p, model_from_hf_config(doc, path.toStdString(), p.model.seq_length).model);
   p.model_preset.clear();
   set_project(p);
   emit edited();

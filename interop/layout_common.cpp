@@ -95,7 +95,7 @@ std::string prediction_comment(const SimResult& r) {
 
 ModelSpec gpt_base() {
   ModelSpec m;
-  m.name = "from-layout-file";
+  m.name = kLayoutFileModelName;
   m.vocab_size = 51200;
   m.seq_length = 2048;
   return m;

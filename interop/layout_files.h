@@ -19,6 +19,9 @@
 
 namespace cc {
 
+// The name of a model that a Megatron-LM or NeMo file gives by its shape alone (they name none).
+inline constexpr const char* kLayoutFileModelName = "from-layout-file";
+
 struct LayoutFile {
   ParallelConfig config;
   std::optional<ModelSpec> model;

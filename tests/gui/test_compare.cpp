@@ -1,5 +1,12 @@
 // The Compare tab: pinned setups equal their direct simulations, the NeMo example is the
 // two layouts it names, and the timelines share one time axis.
+#include <algorithm>
+#include <cmath>
+
+#include <QChart>
+#include <QChartView>
+#include <QGraphicsTextItem>
+#include <QLegend>
 #include <QSignalSpy>
 #include <QHeaderView>
 #include <QTabWidget>
@@ -52,6 +59,41 @@ class TestCompare : public QObject {
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QCOMPARE(w.size(), QSize(1280, 800));
+  }
+
+  // The memory chart's stage numbers of the NeMo example's 16 stages, at 1280 x 800: whole
+  // numbers (none elided to "1…") at 0, 2, ..., 14, each narrower than the distance to the next.
+  void memoryChartStageNumbersAreReadableAt1280By800() {
+    MainWindow w;
+    w.compare_page()->pin_nemo_example();
+    QVERIFY(wait_until_pinned(*w.compare_page(), 2));
+    w.tabs()->setCurrentIndex(w.tabs()->indexOf(w.compare_page()->parentWidget()->parentWidget()));
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QChartView* view = w.compare_page()->memory_chart();
+    QChart* chart = view->chart();
+    QTRY_VERIFY(chart->plotArea().width() > 0);
+    const QRectF plot = chart->mapRectToScene(chart->plotArea());
+    // The labels under the plot: not the axis title, nor the legend's entries.
+    std::vector<const QGraphicsTextItem*> labels;
+    for (const QGraphicsItem* item : view->scene()->items()) {
+      const auto* text = dynamic_cast<const QGraphicsTextItem*>(item);
+      if (!text || !text->isVisible() || chart->legend()->isAncestorOf(text)) continue;
+      const QRectF r = text->sceneBoundingRect();
+      if (r.top() < plot.bottom() || r.center().x() < plot.left() || r.center().x() > plot.right()) continue;
+      if (text->toPlainText() != "pipeline stage") labels.push_back(text);
+    }
+    std::sort(labels.begin(), labels.end(), [](auto* a, auto* b) { return a->scenePos().x() < b->scenePos().x(); });
+    QStringList texts;
+    for (const QGraphicsTextItem* l : labels) texts << l->toPlainText();
+    QCOMPARE(texts, QStringList({"0", "2", "4", "6", "8", "10", "12", "14"}));
+    const double group = plot.width() / 16;  // stage i's bars centre on plot.left() + (i + 0.5) x group
+    for (int i = 0; i < texts.size(); ++i) {
+      const QRectF r = labels[static_cast<std::size_t>(i)]->sceneBoundingRect();
+      QVERIFY2(std::abs(r.center().x() - (plot.left() + (2 * i + 0.5) * group)) < group / 2, qPrintable(texts[i]));
+      QVERIFY2(r.width() < 2 * group, qPrintable(texts[i]));
+    }
   }
 
   void nemoExampleIsFullRecomputeAgainstSequenceParallelSelective() {

@@ -3,6 +3,7 @@
 // directly with the same inputs, or are worked out by hand in the comments.
 #include <QDir>
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QLabel>
@@ -296,6 +297,77 @@ class TestGui : public QObject {
     QVERIFY(qobject_cast<QComboBox*>(w.setup()->field("model"))->currentText() == "custom");
   }
 
+  // A model that caps its attention scores (Gemma 2) cannot run flash attention, the stack's
+  // default: a fresh import of one starts unfused and runs. A kernel the user then chooses stays,
+  // refused beside its box; a model without caps brings the stack's flash back.
+  void importSoftCappedModelStartsUnfused() {
+    MainWindow w;
+    w.set_project(small_project());  // Megatron-Core's default: flash
+    QVERIFY(wait_for_result(w));
+    auto* flash = field<QCheckBox>(w, "attention");
+    QVERIFY(flash->isChecked());
+    QTemporaryDir dir;
+    auto write = [&](const QString& name, const QByteArray& json) {
+      QFile f(dir.filePath(name));
+      if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(f.fileName()));
+      f.write(json);
+      return f.fileName();
+    };
+    // Gemma-2's keys at a small size (8 layers for PP 4; 8 heads and 4 KV heads of 256 for TP 2).
+    const QString gemma = write("gemma.json", R"({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+        "hidden_size": 2048, "intermediate_size": 8192, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "head_dim": 256, "num_hidden_layers": 8, "vocab_size": 256000, "max_position_embeddings": 8192,
+        "hidden_activation": "gelu_pytorch_tanh", "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+        "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "query_pre_attn_scalar": 256})");
+    w.setup()->import_hf_config(gemma);
+    QVERIFY(wait_for_result(w));
+    QCOMPARE(w.setup()->project().model.attention_softcap, 50.0);
+    QVERIFY(!flash->isChecked());
+    QVERIFY2(!w.stale(), qPrintable(w.setup()->error_text()));
+    QCOMPARE(w.result()->config.attention, AttentionKernel::Unfused);
+
+    flash->setChecked(true);  // the user's choice: kept, and refused where it was made
+    QVERIFY(wait_for_result(w));
+    QVERIFY(w.stale());
+    QCOMPARE(w.setup()->error_field_widget(), w.setup()->field("attention"));
+    w.setup()->import_hf_config(gemma);
+    QVERIFY(flash->isChecked());
+
+    flash->setChecked(false);
+    const QString llama = write("llama.json", R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 2048,
+        "intermediate_size": 8192, "num_attention_heads": 16, "num_hidden_layers": 8, "num_key_value_heads": 8,
+        "vocab_size": 32000, "max_position_embeddings": 4096, "hidden_act": "silu", "rms_norm_eps": 1e-5})");
+    w.setup()->import_hf_config(llama);
+    QVERIFY(flash->isChecked());
+  }
+
+  // Megatron-LM arguments and NeMo YAML name no model: an import of one is named after its file;
+  // a layout JSON names its model, which stays.
+  void importedLayoutIsNamedAfterItsFile() {
+    MainWindow w;
+    w.set_project(small_project());
+    QVERIFY(wait_for_result(w));
+    const std::string preset_name = w.result()->model.name;
+    w.set_questions({}, [](const QString&) { return QMessageBox::Discard; });  // each import replaces the last
+    QTemporaryDir dir;
+    const std::pair<QString, QString> files[] = {
+        {"llama3_8b.sh", "megatron"}, {"tuned.run.yaml", "nemo"}, {"named.json", "json"}};
+    for (const auto& [file, format] : files) w.export_layout(dir.filePath(file), format);
+    // The Megatron-LM arguments are the file beside the launch script, "llama3_8b" (megatron_arguments_path).
+    const std::pair<QString, std::string> expected[] = {
+        {"llama3_8b", "llama3_8b"}, {"tuned.run.yaml", "tuned.run"}, {"named.json", preset_name}};
+    for (const auto& [file, name] : expected) {
+      w.import_layout(dir.filePath(file));
+      QVERIFY(wait_for_result(w));
+      QCOMPARE(w.setup()->project().model.name, name);
+      QCOMPARE(w.result()->model.name, name);
+      bool headed = false;  // the Summary's heading names it
+      for (const QLabel* l : w.summary()->findChildren<QLabel*>())
+        headed = headed || l->text().startsWith(QString::fromStdString(name) + " on ");
+      QVERIFY2(headed, qPrintable(file));
+    }
+  }
+
   void itemModelsPassTheTester() {
     MainWindow w;
     QAbstractItemModelTester timeline(w.timeline_model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -359,6 +431,7 @@ class TestGui : public QObject {
     w.set_project(p);
     QVERIFY(wait_for_result(w));
     const SimResult exported = *w.result();
+    w.set_questions({}, [](const QString&) { return QMessageBox::Discard; });  // each import replaces the last
     QTemporaryDir dir;
     const std::pair<const char*, const char*> files[] = {{"json", "best.json"}, {"megatron", "best.txt"},
                                                          {"nemo", "best.yaml"}};

@@ -51,6 +51,18 @@ Project unfit_project() {
   return p;
 }
 
+// The window's Save / Discard / Cancel question, answered with `answer` and counted.
+struct SaveAnswers {
+  int asked = 0;
+  QMessageBox::StandardButton answer = QMessageBox::Cancel;
+  void answer_in(MainWindow& w) {
+    w.set_questions({}, [this](const QString&) {
+      ++asked;
+      return answer;
+    });
+  }
+};
+
 QByteArray contents(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
@@ -165,6 +177,7 @@ class TestUserEdits : public QObject {
     QVERIFY(!QFile::exists(dir.filePath("named.json.ccproj")));
     field<QSpinBox>(w, "micro_batch")->setValue(1);
     QVERIFY(w.isWindowModified());
+    w.set_questions({}, [](const QString&) { return QMessageBox::Discard; });
     w.open_project(dir.filePath("run.ccproj"));
     QVERIFY(!w.isWindowModified());
   }
@@ -185,12 +198,8 @@ class TestUserEdits : public QObject {
 
   void closingWithUnsavedEditsAsks() {
     MainWindow w;
-    int asked = 0;
-    QMessageBox::StandardButton answer = QMessageBox::Cancel;
-    w.set_questions({}, [&](const QString&) {
-      ++asked;
-      return answer;
-    });
+    SaveAnswers questions;
+    questions.answer_in(w);
     w.set_project(paper_project());
     QVERIFY(wait_for_result(w));
     w.show();
@@ -198,7 +207,7 @@ class TestUserEdits : public QObject {
     field<QSpinBox>(w, "micro_batch")->setValue(2);
 
     QVERIFY(!w.close());  // Cancel: the window and the edit stay
-    QCOMPARE(asked, 1);
+    QCOMPARE(questions.asked, 1);
     QVERIFY(w.isVisible());
     QCOMPARE(field<QSpinBox>(w, "micro_batch")->value(), 2);
 
@@ -207,29 +216,72 @@ class TestUserEdits : public QObject {
       if (a->text() == "&Quit") quit = a;
     QVERIFY(quit);
     quit->trigger();
-    QCOMPARE(asked, 2);
+    QCOMPARE(questions.asked, 2);
     QVERIFY(w.isVisible());
 
     // Save, to the project's own file: written, then closed.
     QTemporaryDir dir;
     w.save_project(dir.filePath("p.ccproj"));
     field<QSpinBox>(w, "micro_batch")->setValue(4);
-    answer = QMessageBox::Save;
+    questions.answer = QMessageBox::Save;
     QVERIFY(w.close());
-    QCOMPARE(asked, 3);
+    QCOMPARE(questions.asked, 3);
     QCOMPARE(load_project(dir.filePath("p.ccproj").toStdString()).config.micro_batch, 4);
 
     // Discard closes without writing; nothing unsaved closes without asking.
     w.show();
     field<QSpinBox>(w, "micro_batch")->setValue(1);
-    answer = QMessageBox::Discard;
+    questions.answer = QMessageBox::Discard;
     QVERIFY(w.close());
-    QCOMPARE(asked, 4);
+    QCOMPARE(questions.asked, 4);
     QCOMPARE(load_project(dir.filePath("p.ccproj").toStdString()).config.micro_batch, 4);
     w.show();
     w.save_project(dir.filePath("p.ccproj"));
     QVERIFY(w.close());
-    QCOMPARE(asked, 4);
+    QCOMPARE(questions.asked, 4);
+  }
+
+  // Opening a project or importing a layout replaces the whole setup: unsaved edits are asked
+  // about as closing asks, and Cancel keeps them.
+  void openingOrImportingWithUnsavedEditsAsks() {
+    MainWindow w;
+    SaveAnswers questions;
+    questions.answer_in(w);
+    w.set_project(paper_project());  // micro batch 1
+    QVERIFY(wait_for_result(w));
+    QTemporaryDir dir;
+    const QString project = dir.filePath("one.ccproj");
+    const QString layout = dir.filePath("layout.json");
+    w.save_project(project);
+    w.export_layout(layout, "json");
+    auto* micro = field<QSpinBox>(w, "micro_batch");
+    micro->setValue(2);
+
+    w.open_project(project);  // Cancel: the edit stays, still unsaved
+    QCOMPARE(questions.asked, 1);
+    w.import_layout(layout);
+    QCOMPARE(questions.asked, 2);
+    QCOMPARE(micro->value(), 2);
+    QVERIFY(w.isWindowModified());
+    QCOMPARE(load_project(project.toStdString()).config.micro_batch, 1);
+
+    questions.answer = QMessageBox::Discard;  // the file's setup, the edit gone and the file untouched
+    w.open_project(project);
+    QCOMPARE(questions.asked, 3);
+    QCOMPARE(micro->value(), 1);
+    QVERIFY(!w.isWindowModified());
+    QCOMPARE(load_project(project.toStdString()).config.micro_batch, 1);
+
+    micro->setValue(4);  // Save writes the edit to the project's file, then the layout comes in
+    questions.answer = QMessageBox::Save;
+    w.import_layout(layout);
+    QCOMPARE(questions.asked, 4);
+    QCOMPARE(load_project(project.toStdString()).config.micro_batch, 4);
+    QCOMPARE(micro->value(), 1);
+
+    w.save_project(project);  // nothing unsaved: no question
+    w.open_project(project);
+    QCOMPARE(questions.asked, 4);
   }
 
   // A cost database that is not there is refused where it is named; the analytic model never
