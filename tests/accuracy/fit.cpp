@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "sim/analytic_costs.h"
+#include "sim/error.h"
+#include "sim/framework_spec.h"
 #include "sim/simulator.h"
 
 namespace cc::accuracy {
@@ -135,11 +137,18 @@ Calibration prior_calibration() {
 
 std::vector<FreeParameter> free_parameters(const std::vector<CorpusRow>& rows) {
   using Scope = FreeParameter::Scope;
-  std::set<std::string> generations, stacks;
+  std::set<std::string> generations;
+  std::map<std::string, std::set<std::string>> sources_of_stack;
   for (const auto& r : rows) {
     generations.insert(gpu_generation(r.cluster.gpu));
-    stacks.insert(r.config.framework);
+    sources_of_stack[r.config.framework].insert(r.source);
   }
+  // A stack's own constants only where enough independent sources measure it (fit.h); below
+  // that it takes the shared values, and what it does differently stays as its facts
+  // (framework_spec.h).
+  std::set<std::string> stacks;
+  for (const auto& [stack, sources] : sources_of_stack)
+    if (sources.size() >= kSourcesForStackConstants) stacks.insert(stack);
   const std::vector<std::vector<std::string>> host = {
       {"host_launch_s"}, {"collective_launch_s"}, {"pass_overhead_s"}, {"iteration_overhead_s"}};
   std::vector<FreeParameter> p;
@@ -323,6 +332,15 @@ CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOpti
     const std::vector<double> pred = predict(test, fits[k + 1], o.threads);
     for (std::size_t j = 0; j < test.size(); ++j) cv.held_out[test_index[j]] = pred[j];
   }
+  cv.held_out_default_stack.assign(rows.size(), std::numeric_limits<double>::quiet_NaN());
+  parallel_rows(rows.size(), o.threads, [&](std::size_t i) {
+    CorpusRow unnamed = rows[i];
+    unnamed.config.framework = kDefaultFramework;
+    try {
+      cv.held_out_default_stack[i] = simulate_row(unnamed, cv.without.at(rows[i].source)).iteration_time_s;
+    } catch (const SpecError&) {  // a layout only the named stack runs (its layer partition)
+    }
+  });
   return cv;
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -76,39 +78,103 @@ double within_job_error(const std::vector<CorpusRow>& rows, const std::vector<do
   return total;
 }
 
-ErrorBand error_band(const std::vector<CorpusRow>& all_rows, const std::vector<double>& all_predicted, int min_gpus,
-                     int below_gpus, std::string basis) {
+namespace {
+
+// The rows of one regime: at least `min_gpus` GPUs and fewer than `below_gpus` (0 = no bound).
+struct Regime {
   std::vector<CorpusRow> rows;
   std::vector<double> predicted;
+};
+Regime regime_rows(const std::vector<CorpusRow>& all_rows, const std::vector<double>& all_predicted, int min_gpus,
+                   int below_gpus) {
+  Regime g;
   for (std::size_t i = 0; i < all_rows.size(); ++i)
     if (all_rows[i].config.gpus() >= min_gpus && (below_gpus == 0 || all_rows[i].config.gpus() < below_gpus)) {
-      rows.push_back(all_rows[i]);
-      predicted.push_back(all_predicted[i]);
+      g.rows.push_back(all_rows[i]);
+      g.predicted.push_back(all_predicted[i]);
     }
-  ErrorBand b;
-  b.min_gpus = min_gpus;
-  b.basis = std::move(basis);
-  if (rows.empty()) return b;
+  return g;
+}
+
+// Bounds on measured / predicted leaving `tail` of the weight out on each side, each source
+// weighted alike, over the rows `use` keeps.
+template <typename Use>
+std::pair<double, double> ratio_bounds(const Regime& g, double tail, Use use) {
   std::map<std::string, double> per_source;
-  for (const auto& r : rows) per_source[r.source] += 1;
-  // (log measured/predicted, weight): each source's weights sum to 1.
-  std::vector<std::pair<double, double>> points;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    points.emplace_back(std::log(rows[i].measured_s / predicted[i]), 1.0 / per_source[rows[i].source]);
+  for (const auto& r : g.rows)
+    if (use(r)) per_source[r.source] += 1;
+  std::vector<std::pair<double, double>> points;  // (log measured/predicted, weight)
+  for (std::size_t i = 0; i < g.rows.size(); ++i)
+    if (use(g.rows[i]))
+      points.emplace_back(std::log(g.rows[i].measured_s / g.predicted[i]), 1.0 / per_source[g.rows[i].source]);
+  if (points.empty()) return {1.0, 1.0};
   std::sort(points.begin(), points.end());
   const double total = static_cast<double>(per_source.size());
   auto quantile = [&](double q) {
     double seen = 0;
     for (const auto& [x, w] : points) {
       seen += w;
-      if (seen >= q * total) return x;
+      // Within rounding: ten rows of weight 0.1 sum to just under 1, and must reach it.
+      if (seen >= q * total - 1e-9) return x;
     }
     return points.back().first;
   };
-  b.low = std::exp(quantile(0.10));
-  b.high = std::exp(quantile(0.90));
-  b.mean_abs = source_weighted(rows, predicted).mean_abs;
-  b.within_job_mean_abs = rank_jobs(rows, predicted).empty() ? b.mean_abs : within_job_error(rows, predicted);
+  return {std::exp(tail > 0 ? quantile(tail) : points.front().first),
+          std::exp(tail > 0 ? quantile(1 - tail) : points.back().first)};
+}
+
+IntervalCoverage coverage_of(const Regime& g, double tail) {
+  IntervalCoverage c;
+  c.tail = tail;
+  std::map<std::string, std::pair<double, double>> inside;  // per source: inside, rows
+  for (const std::string& source : sources_of(g.rows)) {
+    const auto [low, high] = ratio_bounds(g, tail, [&](const CorpusRow& r) { return r.source != source; });
+    for (std::size_t i = 0; i < g.rows.size(); ++i) {
+      if (g.rows[i].source != source) continue;
+      const double ratio = g.rows[i].measured_s / g.predicted[i];
+      inside[source].first += ratio >= low && ratio <= high;
+      inside[source].second += 1;
+    }
+  }
+  double rows_inside = 0, rows = 0;
+  for (const auto& [source, in_n] : inside) {
+    c.by_source[source] = in_n.first / in_n.second;
+    c.sources_alike += c.by_source[source] / static_cast<double>(inside.size());
+    rows_inside += in_n.first;
+    rows += in_n.second;
+  }
+  c.rows = rows > 0 ? rows_inside / rows : 0;
+  return c;
+}
+
+}  // namespace
+
+IntervalCoverage nested_coverage(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
+                                 int min_gpus, int below_gpus, double tail) {
+  return coverage_of(regime_rows(rows, predicted, min_gpus, below_gpus), tail);
+}
+
+double interval_tail(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted, int min_gpus,
+                     int below_gpus) {
+  const Regime g = regime_rows(rows, predicted, min_gpus, below_gpus);
+  // From the nominal central 80% outwards, a percentile at a time, to the first interval whose
+  // nested coverage reaches 80%; the widest (every held-out error) where none does.
+  for (int percent = 10; percent > 0; --percent)
+    if (coverage_of(g, percent / 100.0).sources_alike >= kNominalCoverage) return percent / 100.0;
+  return 0;
+}
+
+ErrorBand error_band(const std::vector<CorpusRow>& all_rows, const std::vector<double>& all_predicted, int min_gpus,
+                     int below_gpus, std::string basis) {
+  const Regime g = regime_rows(all_rows, all_predicted, min_gpus, below_gpus);
+  ErrorBand b;
+  b.min_gpus = min_gpus;
+  b.basis = std::move(basis);
+  if (g.rows.empty()) return b;
+  const double tail = interval_tail(all_rows, all_predicted, min_gpus, below_gpus);
+  std::tie(b.low, b.high) = ratio_bounds(g, tail, [](const CorpusRow&) { return true; });
+  b.mean_abs = source_weighted(g.rows, g.predicted).mean_abs;
+  b.within_job_mean_abs = rank_jobs(g.rows, g.predicted).empty() ? b.mean_abs : within_job_error(g.rows, g.predicted);
   return b;
 }
 

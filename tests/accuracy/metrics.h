@@ -34,10 +34,28 @@ ErrorSummary source_weighted(const std::vector<CorpusRow>& rows, const std::vect
 double within_job_error(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
                         std::size_t min_layouts = 5);
 
-// measured / predicted bounds of the central 80% (each source weighted alike), with the
-// source-weighted mean absolute error and the within-job error (the mean error where the
-// rows form no job of five layouts), over the rows on at least `min_gpus` GPUs (and fewer
-// than `below_gpus`, 0 = no bound).
+// How often an interval built without a source contained that source's measurements
+// (nested: the interval applied to source S comes from the other sources' errors), over the
+// rows of one regime, the interval leaving `tail` of the weight out on each side (0.10: the
+// central 80%; 0: every error of the other sources).
+struct IntervalCoverage {
+  double tail = 0.10;
+  double sources_alike = 0;  // mean over sources of the share of its rows inside
+  double rows = 0;           // share of all rows inside
+  std::map<std::string, double> by_source;
+};
+inline constexpr double kNominalCoverage = 0.80;
+IntervalCoverage nested_coverage(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted,
+                                 int min_gpus, int below_gpus, double tail);
+// The tail the stated interval leaves out: 0.10 (the central 80%) where the nested coverage
+// reaches 80% (sources alike), else the first percentile below that does, else 0.
+double interval_tail(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted, int min_gpus,
+                     int below_gpus);
+
+// measured / predicted bounds leaving interval_tail() out on each side (each source weighted
+// alike), with the source-weighted mean absolute error and the within-job error (the mean
+// error where the rows form no job of five layouts), over the rows on at least `min_gpus`
+// GPUs (and fewer than `below_gpus`, 0 = no bound).
 ErrorBand error_band(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted, int min_gpus,
                      int below_gpus, std::string basis);
 // The regimes clustercast states its error for: runs on fewer than 64 GPUs (host-bound

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,60 @@ std::string summary_table(const std::vector<CorpusRow>& rows, const CrossValidat
                      pct(s.signed_mean), abs_pct(h.mean_abs), abs_pct(h.worst_abs), pct(h.signed_mean));
   }
   return t;
+}
+
+// Per stack, the held-out error with the stack named and left unnamed (the default stack),
+// sources weighted alike, over the rows both predict.
+std::string naming_table(const std::vector<CorpusRow>& rows, const CrossValidation& cv) {
+  std::map<std::string, std::vector<std::size_t>> by_stack;
+  for (std::size_t i = 0; i < rows.size(); ++i) by_stack[rows[i].config.framework].push_back(i);
+  std::string t =
+      "| stack | sources | rows | held-out mean, stack named | held-out mean, stack unnamed | named − unnamed |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const auto& [stack, index] : by_stack) {
+    std::vector<CorpusRow> both;
+    std::vector<double> named, unnamed;
+    for (std::size_t i : index)
+      if (!std::isnan(cv.held_out_default_stack[i])) {
+        both.push_back(rows[i]);
+        named.push_back(cv.held_out[i]);
+        unnamed.push_back(cv.held_out_default_stack[i]);
+      }
+    if (both.empty()) continue;
+    const double with = source_weighted(both, named).mean_abs, without = source_weighted(both, unnamed).mean_abs;
+    t += fmt::format("| {} | {} | {} | {} | {} | {:+.1f} points |\n", stack, sources_of(both).size(), both.size(),
+                     abs_pct(with), abs_pct(without), 100 * (with - without));
+  }
+  return t;
+}
+
+// Nested coverage per regime: the interval applied to each source built without it.
+std::string coverage_section(const std::vector<CorpusRow>& rows, const CrossValidation& cv) {
+  std::string t = fmt::format(
+      "How often the interval held: for each source, the interval built from every *other* source's held-out "
+      "errors (nested), and the share of that source's rows whose measurement fell inside. Where the central 80% "
+      "does not contain {:.0f}% of the measurements (sources alike), the stated interval widens a percentile at a "
+      "time until it does, or to every held-out error of the other sources.\n\n| regime | nested coverage of the "
+      "central 80%, sources alike | rows | interval stated | its nested coverage, sources alike | rows | "
+      "sources least covered |\n|---|---|---|---|---|---|---|\n",
+      100 * kNominalCoverage);
+  for (const auto& [min_gpus, below] : {std::pair{1, kLargeRunGpus}, std::pair{kLargeRunGpus, 0}}) {
+    const IntervalCoverage nominal = nested_coverage(rows, cv.held_out, min_gpus, below, 0.10);
+    const double tail = interval_tail(rows, cv.held_out, min_gpus, below);
+    const IntervalCoverage stated = nested_coverage(rows, cv.held_out, min_gpus, below, tail);
+    std::vector<std::pair<double, std::string>> worst;
+    for (const auto& [source, share] : stated.by_source) worst.emplace_back(share, source);
+    std::sort(worst.begin(), worst.end());
+    std::string least;
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, worst.size()); ++k)
+      least += fmt::format("{}{} {}", k ? ", " : "", worst[k].second, abs_pct(worst[k].first));
+    t += fmt::format("| {} GPUs | {} | {} | {} | {} | {} | {} |\n",
+                     below ? fmt::format("< {}", below) : fmt::format(">= {}", min_gpus), abs_pct(nominal.sources_alike),
+                     abs_pct(nominal.rows),
+                     tail > 0 ? fmt::format("central {:.0f}%", 100 * (1 - 2 * tail)) : std::string("every error"),
+                     abs_pct(stated.sources_alike), abs_pct(stated.rows), least);
+  }
+  return t + "\n";
 }
 
 std::string ranking_table(const std::vector<CorpusRow>& rows, const CrossValidation& cv) {
@@ -78,7 +133,7 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
                     min_rho, abs_pct(worst_regret));
   md += "\nThe held-out errors set every prediction's interval and the search's tie tolerance, per regime (small "
         "runs are host-bound and miss differently from large ones): the interval is the central 80% of held-out "
-        "measured / predicted (sources weighted alike); the tie tolerance is how far a layout's held-out error strays "
+        "measured / predicted (sources weighted alike), widened where that held too few measurements (below); the tie tolerance is how far a layout's held-out error strays "
         "from the common error of its job (same model, cluster, GPUs, batch), or the mean error where the regime has "
         "no job of five layouts.\n\n| regime | held-out mean | interval (measured / predicted) | 24.1 days reads as "
         "| tie tolerance |\n|---|---|---|---|---|\n";
@@ -86,12 +141,24 @@ std::string accuracy_report(const std::vector<CorpusRow>& rows, const std::vecto
     md += fmt::format("| {} GPUs | {} | {:.3f}–{:.3f} | {:.1f}–{:.1f} days | {} |\n",
                       b.min_gpus == 1 ? fmt::format("< {}", kLargeRunGpus) : fmt::format(">= {}", b.min_gpus),
                       abs_pct(b.mean_abs), b.low, b.high, 24.1 * b.low, 24.1 * b.high, abs_pct(b.within_job_mean_abs));
-  md += "\n";
+  md += "\n" + coverage_section(rows, cv);
   md += "## By source\n\n" + summary_table(rows, cv, "source", [](const CorpusRow& r) { return r.source; });
   md += "\n## By GPU generation\n\n" +
         summary_table(rows, cv, "generation", [](const CorpusRow& r) { return gpu_generation(r.cluster.gpu); });
   md += "\n## By software stack\n\n" +
         summary_table(rows, cv, "framework", [](const CorpusRow& r) { return r.config.framework; });
+  md += fmt::format(
+      "\n## Naming the stack\n\nEach row held out, predicted with its stack named and left unnamed ({}, what a "
+      "user who does not say gets). Named, a row gets its stack's facts (which kernels it fuses, whether its pipeline "
+      "sends block, how it spreads layers over stages: `traces/presets/frameworks/`) and the stack's own fitted "
+      "constants{}; held out, a stack that only the held-out source measures has none, and runs on the shared "
+      "constants with its facts. Rows the default stack refuses (a layer split only the named stack makes) are left "
+      "out.\n\n",
+      kDefaultFramework,
+      kSourcesForStackConstants > 1
+          ? fmt::format(" where {} or more sources measure it (else the shared ones)", kSourcesForStackConstants)
+          : std::string());
+  md += naming_table(rows, cv);
   md += "\n## Fully stated layouts against partly assumed ones\n\n" +
         summary_table(rows, cv, "layout", [](const CorpusRow& r) {
           return r.fully_stated() ? std::string("fully stated") : std::string("partly assumed");

@@ -111,6 +111,16 @@ TEST(CrossValidation, ShippedConstantsReportAndBoundsComeFromTheCorpus) {
         << "the fit without " << source;
   }
 
+  // 3b. The interval each prediction carries holds what it claims (issue 33 acceptance 3): in
+  // each regime, the interval applied to a source is built without that source's errors, and it
+  // contains the measurement for at least 80% of the rows, sources alike. The central 80% did
+  // not (71% and 73%); the stated interval widens until it does.
+  for (const auto& [min_gpus, below] : {std::pair{1, kLargeRunGpus}, std::pair{kLargeRunGpus, 0}}) {
+    const double tail = interval_tail(f.rows, f.cv.held_out, min_gpus, below);
+    EXPECT_GE(nested_coverage(f.rows, f.cv.held_out, min_gpus, below, tail).sources_alike, kNominalCoverage)
+        << "runs on " << min_gpus << " or more GPUs";
+  }
+
   // 4. Bounds (issue 11's targets where the model meets them; docs/accuracy.md has the rest).
   // No systematic optimism where the simulator is meant to be used, runs on 64 or more GPUs:
   // the held-out signed mean error there, sources alike, within ±2%. Over the whole corpus it
