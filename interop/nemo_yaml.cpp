@@ -237,9 +237,9 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
   else a.position_embedding_type = pos;
   // NeMo passes rotary_base to rope positions only.
   if (const auto theta = y.number("model.rotary_base"); theta && pos == "rope") {
-    if (!(*theta >= 1 && *theta <= 2147483647))
-      fail_at("model.rotary_base", "{}: model.rotary_base is {}; it must be a number from 1 to 2147483647", y.where(),
-              *theta);
+    if (!(*theta >= 1 && *theta <= ModelSpec::kMaxRotaryBase))
+      fail_at("model.rotary_base", "{}: model.rotary_base is {}; it must be a number from 1 to {:g}", y.where(),
+              *theta, ModelSpec::kMaxRotaryBase);
     base.rotary_base = *theta;
   }
   read_model_architecture(y, a);

@@ -290,8 +290,9 @@ void ModelSpec::validate(const std::string& where) const {
                                   std::pair{"final_logit_softcapping", final_logit_softcap}})
     if (!(cap >= 0 && cap <= 1e6))
       fail("{}: {} is {}; it must be 0 (no cap) or a positive number up to 1e6", where, name, cap);
-  if (!(rotary_base >= 1 && rotary_base <= 1e12))
-    fail_at("--rotary-base", "{}: rotary_base is {}; it must be a number from 1 to 1e12", where, rotary_base);
+  if (!(rotary_base >= 1 && rotary_base <= kMaxRotaryBase))
+    fail_at("--rotary-base", "{}: rotary_base is {}; it must be a number from 1 to {:g}", where, rotary_base,
+            kMaxRotaryBase);
   if (rotary_base != kDefaultRotaryBase && position_embedding != PositionEmbedding::Rope)
     fail_at("--rotary-base", "{}: rotary_base {} on a model with {} positions; it applies to rope positions only",
             where, rotary_base, to_string(position_embedding));

@@ -37,6 +37,9 @@ struct ModelSpec {
   // default 10,000). It bears on neither time nor memory; it is carried so that an export trains
   // the model it was read as (Llama 3 at 10,000 instead of 500,000 is another model).
   static constexpr double kDefaultRotaryBase = 10'000;
+  // The largest base any reader takes: far past any published model's (Llama 3's 500,000,
+  // Qwen3's 1,000,000), short of where a typo of extra zeros would pass.
+  static constexpr double kMaxRotaryBase = 1e12;
   double rotary_base = kDefaultRotaryBase;
   bool tied_embeddings = true;
   bool dropout = true;  // hidden and attention dropout (masks are stored activations)

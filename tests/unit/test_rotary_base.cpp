@@ -63,7 +63,7 @@ TEST(RotaryBase, MegatronLeavesItAsideBesideLearnedPositions) {
 TEST(RotaryBase, OutOfRangeOrOnAnotherPositionKindIsRefused) {
   ModelSpec m = load_model("llama3-8b");
   m.rotary_base = 0;
-  EXPECT_NE(error_of([&] { m.validate("m.json"); }).find("rotary_base is 0; it must be a number from 1 to 1e12"),
+  EXPECT_NE(error_of([&] { m.validate("m.json"); }).find("rotary_base is 0; it must be a number from 1 to 1e+12"),
             std::string::npos);
   m = load_model("gpt3-175b");
   m.rotary_base = 500000;
@@ -77,6 +77,27 @@ TEST(RotaryBase, OutOfRangeOrOnAnotherPositionKindIsRefused) {
   EXPECT_NE(error_of([&] { megatron_arguments(r, {}); }).find("--rotary-base takes a whole number"),
             std::string::npos);
   EXPECT_NE(nemo_yaml(r, {}).find("rotary_base: 10000.5"), std::string::npos);
+}
+
+// One range for every reader: a base the model takes, a NeMo YAML carrying it reads back (it
+// once stopped at 2^31 - 1 there), and one past the range is refused by both, with one bound.
+TEST(RotaryBase, EveryReaderTakesTheSameRange) {
+  ModelSpec big = load_model("llama3-8b");
+  big.rotary_base = 5e10;
+  big.validate("m.json");
+  const std::string yaml = nemo_yaml(simulated(big, layout(1, 1, 8, 1, 64), "dgx-h100"), {});
+  const LayoutFile f = parse_layout_text(yaml, "a.yaml");
+  ASSERT_TRUE(f.model);
+  EXPECT_EQ(f.model->rotary_base, 5e10);
+  std::string past = yaml;
+  const std::size_t at = past.find("rotary_base: ");
+  ASSERT_NE(at, std::string::npos);
+  past.replace(at, past.find('\n', at) - at, "rotary_base: 2.0e12");
+  EXPECT_NE(error_of([&] { parse_layout_text(past, "a.yaml"); }).find("it must be a number from 1 to 1e+12"),
+            std::string::npos)
+      << error_of([&] { parse_layout_text(past, "a.yaml"); });
+  big.rotary_base = 2e12;
+  EXPECT_NE(error_of([&] { big.validate("m.json"); }).find("it must be a number from 1 to 1e+12"), std::string::npos);
 }
 
 }  // namespace
