@@ -10,8 +10,9 @@
 
 namespace cc {
 
-// The held-out (cross-validated) error of a cost source: measured / predicted time has been
-// within [low, high] on the central 80% of runs the constants were not fitted to.
+// The held-out (cross-validated) error of a cost source: measured / predicted time on runs the
+// constants were not fitted to, [low, high] as wide as held 80% of the measurements of sources
+// it was not built from (the central 80%, widened where that held fewer; docs/accuracy.md).
 struct ErrorBand {
   int min_gpus = 1;               // the regime: runs on at least this many GPUs
   double low = 1.0, high = 1.0;   // ratio bounds, measured / predicted

@@ -72,7 +72,8 @@ struct TimelineEvent {
 };
 
 // Where the measured time of a prediction is expected to fall: the cost source's held-out
-// error (measured / predicted on runs its constants were not fitted to, central 80%).
+// error (measured / predicted on runs its constants were not fitted to), as wide as held 80%
+// of the measurements of sources it was not built from (docs/accuracy.md).
 struct PredictionInterval {
   double low_ratio = 1.0, high_ratio = 1.0;
   std::string basis;
