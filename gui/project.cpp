@@ -45,7 +45,13 @@ Project project_from_presets(const std::string& model, const std::string& cluste
 }
 
 AttentionKernel default_attention(const Project& p, const ModelSpec& model) {
-  return cc::default_attention(p.framework.value_or(kDefaultFramework), model);
+  // The stack as the resolver settles it: the one named, else the cost database's, else Megatron-Core.
+  std::shared_ptr<const CostDatabase> measured;
+  try {
+    measured = read_measured_costs(p.costs_file);
+  } catch (const SpecError&) {  // the run refuses the file beside its field; the default is the named stack's
+  }
+  return cc::default_attention(resolved_stack(p.framework, measured.get()), model);
 }
 
 void replace_model(Project& p, ModelSpec model) {

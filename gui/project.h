@@ -51,8 +51,8 @@ struct Project {
 // A project from presets (throws SpecError on unknown names).
 Project project_from_presets(const std::string& model, const std::string& cluster, int gpus);
 
-// The attention kernel a setup of `model` starts with on `p`'s stack (the one it names, else
-// Megatron-Core's): the stack's default, but unfused for a model that caps its attention scores
+// The attention kernel a setup of `model` starts with on `p`'s stack (the one it names, else its
+// cost database's, else Megatron-Core's: resolved_stack): the stack's default, but unfused for a model that caps its attention scores
 // (Gemma-2's attn_logit_softcapping), which flash attention cannot and the simulator refuses.
 AttentionKernel default_attention(const Project& p, const ModelSpec& model);
 // Puts `model` in `p` as a newly imported or chosen model. The attention follows the new model

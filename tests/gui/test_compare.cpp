@@ -31,6 +31,14 @@ bool wait_until_pinned(ComparePage& page, int n) {
   return page.pinned() == n;
 }
 
+// The page shown at 1400 x 900 with the NeMo example's two setups pinned.
+bool show_nemo_example(ComparePage& page) {
+  page.resize(1400, 900);
+  page.show();
+  page.pin_nemo_example();
+  return wait_until_pinned(page, 2);
+}
+
 SimResult direct(const Project& p) {
   SimOptions o;
   o.train_tokens = p.train_tokens;
@@ -132,10 +140,7 @@ class TestCompare : public QObject {
 
   void timelinesShareOneTimeAxis() {
     ComparePage page;
-    page.resize(1400, 900);
-    page.show();
-    page.pin_nemo_example();
-    QVERIFY(wait_until_pinned(page, 2));
+    QVERIFY(show_nemo_example(page));
     TimelineView* a = page.timeline(0);
     TimelineView* b = page.timeline(1);
     // Both fit the longer iteration, so equal times sit at equal pixels.
@@ -160,8 +165,6 @@ class TestCompare : public QObject {
     QCOMPARE(w.result()->iteration_time_s, w.compare_page()->result(0).iteration_time_s);
   }
 
-  // Deleting the first of two shown timelines gives its room to the second, whose refit must
-  // not reach the deleted one (a use-after-free that crashed the screenshot run now and then).
   // Clear deletes the pinned timelines one by one. Deleting one makes the splitter hand its room
   // to the next at once (under xcb), whose refit tells every pinned view its scale — and must
   // not reach the one just deleted (a use-after-free that crashed the screenshot run now and
@@ -169,10 +172,7 @@ class TestCompare : public QObject {
   // here too, as it happens under xcb, for a sanitizer or a debugger to see.
   void clearListsNoDeletedTimeline() {
     ComparePage page;
-    page.resize(1400, 900);
-    page.show();
-    page.pin_nemo_example();
-    QVERIFY(wait_until_pinned(page, 2));
+    QVERIFY(show_nemo_example(page));
     TimelineView* second = page.timeline(1);
     int pinned_as_the_first_went = -1;
     connect(page.timeline(0)->parentWidget(), &QObject::destroyed, this, [&] {  // its box, after the view

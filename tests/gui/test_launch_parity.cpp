@@ -157,6 +157,18 @@ class TestLaunchParity : public QObject {
   void analyticModel() { expect_same_prediction(kAnalytic); }
   void analyticModelOtherStack() { expect_same_prediction(with(kAnalytic, {"--framework", "megatron-deepspeed"})); }
   void cpuDatabase() { expect_same_prediction(kCpuDatabase); }
+
+  // A newly chosen model's attention starts at the default of the stack the run resolves to, as
+  // `simulate` picks it: Megatron-Core's flash, our engine's unfused kernels where the cost
+  // database is the engine's, and a stack the user names over the database's.
+  void defaultAttentionIsTheResolvedStacks() {
+    Project p = project_from_presets("gpt3-175b", "dgx-a100-80gb", 8);
+    QVERIFY(default_attention(p, p.model) == AttentionKernel::Flash);
+    p.costs_file = kTraces + "/cpu-xeon-2core-small.json";
+    QVERIFY(default_attention(p, p.model) == AttentionKernel::Unfused);
+    p.framework = "nemo";
+    QVERIFY(default_attention(p, p.model) == AttentionKernel::Flash);
+  }
   void cpuDatabaseOtherStack() { expect_same_prediction(with(kCpuDatabase, {"--framework", "megatron-core"})); }
   void gpuDatabase() { expect_same_prediction(kGpuDatabase); }
   void contextParallel() {
