@@ -154,14 +154,21 @@ IntervalCoverage nested_coverage(const std::vector<CorpusRow>& rows, const std::
   return coverage_of(regime_rows(rows, predicted, min_gpus, below_gpus), tail);
 }
 
-double interval_tail(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted, int min_gpus,
-                     int below_gpus) {
-  const Regime g = regime_rows(rows, predicted, min_gpus, below_gpus);
-  // From the nominal central 80% outwards, a percentile at a time, to the first interval whose
-  // nested coverage reaches 80%; the widest (every held-out error) where none does.
+namespace {
+
+// From the nominal central 80% outwards, a percentile at a time, to the first interval whose
+// nested coverage reaches 80%; the widest (every held-out error) where none does.
+double tail_reaching_nominal(const Regime& g) {
   for (int percent = 10; percent > 0; --percent)
     if (coverage_of(g, percent / 100.0).sources_alike >= kNominalCoverage) return percent / 100.0;
   return 0;
+}
+
+}  // namespace
+
+double interval_tail(const std::vector<CorpusRow>& rows, const std::vector<double>& predicted, int min_gpus,
+                     int below_gpus) {
+  return tail_reaching_nominal(regime_rows(rows, predicted, min_gpus, below_gpus));
 }
 
 ErrorBand error_band(const std::vector<CorpusRow>& all_rows, const std::vector<double>& all_predicted, int min_gpus,
@@ -171,8 +178,7 @@ ErrorBand error_band(const std::vector<CorpusRow>& all_rows, const std::vector<d
   b.min_gpus = min_gpus;
   b.basis = std::move(basis);
   if (g.rows.empty()) return b;
-  const double tail = interval_tail(all_rows, all_predicted, min_gpus, below_gpus);
-  std::tie(b.low, b.high) = ratio_bounds(g, tail, [](const CorpusRow&) { return true; });
+  std::tie(b.low, b.high) = ratio_bounds(g, tail_reaching_nominal(g), [](const CorpusRow&) { return true; });
   b.mean_abs = source_weighted(g.rows, g.predicted).mean_abs;
   b.within_job_mean_abs = rank_jobs(g.rows, g.predicted).empty() ? b.mean_abs : within_job_error(g.rows, g.predicted);
   return b;
