@@ -188,23 +188,52 @@ std::vector<double> predict(const std::vector<CorpusRow>& rows, const Calibratio
   return out;
 }
 
+namespace {
+
+// The rows a fit on `all_rows` uses (an even stride through large sources), each with its
+// weight (each source counts alike) and its log measured time.
+struct FitRows {
+  std::vector<CorpusRow> rows;
+  Eigen::VectorXd weight, log_measured;
+};
+FitRows fit_rows(const std::vector<CorpusRow>& all_rows, const FitOptions& o) {
+  FitRows f;
+  for (std::size_t i : fit_subset(all_rows, o.max_rows_per_source)) f.rows.push_back(all_rows[i]);
+  std::map<std::string, double> per_source;
+  for (const auto& r : f.rows) per_source[r.source] += 1;
+  const auto n = static_cast<Eigen::Index>(f.rows.size());
+  f.weight.resize(n);
+  f.log_measured.resize(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& r = f.rows[static_cast<std::size_t>(i)];
+    f.weight[i] = 1.0 / (kRowSigma * std::sqrt(per_source[r.source]));
+    f.log_measured[i] = std::log(r.measured_s);
+  }
+  return f;
+}
+
+}  // namespace
+
+double data_cost(const std::vector<CorpusRow>& all_rows, const Calibration& c, const FitOptions& o) {
+  const FitRows f = fit_rows(all_rows, o);
+  const std::vector<double> pred = predict(f.rows, c, o.threads);
+  double cost = 0;
+  for (std::size_t i = 0; i < pred.size(); ++i) {
+    const auto k = static_cast<Eigen::Index>(i);
+    cost += std::pow(f.weight[k] * (std::log(pred[i]) - f.log_measured[k]), 2);
+  }
+  return cost;
+}
+
 Calibration fit(const std::vector<CorpusRow>& all_rows, const FitOptions& o, const FitProgress& progress) {
   const Calibration prior = prior_calibration();
   const std::vector<FreeParameter> params = free_parameters(all_rows);
-  const std::vector<std::size_t> subset = fit_subset(all_rows, o.max_rows_per_source);
-  std::vector<CorpusRow> rows;
-  for (std::size_t i : subset) rows.push_back(all_rows[i]);
-  std::map<std::string, double> per_source;
-  for (const auto& r : rows) per_source[r.source] += 1;
-
+  const FitRows fitted = fit_rows(all_rows, o);
+  const std::vector<CorpusRow>& rows = fitted.rows;
+  const Eigen::VectorXd& weight = fitted.weight;
+  const Eigen::VectorXd& log_measured = fitted.log_measured;
   const auto n = static_cast<Eigen::Index>(rows.size());
   const auto p = static_cast<Eigen::Index>(params.size());
-  Eigen::VectorXd weight(n), log_measured(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const auto& r = rows[static_cast<std::size_t>(i)];
-    weight[i] = 1.0 / (kRowSigma * std::sqrt(per_source[r.source]));  // each source counts alike
-    log_measured[i] = std::log(r.measured_s);
-  }
   // Which rows a parameter can move: a generation's rows, a stack's rows, or all of them.
   auto moves = [&](const FreeParameter& fp, const CorpusRow& row) {
     if (fp.scope == FreeParameter::Scope::Generation) return gpu_generation(row.cluster.gpu) == fp.group;
@@ -298,15 +327,26 @@ Calibration fit(const std::vector<CorpusRow>& all_rows, const FitOptions& o, con
   return out;
 }
 
-CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& o, const FitProgress& progress) {
-  // One fit on every source, then one without each source: independent, so they run side by
-  // side, each predicting on one thread.
+CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& o, const FitProgress& progress,
+                               const std::map<std::string, Calibration>& reused) {
+  // One fit on every source, then one without each source that `reused` does not hold:
+  // independent, so they run side by side, each predicting on one thread (a lone fit on all).
   const std::vector<std::string> sources = sources_of(rows);
   std::vector<Calibration> fits(sources.size() + 1);
+  std::vector<std::size_t> to_fit = {0};
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    const auto kept = reused.find(sources[k]);
+    if (kept == reused.end()) {
+      to_fit.push_back(k + 1);
+    } else {
+      fits[k + 1] = kept->second;
+    }
+  }
   std::mutex say_lock;
   FitOptions one = o;
-  one.threads = 1;
-  parallel_rows(fits.size(), o.threads, [&](std::size_t k) {
+  one.threads = to_fit.size() == 1 ? o.threads : 1;
+  parallel_rows(to_fit.size(), to_fit.size() == 1 ? 1 : o.threads, [&](std::size_t j) {
+    const std::size_t k = to_fit[j];
     const std::string what = k == 0 ? "all sources" : "without " + sources[k - 1];
     std::vector<CorpusRow> train;
     for (const auto& r : rows)

@@ -57,6 +57,10 @@ SimResult simulate_row(const CorpusRow& row, const Calibration& c, const Paralle
 // Predicted iteration time of every row under `c` (the calibrated analytic model).
 std::vector<double> predict(const std::vector<CorpusRow>& rows, const Calibration& c, int threads = 0);
 
+// The fit's data term under `c`: the squared weighted log errors of the rows a fit on `rows`
+// uses. A fit kept from an earlier run still holds while this recomputes to what it was.
+double data_cost(const std::vector<CorpusRow>& rows, const Calibration& c, const FitOptions& options = {});
+
 // Fits on `rows`; returns the calibration (prior with the fitted values written in).
 using FitProgress = std::function<void(const std::string&)>;
 Calibration fit(const std::vector<CorpusRow>& rows, const FitOptions& options = {}, const FitProgress& progress = {});
@@ -70,7 +74,10 @@ struct CrossValidation {
   Calibration all;                // the fit on every row
   std::map<std::string, Calibration> without;  // per source: the fit on every other source
 };
+// `reused`: fits without a source, per source, taken as they are instead of refitted (fold_cache.h
+// keeps them between runs and says which still hold).
 CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOptions& options = {},
-                               const FitProgress& progress = {});
+                               const FitProgress& progress = {},
+                               const std::map<std::string, Calibration>& reused = {});
 
 }  // namespace cc::accuracy

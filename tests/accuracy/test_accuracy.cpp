@@ -1,11 +1,14 @@
 // The accuracy claims, recomputed from the corpus: the shipped constants are the fit of
 // tests/reference/measured/, docs/accuracy.md is what that corpus and fit produce, and the
 // held-out (leave-one-source-out) errors stay within the bounds stated here. Refits the
-// model once per source (a few minutes), so the sanitizer run leaves it out.
+// model on every source and takes the fits without each source that fit-costs kept
+// (fold_cache.h; all refitted, a few minutes, with CLUSTERCAST_FULL_REFIT=1); the sanitizer
+// run leaves it out.
 #include <malloc.h>
 
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -14,6 +17,7 @@
 
 #include "accuracy/corpus.h"
 #include "accuracy/fit.h"
+#include "accuracy/fold_cache.h"
 #include "accuracy/metrics.h"
 #include "accuracy/moe_accuracy.h"
 #include "accuracy/report.h"
@@ -40,17 +44,35 @@ Subset subset(const std::vector<CorpusRow>& rows, const std::vector<double>& pre
   return s;
 }
 
+// Every constant `fitted` sets is `reference`'s, to 1e-9.
+void expect_same_constants(const Calibration& reference, const Calibration& fitted, const std::string& what) {
+  for (const auto& field : analytic_param_fields())
+    EXPECT_NEAR(reference.defaults.*field.member, fitted.defaults.*field.member,
+                1e-9 * std::abs(fitted.defaults.*field.member))
+        << what << ": " << field.name;
+  for (auto groups : {&Calibration::generations, &Calibration::frameworks})
+    for (const auto& [group, values] : fitted.*groups)
+      for (const auto& [name, value] : values)
+        EXPECT_NEAR((reference.*groups).at(group).at(name), value, 1e-9 * std::abs(value))
+            << what << ": " << group << " " << name;
+}
+
 struct Fitted {
   // As fit-costs does: keep freed memory, or the refits spend a third of their time in page
   // faults (every simulation's task graph handed back to the kernel and faulted in again).
-  const bool kept = [] {
+  const bool memory_kept = [] {
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
     return true;
   }();
   std::vector<RefusedRow> refused;
   std::vector<CorpusRow> rows = load_corpus(kCorpus, &refused);
-  CrossValidation cv = cross_validate(rows);
+  // The held-out fits fit-costs kept, where they still hold (fold_cache.h); the rest refitted,
+  // and every one of them with CLUSTERCAST_FULL_REFIT=1.
+  std::vector<std::string> stale;
+  std::map<std::string, Calibration> kept = reusable_folds(kFoldCachePath, kCorpus, rows, {}, &stale);
+  bool full_refit = std::getenv("CLUSTERCAST_FULL_REFIT") && std::string(std::getenv("CLUSTERCAST_FULL_REFIT")) == "1";
+  CrossValidation cv = cross_validate(rows, {}, {}, full_refit ? std::map<std::string, Calibration>{} : kept);
 };
 
 TEST(CorpusCoverage, SpansSourcesGenerationsAndScale) {
@@ -74,14 +96,16 @@ TEST(CorpusCoverage, SpansSourcesGenerationsAndScale) {
 // cross-validation (a fit per source) is the expensive part.
 TEST(CrossValidation, ShippedConstantsReportAndBoundsComeFromTheCorpus) {
   const Fitted f;
+  // 0. The held-out fits fit-costs kept are current, so this test refits only the fit on every
+  // source; with CLUSTERCAST_FULL_REFIT=1 it refits all of them, and they equal the kept ones.
+  std::string why;
+  for (const auto& line : f.stale) why += line + "\n";
+  EXPECT_TRUE(f.stale.empty()) << why << "the kept held-out fits are stale: run ./build/tests/fit-costs";
+  if (f.full_refit)
+    for (const auto& [source, kept] : f.kept) expect_same_constants(kept, f.cv.without.at(source), "without " + source);
   // 1. The shipped constants are the fit of the whole corpus.
   const Calibration& shipped = embedded_calibration();
-  for (const auto& [group, values] : f.cv.all.generations)
-    for (const auto& [name, value] : values)
-      EXPECT_NEAR(shipped.generations.at(group).at(name), value, 1e-9 * std::abs(value)) << group << " " << name;
-  for (const auto& [group, values] : f.cv.all.frameworks)
-    for (const auto& [name, value] : values)
-      EXPECT_NEAR(shipped.frameworks.at(group).at(name), value, 1e-9 * std::abs(value)) << group << " " << name;
+  expect_same_constants(shipped, f.cv.all, "the shipped constants");
   const std::vector<ErrorBand> bands = error_bands(f.rows, f.cv.held_out, "");
   ASSERT_EQ(shipped.held_out.size(), bands.size());
   for (std::size_t i = 0; i < bands.size(); ++i) {

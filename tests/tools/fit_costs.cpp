@@ -2,6 +2,7 @@
 // them leave-one-source-out, and writes the calibration file the simulator embeds and the
 // accuracy report:
 //   ./build/tests/fit-costs                # refit: traces/presets/calibration/analytic-params.json, docs/accuracy.md
+//                                          # and the held-out fits the cross-validation test reuses (fold_cache.h)
 //   ./build/tests/fit-costs --evaluate     # only predict the corpus (and the held-out rows) with the embedded constants
 // Rebuild clustercast afterwards so the binary embeds the new constants.
 #include <malloc.h>
@@ -15,6 +16,7 @@
 
 #include "accuracy/corpus.h"
 #include "accuracy/fit.h"
+#include "accuracy/fold_cache.h"
 #include "accuracy/metrics.h"
 #include "accuracy/report.h"
 #include "sim/atomic_file.h"
@@ -33,12 +35,14 @@ int main(int argc, char** argv) {
   std::string corpus = CLUSTERCAST_SOURCE_DIR "/tests/reference/measured";
   std::string params_out = CLUSTERCAST_SOURCE_DIR "/traces/presets/calibration/analytic-params.json";
   std::string report_out = CLUSTERCAST_SOURCE_DIR "/docs/accuracy.md";
+  std::string folds_out = kFoldCachePath;
   bool evaluate = false;
   std::string rows_out, hold_out;
   FitOptions options;
   app.add_option("--corpus", corpus, "Folder of corpus CSVs")->capture_default_str();
   app.add_option("--params-out", params_out, "Calibration file to write")->capture_default_str();
   app.add_option("--report", report_out, "Accuracy report to write")->capture_default_str();
+  app.add_option("--folds-out", folds_out, "Held-out fits to keep for the cross-validation test")->capture_default_str();
   app.add_option("--threads", options.threads, "Worker threads (0 = every core)");
   app.add_flag("--evaluate", evaluate, "Only predict the corpus with the embedded constants and print the errors");
   app.add_option("--hold-out", hold_out,
@@ -84,13 +88,15 @@ int main(int argc, char** argv) {
     out.provenance["corpus"] = "tests/reference/measured";
     out.provenance["corpus_rows"] = rows.size();
     out.provenance["sources"] = sources_of(rows);
-    // Render both before writing either, so a failure leaves neither half-updated.
+    // Render all three before writing any, so a failure leaves none half-updated.
     const std::string params_text = calibration_to_json(out).dump(2) + "\n";
     const std::string report_text =
         accuracy_report(rows, refused, cv, load_held_out(corpus), "./build/tests/fit-costs");
+    const std::string folds_text = fold_cache_text(corpus, rows, cv, options);
     write_file_atomically(params_out, params_text);
     write_file_atomically(report_out, report_text);
-    std::cerr << fmt::format("wrote {} and {} ({:.0f} s)\n", params_out, report_out,
+    write_file_atomically(folds_out, folds_text);
+    std::cerr << fmt::format("wrote {}, {} and {} ({:.0f} s)\n", params_out, report_out, folds_out,
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return 0;
   } catch (const SpecError& e) {
