@@ -37,6 +37,10 @@ struct LayoutFile {
   // --no-masked-softmax-fusion: whether it matters depends on the attention kernel, which flags
   // beside the file may still change, so resolve_run decides (LayoutRequest).
   bool no_masked_softmax_fusion = false;
+  // Kernel choices the file states, which only some stacks' runs made (FrameworkSpec): the
+  // stack is settled beside the file, so resolve_run checks them.
+  bool deterministic_mode = false;               // --deterministic-mode
+  bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
 };
 
 // One layout document from its text; `where` names it in messages ("layout file 'x.yaml'").

@@ -12,6 +12,7 @@
 #include "interop/megatron_options.h"
 #include "interop/moe_layer_freq.h"
 #include "sim/error.h"
+#include "sim/framework_spec.h"
 
 namespace cc {
 
@@ -54,6 +55,8 @@ LayoutFile read_megatron(const std::string& text, const std::string& where, cons
   c.precision = Precision::FP32;
   c.global_batch = 0;  // finish_layout: micro batch x DP, Megatron's default
   out.no_masked_softmax_fusion = args.layout.no_masked_softmax_fusion;
+  out.deterministic_mode = args.layout.deterministic_mode;
+  out.no_gradient_accumulation_fusion = args.layout.no_gradient_accumulation_fusion;
   std::optional<ModelSpec> model;
   const MegatronModelArgs& m = args.model;
   if (names_the_model(m)) {
@@ -157,6 +160,10 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   if (c.overlap_grad_reduce) arg("--overlap-grad-reduce");
   if (c.overlap_param_gather) arg("--overlap-param-gather");
   if (c.tp_comm_overlap) arg("--tp-comm-overlap");
+  // The kernel choices of the stack the prediction was priced under: the run makes them too.
+  const FrameworkSpec& stack = load_framework(c.framework);
+  if (stack.deterministic_mode) arg("--deterministic-mode");
+  if (!stack.gradient_accumulation_fusion) arg("--no-gradient-accumulation-fusion");
   if (c.moe != MoeRunOptions{}) {
     const MoeRunOptions& o = c.moe;
     arg("--moe-token-dispatcher-type", to_string(o.dispatcher));
@@ -266,6 +273,11 @@ std::string megatron_launch_script(const SimResult& r, const MemoryReserve& rese
     out += "# Megatron-LM asserts it under tensor (and sequence) parallelism on GPUs before Blackwell: one\n"
            "# hardware queue keeps the TP communication kernels in the order they were issued.\n"
            "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  if (load_framework(c.framework).deterministic_mode)
+    out += "# --deterministic-mode: Megatron-LM asserts NCCL_ALGO is set (Ring, as its functional tests run), and\n"
+           "# deterministic cuBLAS needs a fixed workspace (torch.use_deterministic_algorithms).\n"
+           "export NCCL_ALGO=Ring\n"
+           "export CUBLAS_WORKSPACE_CONFIG=:4096:8\n";
   out += fmt::format("torchrun --nproc_per_node {} --nnodes {} --node_rank \"${{NODE_RANK:-0}}\" \\\n"
                      "  --master_addr \"${{MASTER_ADDR:-localhost}}\" --master_port \"${{MASTER_PORT:-29500}}\" \\\n"
                      "  pretrain_gpt.py $(cat \"$(dirname \"$0\")/{}\") \"$@\"\n",

@@ -161,6 +161,14 @@ const MegatronOption<L> kLayoutOptions[] = {
      "flash attention, which has no separate softmax; refused with the unfused kernels, whose softmax is priced "
      "fused",
      &L::no_masked_softmax_fusion},
+    {"--deterministic-mode", nullptr, kLayout,
+     "Deterministic kernels (slower, Megatron-Core says): priced only under a stack whose measured runs used them "
+     "(megatron-core-ci, Megatron-LM's functional-test harness); refused under any other",
+     &L::deterministic_mode},
+    {"--no-gradient-accumulation-fusion", nullptr, kLayout,
+     "Weight gradients added to the fp32 main gradients by a separate kernel: priced only under a stack whose "
+     "measured runs did so (megatron-core-ci); refused under any other",
+     &L::no_gradient_accumulation_fusion},
     {"--bf16", nullptr, kLayout, "= --precision bf16", &L::bf16},
     {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},
     {"--fp8-format", nullptr, kLayout,
@@ -298,9 +306,6 @@ std::string refusal_reason(const std::string& flag) {
     return "clustercast's own flag, not Megatron-LM's: give it on the command line, beside --config";
   // Switches that Megatron-LM's functional tests set and that change time or memory.
   static const std::pair<const char*, const char*> kReasons[] = {
-      {"--deterministic-mode",
-       "chooses deterministic kernels, which Megatron-Core says usually means slower execution (ModelParallelConfig); "
-       "not modelled"},
       {"--calculate-per-token-loss", "scales gradients by the token count instead of averaging them in the reduction, "
        "which is not modelled"},
       {"--empty-unused-memory-level", "empties PyTorch's cached memory during the iteration, which is not modelled"},

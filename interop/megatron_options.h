@@ -60,7 +60,7 @@ struct MegatronLayoutArgs {
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,
        overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false,
        recompute_activations = false, account_for_embedding = false, account_for_loss = false,
-       no_masked_softmax_fusion = false;
+       no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false;
 };
 
 template <class Args>

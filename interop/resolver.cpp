@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/analytic_costs.h"
 #include "sim/error.h"
@@ -47,6 +48,36 @@ std::optional<std::string> hardware_mismatch(const CostDatabase& db, const Clust
                      db.machine.gpu_name, cluster.name, cluster.gpu.name);
 }
 
+namespace {
+
+// The stacks whose measured runs made a kernel choice, for a refusal to name.
+std::string stacks_that(bool FrameworkSpec::*fact, bool value) {
+  std::vector<std::string> names;
+  for (const auto& name : framework_preset_names())
+    if (load_framework(name).*fact == value) names.push_back(name);
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+// A kernel choice the launch line states that the stack's measured runs did not make is refused
+// (FrameworkSpec: no fitted quantity prices it on its own); one the line is silent on takes the
+// stack's.
+void check_stated_kernels(const LayoutRequest& layout, const std::string& framework) {
+  const FrameworkSpec& stack = load_framework(framework);
+  if (layout.deterministic_mode && !stack.deterministic_mode)
+    fail_at("--deterministic-mode",
+            "--deterministic-mode is not priced under stack '{}': deterministic kernels are priced only as part of a "
+            "stack whose measured runs used them ({}; give --framework), or drop the flag",
+            framework, stacks_that(&FrameworkSpec::deterministic_mode, true));
+  if (layout.no_gradient_accumulation_fusion && stack.gradient_accumulation_fusion)
+    fail_at("--no-gradient-accumulation-fusion",
+            "--no-gradient-accumulation-fusion is not priced under stack '{}': the separate gradient-accumulation "
+            "kernels are priced only as part of a stack whose measured runs used them ({}; give --framework), or "
+            "drop the flag",
+            framework, stacks_that(&FrameworkSpec::gradient_accumulation_fusion, false));
+}
+
+}  // namespace
+
 ResolvedRun resolve_run(RunRequest request) {
   ResolvedRun out;
   try {
@@ -83,6 +114,7 @@ ResolvedRun resolve_run(RunRequest request) {
     out.warnings.push_back(
         "--no-masked-softmax-fusion left aside: with flash attention there is no separate softmax for it to unfuse");
   }
+  check_stated_kernels(layout, c.framework);
   if (layout.dp) {
     c.dp = *layout.dp;
   } else if (request.gpus) {

@@ -30,6 +30,9 @@ struct LayoutRequest {
   bool attention_named = false;          // --use-flash-attn / --attention-backend (or the GUI's box)
   std::optional<std::string> framework;  // --framework
   bool no_masked_softmax_fusion = false;  // Megatron-LM's unfused softmax: see resolve_run
+  // Kernel choices stated by flags or the layout file, checked against the stack's (resolve_run).
+  bool deterministic_mode = false;               // --deterministic-mode
+  bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
 };
 
 struct RunRequest {

@@ -28,6 +28,8 @@ FrameworkSpec framework_from_json(const nlohmann::json& doc, const std::string& 
   s.pytorch = f.boolean("pytorch");
   s.transformer_engine = f.boolean("transformer_engine");
   s.cublas_workspace_mib = f.number("cublas_workspace_mib", 0);
+  s.deterministic_mode = f.boolean_or("deterministic_mode", false);
+  s.gradient_accumulation_fusion = f.boolean_or("gradient_accumulation_fusion", true);
   return s;
 }
 

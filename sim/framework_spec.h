@@ -37,6 +37,12 @@ struct FrameworkSpec {
   bool pytorch = true;
   bool transformer_engine = false;
   double cublas_workspace_mib = 0;
+  // Kernel choices the stack's measured runs made, which its fitted constants (calibration.h)
+  // carry with them: no fitted quantity yet prices either on its own, so a launch line that
+  // states the other choice is refused under this stack (resolve_run) and names the stack
+  // whose runs made it.
+  bool deterministic_mode = false;            // Megatron-LM --deterministic-mode
+  bool gradient_accumulation_fusion = true;   // off: --no-gradient-accumulation-fusion
 };
 
 inline constexpr const char* kDefaultFramework = "megatron-core";

@@ -11,6 +11,7 @@
 namespace cc::cli_test {
 namespace {
 
+const std::string kReference = std::string(CLUSTERCAST_SOURCE_DIR) + "/tests/reference/";
 const std::vector<std::string> kGpt3 = {"simulate", "--model", "gpt3-175b", "--gpus", "1024", "--tp", "8", "--pp",
                                         "16", "--micro-batch-size", "1", "--global-batch-size", "1536", "--json"};
 
@@ -109,6 +110,42 @@ TEST(MegatronFlags, WithoutAnAttentionFlagEachStackRunsItsOwnDefault) {
                 .at("config")
                 .at("attention"),
             "flash");
+}
+
+// Megatron-LM's functional-test harness runs deterministic kernels and adds each weight gradient to
+// the fp32 main gradient in a kernel of its own; only the stack fitted to those runs
+// (megatron-core-ci) prices them. Under another stack each flag is refused by name and names that
+// stack; an export under it writes both (and the environment Megatron-LM asserts for
+// deterministic mode) and reads back to its own prediction.
+TEST(MegatronFlags, HarnessKernelChoicesArePricedOnlyUnderTheStackThatRanThem) {
+  const std::string test_case = kReference + "megatron/functional/gpt3_mcore_te_tp2_pp2.args";
+  const std::vector<std::string> run = {"simulate", "--config", test_case, "--cluster", "dgx-h100", "--gpus", "8"};
+  const RunResult refused = run_clustercast(run);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(refused.out.empty());
+  EXPECT_NE(refused.err.find("--deterministic-mode is not priced under stack 'megatron-core': deterministic kernels "
+                             "are priced only as part of a stack whose measured runs used them (megatron-core-ci; "
+                             "give --framework)"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(simulate_json(with(run, {"--framework", "megatron-core-ci", "--json"})).at("config").at("framework"),
+            "megatron-core-ci");
+  const RunResult unfused = run_clustercast(with(kGpt3, {"--no-gradient-accumulation-fusion", "--framework", "nemo"}));
+  EXPECT_EQ(unfused.exit_code, 2);
+  EXPECT_NE(unfused.err.find("--no-gradient-accumulation-fusion is not priced under stack 'nemo'"), std::string::npos)
+      << unfused.err;
+
+  const TempDir dir;
+  const RunResult search = run_clustercast({"search", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
+                                            "--global-batch-size", "64", "--framework", "megatron-core-ci", "--top",
+                                            "1", "--json", "--export-megatron", dir.file("best.args")});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  const std::string args = read_file(dir.file("best.args"));
+  EXPECT_NE(args.find("--deterministic-mode\n"), std::string::npos) << args;
+  EXPECT_NE(args.find("--no-gradient-accumulation-fusion\n"), std::string::npos) << args;
+  EXPECT_NE(read_file(dir.file("best.args.sh")).find("export NCCL_ALGO=Ring\n"), std::string::npos);
+  const auto again = simulate_json({"simulate", "--config", dir.file("best.args"), "--json"});
+  EXPECT_EQ(again.at("iteration_time_s"), nlohmann::json::parse(search.out).at("results").at(0).at("iteration_time_s"));
 }
 
 TEST(ShapeOverrides, HeadsOnAMultiHeadPresetMoveItsQueryGroups) {
