@@ -219,6 +219,9 @@ RunRequest RunFlags::request() const {
   const std::optional<LayoutFile> file = layout.read_file();
   RunRequest r;
   r.model = model.resolve(file ? file->model : std::nullopt);
+  if (file && file->model && model.model.empty() && !model.vocab_size && !file->vocabulary_unknown.empty())
+    fail_at("--vocab-size", "{}; give it with --vocab-size (32000 for Llama 2's and Mistral's sentencepiece models)",
+            file->vocabulary_unknown);
   r.cluster = cluster.resolve(file ? file->cluster : std::nullopt);
   r.gpus = cluster.gpus ? cluster.gpus : file ? file->gpus : std::nullopt;
   // A count from the file passes the check --gpus would, and the message names the file.

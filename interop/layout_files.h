@@ -31,9 +31,13 @@ struct LayoutFile {
   // Flags or keys read and left aside because they bear on neither time nor memory (learning
   // rate, data paths, logging...), for the one note line a command prints.
   std::vector<std::string> ignored;
-  // What the reader assumed where the file is silent (e.g. the vocabulary of a NeMo config
-  // whose tokenizer it does not know), one sentence each, for the command to print as notes.
+  // What the reader assumed where the file is silent, one sentence each, for the command to
+  // print as notes.
   std::vector<std::string> notes;
+  // Non-empty when the model's vocabulary lives in a tokenizer file clustercast cannot read (a
+  // NeMo config's sentencepiece model): the sentence saying so, for the command to refuse the
+  // file with unless --vocab-size gives the vocabulary.
+  std::string vocabulary_unknown;
   // --no-masked-softmax-fusion: whether it matters depends on the attention kernel, which flags
   // beside the file may still change, so resolve_run decides (LayoutRequest).
   bool no_masked_softmax_fusion = false;

@@ -198,7 +198,7 @@ std::optional<int> known_tokenizer_vocab(const NemoKeys& y) {
   return it == kHubVocab.end() ? std::nullopt : std::optional<int>(it->second);
 }
 
-ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vector<std::string>& notes) {
+ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::string& vocabulary_unknown) {
   MegatronModelArgs a;
   for (const auto& [key, field] : {std::pair{"model.num_layers", &a.num_layers},
                                    std::pair{"model.hidden_size", &a.hidden_size},
@@ -252,9 +252,10 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::vect
   if (const auto vocab = known_tokenizer_vocab(y)) {
     m.vocab_size = static_cast<int>(megatron_padded_vocab(*vocab, unit, tp));
   } else if (!vocab_in_comment) {
-    notes.push_back(fmt::format("{}: the vocabulary comes from a tokenizer clustercast cannot read; {} assumed "
-                                "(give --vocab-size)",
-                                y.where(), m.vocab_size));
+    // Its model file's path is left out: it is often an interpolation only the launcher resolves.
+    vocabulary_unknown =
+        fmt::format("{}: the vocabulary comes from model.tokenizer (library '{}'), whose words clustercast cannot count",
+                    y.where(), y.get("model.tokenizer.library").value_or("none"));
   }
   return m;
 }
@@ -334,7 +335,7 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   // Our own export names the vocabulary in its clustercast line (NeMo has no key for it).
   const bool vocab_in_comment = text.find("# clustercast:") != std::string::npos &&
                                 text.find(" --vocab-size ", text.find("# clustercast:")) != std::string::npos;
-  if (y.has("model.num_layers")) out.model = nemo_model(y, c.tp, vocab_in_comment, out.notes);
+  if (y.has("model.num_layers")) out.model = nemo_model(y, c.tp, vocab_in_comment, out.vocabulary_unknown);
   if (y.has("trainer.devices") || y.has("trainer.num_nodes")) {
     // In 64 bits: two values up to 1e9 each wrapped an int and printed an overflowed DP.
     const long long devices = y.integer("trainer.devices").value_or(1), nodes = y.integer("trainer.num_nodes").value_or(1);

@@ -128,6 +128,28 @@ TEST(LayoutInterop, NemosOwnConfigsSimulate) {
   EXPECT_EQ(base.exit_code, 0) << base.err;
 }
 
+// NeMo-Framework-Launcher's Llama 2 configs take their vocabulary from a sentencepiece model file,
+// which clustercast cannot read: refused by name, nothing written, until --vocab-size gives it; then
+// the model is the llama2-7b preset: Hugging Face's 6,738,415,616 parameters (untied 32,000-word
+// embeddings) plus the attention biases clustercast's dense presets and launch lines count
+// (apply_biases: 4 x 4096 in each of the 32 layers).
+TEST(LayoutInterop, NemoLaunchersLlama2ConfigNeedsItsVocabulary) {
+  const std::string config = kReference + "nemo/llama/llama2_7b.yaml";
+  const RunResult refused = run_clustercast({"simulate", "--config", config, "--json"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(refused.out.empty());
+  EXPECT_NE(refused.err.find("the vocabulary comes from model.tokenizer (library 'sentencepiece'), whose words "
+                             "clustercast cannot count; give it with --vocab-size"),
+            std::string::npos)
+      << refused.err;
+  const auto r = simulate_json({"simulate", "--config", config, "--vocab-size", "32000", "--json"});
+  EXPECT_EQ(r.at("parameters_total"), 6'738'415'616 + 32 * 4 * 4096);
+  const auto preset =
+      simulate_json({"simulate", "--model", "llama2-7b", "--seq-length", "4096", "--gpus", "128", "--json"});
+  EXPECT_EQ(r.at("parameters_total"), preset.at("parameters_total"));
+  EXPECT_EQ(r.at("config").at("data_parallel_size"), 128);  // 16 nodes x 8, TP 1, PP 1
+}
+
 // Every Llama 3 training config of NeMo-Framework-Launcher runs CP 2: each is read with its
 // layout as written (values read off the files) and simulates.
 TEST(LayoutInterop, NemoLaunchersLlama3ConfigsSimulateWithContextParallelism) {
