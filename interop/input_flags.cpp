@@ -147,7 +147,7 @@ void LayoutFlags::add_to(CLI::App& app) {
       ->group(g);
   // Megatron-LM's flags without bearing on time or memory, so a launch line pastes: accepted,
   // left aside and named in a note. Not in --help: docs/cli.md names the categories, kIgnored in
-  // megatron_options.cpp lists them.
+  // megatron_flag_classes.cpp lists them.
   for (const auto& f : megatron_ignored_flags()) {
     if (!f.on_command_line) continue;
     CLI::Option* o = f.values == 0 ? app.add_flag(f.flag) : app.add_option(f.flag);

@@ -97,6 +97,9 @@ const IgnoredMegatronFlag* find_ignored_megatron_flag(const std::string& flag);
 // Why `value` of a flag left aside only at one value is refused ("" when it is that value or the
 // flag takes any): "--transformer-impl local (...; only transformer_engine is left aside)".
 std::string ignored_flag_value_refusal(const IgnoredMegatronFlag& f, const std::string& value);
+// Why a flag that is neither modelled nor left aside is refused, for the families users meet
+// (megatron_flag_classes.cpp keeps both lists).
+std::string megatron_refusal_reason(const std::string& flag);
 
 struct MegatronArgs {
   MegatronModelArgs model;

@@ -2,7 +2,7 @@
 // (tests/reference/megatron/functional/, one file per test case's MODEL_ARGS) and GPT-family
 // launch scripts of examples/ (tests/reference/megatron/examples/), both written by
 // extract_functional_args.py (see README.md there). Each is read, or refused naming a flag that
-// changes time or memory and why (interop/megatron_options.cpp keeps the rules); a file that starts
+// changes time or memory and why (interop/megatron_flag_classes.cpp keeps the rules); a file that starts
 // or stops being read, or is refused for another flag, fails here. docs/megatron-flags.md gives the figure.
 #include <gtest/gtest.h>
 
