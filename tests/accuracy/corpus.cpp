@@ -310,11 +310,7 @@ void read_header(In& in, const std::array<const char*, N>& names, std::index_seq
 template <std::size_t N, typename Build>
 std::vector<CorpusRow> load_rows(const std::string& folder, const std::array<const char*, N>& names, Build build,
                                  std::vector<RefusedRow>* refused) {
-  std::vector<std::string> files;
-  if (!std::filesystem::is_directory(folder)) fail("corpus folder '{}' does not exist", folder);
-  for (const auto& e : std::filesystem::directory_iterator(folder))
-    if (e.is_regular_file() && e.path().extension() == ".csv") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = corpus_files(folder);
   std::vector<CorpusRow> rows;
   std::set<std::string> ids;
   for (const auto& file : files) {
@@ -362,6 +358,22 @@ std::vector<CorpusRow> load_corpus(const std::string& folder, std::vector<Refuse
 
 std::vector<CorpusRow> load_moe_corpus(const std::string& folder, std::vector<RefusedRow>* refused) {
   return load_rows(folder, kMoeColumns, moe_row_from, refused);
+}
+
+std::vector<std::string> corpus_files(const std::string& folder) {
+  if (!std::filesystem::is_directory(folder)) fail("corpus folder '{}' does not exist", folder);
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(folder))
+    if (e.is_regular_file() && e.path().extension() == ".csv") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<CorpusRow> rows_without(const std::vector<CorpusRow>& rows, const std::string& source) {
+  std::vector<CorpusRow> kept;
+  for (const auto& r : rows)
+    if (r.source != source) kept.push_back(r);
+  return kept;
 }
 
 std::vector<std::string> sources_of(const std::vector<CorpusRow>& rows) {

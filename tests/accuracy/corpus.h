@@ -51,6 +51,12 @@ std::vector<CorpusRow> load_corpus(const std::string& folder, std::vector<Refuse
 // refused) sends it to `refused` with the reason.
 std::vector<CorpusRow> load_moe_corpus(const std::string& folder, std::vector<RefusedRow>* refused = nullptr);
 
+// The files load_corpus (and load_moe_corpus) read: every *.csv directly in `folder`, in
+// file-name order.
+std::vector<std::string> corpus_files(const std::string& folder);
+
 std::vector<std::string> sources_of(const std::vector<CorpusRow>& rows);
+// `rows` without those of `source` (a fit that holds it out).
+std::vector<CorpusRow> rows_without(const std::vector<CorpusRow>& rows, const std::string& source);
 
 }  // namespace cc::accuracy

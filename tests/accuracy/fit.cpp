@@ -348,9 +348,7 @@ CrossValidation cross_validate(const std::vector<CorpusRow>& rows, const FitOpti
   parallel_rows(to_fit.size(), to_fit.size() == 1 ? 1 : o.threads, [&](std::size_t j) {
     const std::size_t k = to_fit[j];
     const std::string what = k == 0 ? "all sources" : "without " + sources[k - 1];
-    std::vector<CorpusRow> train;
-    for (const auto& r : rows)
-      if (k == 0 || r.source != sources[k - 1]) train.push_back(r);
+    const std::vector<CorpusRow> train = k == 0 ? rows : rows_without(rows, sources[k - 1]);
     fits[k] = fit(train, one, [&](const std::string& line) {
       const std::lock_guard<std::mutex> hold(say_lock);
       if (progress) progress(what + ": " + line);

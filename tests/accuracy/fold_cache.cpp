@@ -53,26 +53,12 @@ std::string hash_files(const std::vector<std::string>& paths, const std::string&
   return fmt::format("{:016x}", h);
 }
 
-// The corpus files load_corpus reads: every *.csv directly in the folder.
-std::string corpus_hash(const std::string& folder) {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(folder))
-    if (e.is_regular_file() && e.path().extension() == ".csv") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return hash_files(files, folder);
-}
+std::string corpus_hash(const std::string& folder) { return hash_files(corpus_files(folder), folder); }
 
 std::string code_hash() {
   std::vector<std::string> files;
   for (const char* f : kFitCode) files.push_back(std::string(CLUSTERCAST_SOURCE_DIR) + "/" + f);
   return hash_files(files, CLUSTERCAST_SOURCE_DIR);
-}
-
-std::vector<CorpusRow> without(const std::vector<CorpusRow>& rows, const std::string& source) {
-  std::vector<CorpusRow> kept;
-  for (const auto& r : rows)
-    if (r.source != source) kept.push_back(r);
-  return kept;
 }
 
 }  // namespace
@@ -115,7 +101,7 @@ std::map<std::string, Calibration> reusable_folds(const std::string& path, const
     const JsonFields fold = folds.object(source);
     const double kept_cost = fold.number("data_cost", 0.0);
     Calibration c = calibration_from_json(fold.raw("calibration"), path + " folds." + source);
-    const double cost = data_cost(without(rows, source), c, options);
+    const double cost = data_cost(rows_without(rows, source), c, options);
     if (std::abs(cost - kept_cost) > kCostTolerance * std::max(1.0, std::abs(kept_cost))) {
       note(fmt::format("{}: the fit without {} prices its rows differently now (data cost {:.12g}, kept {:.12g})", path,
                        source, cost, kept_cost));
@@ -138,7 +124,7 @@ std::string fold_cache_text(const std::string& corpus_folder, const std::vector<
   doc["max_rows_per_source"] = options.max_rows_per_source;
   doc["folds"] = nlohmann::json::object();
   for (const auto& [source, c] : cv.without) {
-    doc["folds"][source]["data_cost"] = data_cost(without(rows, source), c, options);
+    doc["folds"][source]["data_cost"] = data_cost(rows_without(rows, source), c, options);
     doc["folds"][source]["calibration"] = calibration_to_json(c);
   }
   return doc.dump(1) + "\n";

@@ -62,11 +62,9 @@ TEST(FoldCache, AFoldWhoseRowsArePricedDifferentlyIsRefittedTheOthersKept) {
 TEST(FoldCache, AChangedCorpusFileKeepsNothing) {
   const Corpus c;
   const TempDir dir;
-  for (const auto& e : std::filesystem::directory_iterator(kCorpus))
-    if (e.is_regular_file() && e.path().extension() == ".csv")
-      std::filesystem::copy_file(e.path(), dir.path / e.path().filename());
-  const std::string first = (dir.path / std::filesystem::directory_iterator(dir.path)->path().filename()).string();
-  std::ofstream(first, std::ios::app) << "\n";  // one byte more: the rows read are the same
+  for (const auto& file : corpus_files(kCorpus))
+    std::filesystem::copy_file(file, dir.path / std::filesystem::path(file).filename());
+  std::ofstream(corpus_files(dir.path.string()).front(), std::ios::app) << "\n";  // one byte more: the same rows
   std::vector<std::string> notes;
   EXPECT_TRUE(reusable_folds(kFoldCachePath, dir.path.string(), c.rows, {}, &notes).empty());
   ASSERT_EQ(notes.size(), 1u);

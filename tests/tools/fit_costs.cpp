@@ -60,9 +60,7 @@ int main(int argc, char** argv) {
     if (evaluate || !hold_out.empty()) {
       Calibration fitted;
       if (!hold_out.empty()) {
-        std::vector<CorpusRow> train;
-        for (const auto& r : rows)
-          if (r.source != hold_out) train.push_back(r);
+        const std::vector<CorpusRow> train = rows_without(rows, hold_out);
         if (train.size() == rows.size() && hold_out != "none") fail("--hold-out: no source '{}' in the corpus", hold_out);
         fitted = fit(train, options, [](const std::string& line) { std::cerr << line << "\n"; });
         nlohmann::json constants = calibration_to_json(fitted);
