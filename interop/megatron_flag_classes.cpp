@@ -96,6 +96,21 @@ const IgnoredMegatronFlag kIgnored[] = {
     // FP8 delayed scaling's bookkeeping: how many amax values a tensor keeps and which one scales it
     // (a few kilobytes per tensor); the GEMMs are FP8 either way
     {"--fp8-amax-history-len", 1}, {"--fp8-amax-compute-algo", 1},
+    // Where the gradients are divided: by default each bucket is scaled by 1/DP before its
+    // reduction (param_and_grad_buffer.py); --ddp-average-in-collective has NCCL average instead and
+    // --calculate-per-token-loss sums and scales the reduced buffer by 1/tokens once per iteration
+    // (finalize_model_grads.py), with two scalar collectives for the token count. At most one pass
+    // over the gradient buffer either way, which clustercast does not price in any of the three.
+    {"--ddp-average-in-collective", 0}, {"--calculate-per-token-loss", 0},
+    // checkpoint-only: verifying a saved checkpoint, and the gloo groups that only checkpointing uses
+    {"--verify-integrity", 0}, {"--disable-gloo-process-groups", 0},
+    // fill-in-the-middle reorders a sample's tokens on the data loader's CPU; its length is unchanged
+    {"--fim-data", 0}, {"--fim-rate", 1}, {"--fim-spm-rate", 1}, {"--fim-split-sample", 1},
+    {"--fim-fragment-rate", 1}, {"--fim-no-prefix", 1}, {"--fim-prefix-token", 1}, {"--fim-middle-token", 1},
+    {"--fim-suffix-token", 1}, {"--fim-pad-token", 1}, {"--fim-eod-token", 1},
+    // muP at its default width multiplier of 1 changes the softmax's scale and the initialisation only
+    // (transformer_config.py); the multipliers that would add work are flags of their own, refused
+    {"--use-mup", 0},
 };
 
 }  // namespace
@@ -120,8 +135,12 @@ std::string megatron_refusal_reason(const std::string& flag) {
     return "clustercast's own flag, not Megatron-LM's: give it on the command line, beside --config";
   // Switches that Megatron-LM's functional tests set and that change time or memory.
   static const std::pair<const char*, const char*> kReasons[] = {
-      {"--calculate-per-token-loss", "scales gradients by the token count instead of averaging them in the reduction, "
-       "which is not modelled"},
+      {"--mup-base-hidden-size", "sets muP's width multiplier, which at a value other than 1 gives the hidden "
+       "weights their own optimizer parameter groups (optimizer/__init__.py); not modelled"},
+      {"--mup-width-mult", "muP's width multiplier, which at a value other than 1 gives the hidden weights their own "
+       "optimizer parameter groups (optimizer/__init__.py); not modelled"},
+      {"--test-mode", "runs Megatron-Core's real-time tests in every attention layer's forward (with "
+       "--qk-layernorm an all-gather over data parallelism and host synchronisations), which is not modelled"},
       {"--empty-unused-memory-level", "empties PyTorch's cached memory during the iteration, which is not modelled"},
       {"--use-tp-pp-dp-mapping", "orders the ranks TP, PP, DP, which changes which ranks talk over which links"},
       {"--grad-reduce-in-bf16", "reduces gradients in bf16 instead of fp32, halving the data-parallel traffic; not "

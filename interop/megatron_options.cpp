@@ -379,6 +379,18 @@ void refuse(const std::vector<std::string>& refused, const std::string& where) {
          prefix(where), fmt::join(refused, ", "));
 }
 
+// Megatron-LM's --tokenizer-type choices (arguments.py at the commit tests/reference/megatron/ names).
+std::string checked_tokenizer_type(const std::string& value, const std::string& where) {
+  static const char* const kChoices[] = {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer",
+                                         "SentencePieceTokenizer", "GPTSentencePieceTokenizer", "HuggingFaceTokenizer",
+                                         "Llama2Tokenizer", "TikTokenizer", "MultimodalTokenizer", "NullTokenizer",
+                                         "NullMultimodalTokenizer", "SFTTokenizer"};
+  for (const char* c : kChoices)
+    if (value == c) return value;
+  fail_at("--tokenizer-type", "{}--tokenizer-type {} is not one of Megatron-LM's: {}", prefix(where), value,
+          fmt::join(kChoices, ", "));
+}
+
 }  // namespace
 
 std::span<const MegatronOption<MegatronModelArgs>> megatron_model_options() { return kModelOptions; }
@@ -402,7 +414,10 @@ MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const s
           continue;
         }
       }
-      out.ignored.push_back(flag);
+      if (flag == "--tokenizer-type" && i < words.size() && !is_flag_word(words[i]))
+        out.tokenizer_type = checked_tokenizer_type(words[i], where);
+      else
+        out.ignored.push_back(flag);
       const std::size_t n = ignored->values < 0 ? words.size() : static_cast<std::size_t>(ignored->values);
       for (std::size_t k = 0; k < n && i < words.size() && !is_flag_word(words[i]); ++k) ++i;
     } else {

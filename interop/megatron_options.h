@@ -105,6 +105,9 @@ struct MegatronArgs {
   MegatronModelArgs model;
   MegatronLayoutArgs layout;
   std::vector<std::string> ignored;  // flags given from megatron_ignored_flags(), in order
+  // --tokenizer-type, read for the vocabulary a file without --vocab-size trains (read_megatron);
+  // Megatron-LM's parser checks it against its choices, and so does parse_megatron_words.
+  std::optional<std::string> tokenizer_type;
 };
 
 // Words of an argument file (whitespace-separated, as `$(cat FILE)` splits them). Every flag

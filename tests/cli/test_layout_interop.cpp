@@ -100,11 +100,20 @@ TEST(LayoutInterop, MegatronLmsMixtralLaunchReadsAsMixtral) {
   const TempDir dir;
   const RunResult write = run_command(
       {"bash", "-c",
-       "source <(sed -n '/^MODEL_ARGS=(/,/^)/p;/^MOE_ARGS=(/,/^)/p;/^MODEL_PARALLEL_ARGS=(/,/^)/p' \"$1\") && "
-       "printf '%s\\n' \"${MODEL_ARGS[@]}\" \"${MOE_ARGS[@]}\" \"${MODEL_PARALLEL_ARGS[@]}\" > \"$2\"",
+       "source <(sed -n '/^MODEL_ARGS=(/,/^)/p;/^MOE_ARGS=(/,/^)/p;/^DATA_ARGS=(/,/^)/p;/^MODEL_PARALLEL_ARGS=(/,/^)/p' "
+       "\"$1\") && printf '%s\\n' \"${MODEL_ARGS[@]}\" \"${MOE_ARGS[@]}\" \"${DATA_ARGS[@]}\" "
+       "\"${MODEL_PARALLEL_ARGS[@]}\" > \"$2\"",
        "bash", kReference + "megatron/train_mixtral_8x7b_distributed.sh", dir.file("mixtral.args")});
   ASSERT_EQ(write.exit_code, 0) << write.err;
-  // The tokenizer's vocabulary (Llama 2's 32,000 words) is not in the file.
+  // The tokenizer's vocabulary (Llama 2's 32,000 words) is not in the file: refused until given.
+  const RunResult unsized = run_clustercast({"simulate", "--config", dir.file("mixtral.args"), "--gpus", "64",
+                                             "--cluster", "dgx-h100", "--bf16", "--json"});
+  EXPECT_EQ(unsized.exit_code, 2);
+  EXPECT_TRUE(unsized.out.empty());
+  EXPECT_NE(unsized.err.find("the vocabulary comes from Llama2Tokenizer's --tokenizer-model, whose words clustercast "
+                             "cannot count; give it with --vocab-size"),
+            std::string::npos)
+      << unsized.err;
   const auto file = simulate_json({"simulate", "--config", dir.file("mixtral.args"), "--gpus", "64", "--cluster",
                                    "dgx-h100", "--vocab-size", "32000", "--micro-batch-size", "1",
                                    "--global-batch-size", "256", "--bf16", "--json"});

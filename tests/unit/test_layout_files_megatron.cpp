@@ -258,6 +258,42 @@ TEST(MegatronArguments, DefaultsAreMegatronLmsOwn) {
             std::string::npos);
 }
 
+// A file without --vocab-size trains its tokenizer's vocabulary: pretrain_gpt.py's default
+// GPT2BPETokenizer reads GPT-2's vocab.json (50,257 words: openai-community/gpt2), padded to 128 x TP;
+// NullTokenizer has --vocab-size alone and the other tokenizers count a model file, so the
+// vocabulary is left for the command line to give (RunFlags::request refuses without it).
+TEST(MegatronArguments, TheVocabularyIsTheTokenizersPaddedOrLeftToBeGiven) {
+  const std::string shape = "--num-layers 2 --hidden-size 256 --num-attention-heads 8 --tensor-model-parallel-size 2\n";
+  for (const char* tokenizer : {"", "--tokenizer-type GPT2BPETokenizer\n"}) {
+    const LayoutFile f = parse_layout_text(shape + tokenizer + "--vocab-file gpt2-vocab.json\n", "f.args");
+    ASSERT_TRUE(f.model);
+    EXPECT_EQ(f.model->vocab_size, 50432) << tokenizer;  // 50257 to a multiple of 256: 197 x 256
+    EXPECT_TRUE(f.vocabulary_unknown.empty());
+    ASSERT_EQ(f.notes.size(), 1u);
+    EXPECT_NE(f.notes[0].find("GPT-2's 50257 words, padded to 50432 (128 x TP 2)"), std::string::npos) << f.notes[0];
+    EXPECT_EQ(std::count(f.ignored.begin(), f.ignored.end(), "--tokenizer-type"), 0) << "read, not left aside";
+  }
+  // A stated --vocab-size is the vocabulary, as before, with no note.
+  const LayoutFile stated = parse_layout_text(shape + "--tokenizer-type NullTokenizer --vocab-size 32000\n", "f.args");
+  EXPECT_EQ(stated.model->vocab_size, 32000);
+  EXPECT_TRUE(stated.notes.empty());
+  const std::pair<const char*, const char*> unknown[] = {
+      {"--tokenizer-type TikTokenizer --tokenizer-model m.json\n", "TikTokenizer's --tokenizer-model"},
+      {"--tokenizer-type Llama2Tokenizer --tokenizer-model t.model\n", "Llama2Tokenizer's --tokenizer-model"},
+      {"--tokenizer-type NullTokenizer\n", "NullTokenizer takes its vocabulary from --vocab-size"}};
+  for (const auto& [text, expected] : unknown) {
+    const LayoutFile f = parse_layout_text(shape + text, "f.args");
+    EXPECT_NE(f.vocabulary_unknown.find(expected), std::string::npos) << text << ": " << f.vocabulary_unknown;
+  }
+  // Megatron-LM's parser takes its choices and no other.
+  const auto flags = megatron_flags();
+  for (const std::string& choice : flags.at("--tokenizer-type").choices)
+    EXPECT_NO_THROW(parse_layout_text("--tokenizer-type " + choice + "\n", "f.args")) << choice;
+  const std::string bad = error_of([] { parse_layout_text("--tokenizer-type gpt2\n", "f.args"); });
+  EXPECT_NE(bad.find("--tokenizer-type gpt2 is not one of Megatron-LM's: BertWordPieceLowerCase"), std::string::npos)
+      << bad;
+}
+
 // Each entry of one of our tables is a Megatron-LM flag of the same shape: a switch is a
 // store_true flag, a number takes one value of that type.
 template <class Args>

@@ -34,6 +34,8 @@ const char* const kRead[] = {
     "functional/gpt3_mcore_reruns_reshard",
     "functional/gpt3_mcore_reruns_resume",
     "functional/gpt3_mcore_reruns_resume_check_grads",
+    "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_fim_dataset",
+    "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_fim_dataset_1node",
     "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_no_mmap_bin_files",
     "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_no_mmap_bin_files_1node",
     "functional/gpt3_mcore_te_tp1_pp1_frozen_resume_torch_dist_dist_optimizer",
@@ -59,14 +61,19 @@ const char* const kRead[] = {
     "functional/gpt3_mcore_te_tp1_pp4_untie_embeddings_and_outputs",
     "functional/gpt3_mcore_te_tp1_pp4_vp1",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_1node",
+    "functional/gpt3_mcore_te_tp1_pp4_vp1_calculate_per_token_loss",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_decoupled_lr",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce",
+    "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_untied",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_decoupled_lr",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_decoupled_lr_1node",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist",
+    "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_calculate_per_token_loss",
+    "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_calculate_per_token_loss_1node",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_1node",
+    "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_param_gather",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_untied",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_uneven_pipeline",
     "functional/gpt3_mcore_te_tp1_pp4_vp1_uneven_pipeline_1node",
@@ -79,14 +86,24 @@ const char* const kRead[] = {
     "functional/gpt3_mcore_te_tp2_pp2",
     "functional/gpt3_mcore_te_tp2_pp2_cp2",
     "functional/gpt3_mcore_te_tp2_pp2_cp2_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic_1node",
     "functional/gpt3_mcore_te_tp2_pp2_cp2_nondeterministic",
     "functional/gpt3_mcore_te_tp2_pp2_cp2_nondeterministic_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_ddp_average_in_collective",
     "functional/gpt3_mcore_te_tp2_pp2_no_create_attention_mask_in_dataloader",
     "functional/gpt3_mcore_te_tp2_pp2_no_mmap_bin_files",
+    "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist",
     "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cp2_nondeterministic",
     "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cp2_nondeterministic_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_ddp_average_in_collective",
+    "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_ddp_average_in_collective_1node",
     "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_no_create_attention_mask_in_dataloader",
     "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_no_mmap_bin_files",
+    "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_reshard_1x4xNone",
     "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_reshard_1x4xNone_1node",
     "functional/gpt3_mcore_te_tp4_pp1_dist_optimizer_overlap_grad_reduce",
     "functional/gpt3_mcore_te_tp4_pp1_dist_optimizer_overlap_grad_reduce_param_gather",
@@ -145,29 +162,9 @@ const Refusal kRefused[] = {
       "functional/gpt3_mcore_reruns_persistent_1_1node",
       "functional/gpt3_mcore_reruns_transient",
      }},
-    {"--fim-data", "not a flag clustercast models or knows to leave time and memory unchanged",
-     {
-      "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_fim_dataset",
-      "functional/gpt3_mcore_te_tp1_pp1_dist_optimizer_fim_dataset_1node",
-     }},
-    {"--use-mup", "not a flag clustercast models or knows to leave time and memory unchanged",
+    {"--mup-base-hidden-size", "sets muP's width multiplier",
      {
       "functional/gpt3_mcore_te_tp1_pp1_mup",
-     }},
-    {"--calculate-per-token-loss", "scales gradients by the token count",
-     {
-      "functional/gpt3_mcore_te_tp1_pp4_vp1_calculate_per_token_loss",
-      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_calculate_per_token_loss",
-      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_calculate_per_token_loss_1node",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_1node",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic_1node",
-     }},
-    {"--disable-gloo-process-groups", "not a flag clustercast models or knows to leave time and memory unchanged",
-     {
-      "functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather",
-      "functional/gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_param_gather",
      }},
     {"--overlap-param-gather-with-optimizer-step", "not a flag clustercast models or knows to leave time and memory unchanged",
      {
@@ -207,12 +204,6 @@ const Refusal kRefused[] = {
       "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last",
       "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last_1node",
      }},
-    {"--ddp-average-in-collective", "not a flag clustercast models or knows to leave time and memory unchanged",
-     {
-      "functional/gpt3_mcore_te_tp2_pp2_ddp_average_in_collective",
-      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_ddp_average_in_collective",
-      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_ddp_average_in_collective_1node",
-     }},
     {"--defer-embedding-wgrad-compute", "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt3_mcore_te_tp2_pp2_defer_embedding_wgrad_compute",
@@ -223,18 +214,12 @@ const Refusal kRefused[] = {
      {
       "functional/gpt3_mcore_te_tp2_pp2_dsa",
      }},
-    {"--verify-integrity", "not a flag clustercast models or knows to leave time and memory unchanged",
-     {
-      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist",
-      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cp2_nondeterministic",
-      "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_reshard_1x4xNone",
-     }},
     {"--use-megatron-fsdp", "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt3_mcore_te_tp2_zp_z3_resume_fsdp_dtensor",
       "functional/gpt3_mcore_te_tp2_zp_z3_resume_fsdp_dtensor_1node",
      }},
-    {"--test-mode", "not a flag clustercast models or knows to leave time and memory unchanged",
+    {"--test-mode", "runs Megatron-Core's real-time tests",
      {
       "functional/gpt3_mcore_te_tp4_pp1_qk_layernorm_test_mode",
       "functional/gpt3_mcore_te_tp4_pp1_resume_torch_dist_qk_layernorm_test_mode",
@@ -400,6 +385,8 @@ TEST(MegatronFunctionalArgs, ShareOfFunctionalTestsReadAndSimulated) {
     try {
       file = read_layout_file(reference("megatron/" + name + ".args"));
       ++read;
+      // Each read file's vocabulary is its tokenizer's (GPT-2's BPE or a stated --vocab-size).
+      EXPECT_TRUE(file.vocabulary_unknown.empty()) << name << ": " << file.vocabulary_unknown;
     } catch (const SpecError&) {
       continue;
     }
@@ -423,8 +410,8 @@ TEST(MegatronFunctionalArgs, ShareOfFunctionalTestsReadAndSimulated) {
   RecordProperty("functional_tests_read", read);
   RecordProperty("functional_tests_simulated", simulated);
   EXPECT_EQ(total, 204);
-  EXPECT_EQ(read, 69) << read << " of " << total << " read";
-  EXPECT_EQ(simulated, 68) << simulated << " of " << total << " simulated";
+  EXPECT_EQ(read, 86) << read << " of " << total << " read";
+  EXPECT_EQ(simulated, 85) << simulated << " of " << total << " simulated";
 }
 
 }  // namespace
