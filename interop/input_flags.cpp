@@ -200,9 +200,8 @@ LayoutRequest LayoutFlags::request(const ModelSpec& model, const LayoutFile* fil
   r.dp = dp;
   r.global_batch_named = global_batch.has_value();
   r.attention_named = use_flash_attn || attention_backend.has_value();
-  r.no_masked_softmax_fusion = no_masked_softmax_fusion || (file && file->no_masked_softmax_fusion);
-  r.deterministic_mode = deterministic_mode || (file && file->deterministic_mode);
-  r.no_gradient_accumulation_fusion = no_gradient_accumulation_fusion || (file && file->no_gradient_accumulation_fusion);
+  r.switches = megatron_switches(*this);
+  if (file) r.switches |= file->switches;
   r.framework = framework;
   return r;
 }

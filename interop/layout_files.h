@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "interop/megatron_options.h"
 #include "sim/memory_model.h"
 #include "sim/parallel_config.h"
 #include "sim/simulator.h"
@@ -38,13 +39,8 @@ struct LayoutFile {
   // NeMo config's sentencepiece model): the sentence saying so, for the command to refuse the
   // file with unless --vocab-size gives the vocabulary.
   std::string vocabulary_unknown;
-  // --no-masked-softmax-fusion: whether it matters depends on the attention kernel, which flags
-  // beside the file may still change, so resolve_run decides (LayoutRequest).
-  bool no_masked_softmax_fusion = false;
-  // Kernel choices the file states, which only some stacks' runs made (FrameworkSpec): the
-  // stack is settled beside the file, so resolve_run checks them.
-  bool deterministic_mode = false;               // --deterministic-mode
-  bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
+  // Switches whose bearing flags beside the file may still change: resolve_run weighs them.
+  MegatronSwitches switches;
 };
 
 // One layout document from its text; `where` names it in messages ("layout file 'x.yaml'").

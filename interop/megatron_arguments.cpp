@@ -91,9 +91,7 @@ LayoutFile read_megatron(const std::string& text, const std::string& where, cons
   c.attention = AttentionKernel::Flash;
   c.precision = Precision::FP32;
   c.global_batch = 0;  // finish_layout: micro batch x DP, Megatron's default
-  out.no_masked_softmax_fusion = args.layout.no_masked_softmax_fusion;
-  out.deterministic_mode = args.layout.deterministic_mode;
-  out.no_gradient_accumulation_fusion = args.layout.no_gradient_accumulation_fusion;
+  out.switches = megatron_switches(args.layout);
   std::optional<ModelSpec> model;
   const MegatronModelArgs& m = args.model;
   if (names_the_model(m)) {

@@ -169,6 +169,10 @@ const MegatronOption<L> kLayoutOptions[] = {
      "Weight gradients added to the fp32 main gradients by a separate kernel: priced only under a stack whose "
      "measured runs did so (megatron-core-ci); refused under any other",
      &L::no_gradient_accumulation_fusion},
+    {"--use-tp-pp-dp-mapping", nullptr, kLayout,
+     "Megatron-LM's other rank order (TP, CP, EP, PP, DP): read where it changes no link a group uses (one node, or "
+     "PP 1 or DP 1); refused across nodes",
+     &L::use_tp_pp_dp_mapping},
     {"--bf16", nullptr, kLayout, "= --precision bf16", &L::bf16},
     {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},
     {"--fp8-format", nullptr, kLayout,
@@ -394,6 +398,21 @@ std::string checked_tokenizer_type(const std::string& value, const std::string& 
 }  // namespace
 
 std::span<const MegatronOption<MegatronModelArgs>> megatron_model_options() { return kModelOptions; }
+
+MegatronSwitches& MegatronSwitches::operator|=(const MegatronSwitches& other) {
+  no_masked_softmax_fusion |= other.no_masked_softmax_fusion;
+  deterministic_mode |= other.deterministic_mode;
+  no_gradient_accumulation_fusion |= other.no_gradient_accumulation_fusion;
+  tp_pp_dp_rank_order |= other.tp_pp_dp_rank_order;
+  return *this;
+}
+
+MegatronSwitches megatron_switches(const MegatronLayoutArgs& args) {
+  return {.no_masked_softmax_fusion = args.no_masked_softmax_fusion,
+          .deterministic_mode = args.deterministic_mode,
+          .no_gradient_accumulation_fusion = args.no_gradient_accumulation_fusion,
+          .tp_pp_dp_rank_order = args.use_tp_pp_dp_mapping};
+}
 std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options() { return kLayoutOptions; }
 MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& where) {
   MegatronArgs out;

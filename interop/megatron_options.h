@@ -60,8 +60,23 @@ struct MegatronLayoutArgs {
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,
        overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false,
        recompute_activations = false, account_for_embedding = false, account_for_loss = false,
-       no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false;
+       no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false,
+       use_tp_pp_dp_mapping = false;
 };
+
+// Megatron-LM switches that are no field of the layout: each matters only beside what flags next
+// to a file may still change (the attention kernel, the stack, the GPU count), so resolve_run
+// weighs them (LayoutFile and LayoutRequest carry them).
+struct MegatronSwitches {
+  bool no_masked_softmax_fusion = false;  // unfused softmax: only the unfused attention path has one
+  // Kernel choices that only some stacks' runs made (FrameworkSpec).
+  bool deterministic_mode = false;               // --deterministic-mode
+  bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
+  bool tp_pp_dp_rank_order = false;              // --use-tp-pp-dp-mapping: ranks ordered TP, CP, EP, PP, DP
+
+  MegatronSwitches& operator|=(const MegatronSwitches& other);
+};
+MegatronSwitches megatron_switches(const MegatronLayoutArgs& args);
 
 template <class Args>
 using MegatronField = std::variant<std::optional<int> Args::*, std::optional<double> Args::*,

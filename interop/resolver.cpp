@@ -63,17 +63,52 @@ std::string stacks_that(bool FrameworkSpec::*fact, bool value) {
 // stack's.
 void check_stated_kernels(const LayoutRequest& layout, const std::string& framework) {
   const FrameworkSpec& stack = load_framework(framework);
-  if (layout.deterministic_mode && !stack.deterministic_mode)
+  if (layout.switches.deterministic_mode && !stack.deterministic_mode)
     fail_at("--deterministic-mode",
             "--deterministic-mode is not priced under stack '{}': deterministic kernels are priced only as part of a "
             "stack whose measured runs used them ({}; give --framework), or drop the flag",
             framework, stacks_that(&FrameworkSpec::deterministic_mode, true));
-  if (layout.no_gradient_accumulation_fusion && stack.gradient_accumulation_fusion)
+  if (layout.switches.no_gradient_accumulation_fusion && stack.gradient_accumulation_fusion)
     fail_at("--no-gradient-accumulation-fusion",
             "--no-gradient-accumulation-fusion is not priced under stack '{}': the separate gradient-accumulation "
             "kernels are priced only as part of a stack whose measured runs used them ({}; give --framework), or "
             "drop the flag",
             framework, stacks_that(&FrameworkSpec::gradient_accumulation_fusion, false));
+}
+
+// --expert-tensor-parallel-size on a model without experts: Megatron-Core builds the expert groups
+// (ETP x EP x EDP over each stage's ranks, parallel_state.py) and no layer uses them, so the run
+// is the dense one; the warning says so. An ETP that does not divide the stage's ranks is left for
+// validate to refuse, as Megatron-Core's rank generator refuses it.
+void apply_dense_expert_tp(ParallelConfig& c, const ModelSpec& model, std::vector<std::string>& warnings) {
+  if (model.moe.enabled() || c.etp <= 0 || c.etp == c.tp || c.ep != 1) return;
+  if (c.dp < 1 || (std::int64_t{c.tp} * c.cp * c.dp) % c.etp != 0) return;
+  warnings.push_back(fmt::format("--expert-tensor-parallel-size {} left aside: model '{}' has no experts, so no layer "
+                                 "uses the expert groups Megatron-LM builds",
+                                 c.etp, model.name));
+  c.etp = 0;
+}
+
+// --use-tp-pp-dp-mapping orders the ranks TP, CP, EP, PP, DP (Megatron-LM's initialize.py) where
+// the default is TP, CP, EP, DP, PP: only which ranks form the pipeline and the data-parallel
+// groups changes. Inside one NVLink domain every pair of GPUs has the same link, so the order
+// changes nothing there, nor with PP 1 or DP 1; across domains the groups would cross other links
+// than the ones priced. Megatron-Core also asserts, with EP and PP, that the expert grid folds
+// onto the dense one (TP x CP = ETP x EP, parallel_state.py).
+void check_rank_order(const MegatronSwitches& switches, const ParallelConfig& c, const ClusterSpec& cluster) {
+  if (!switches.tp_pp_dp_rank_order) return;
+  const int etp = c.etp > 0 ? c.etp : c.tp;
+  if (c.ep > 1 && c.pp > 1 && c.tp * c.cp != etp * c.ep)
+    fail_at("--use-tp-pp-dp-mapping",
+            "--use-tp-pp-dp-mapping with EP {} and PP {} needs TP x CP ({}) equal to ETP x EP ({}), as Megatron-Core "
+            "asserts; drop the flag or change the layout",
+            c.ep, c.pp, c.tp * c.cp, etp * c.ep);
+  if (c.pp > 1 && c.dp > 1 && c.gpus() > cluster.nvlink_domain_size())
+    fail_at("--use-tp-pp-dp-mapping",
+            "--use-tp-pp-dp-mapping over {} GPUs is not modelled: its rank order (TP, CP, EP, PP, DP) puts other "
+            "ranks in each pipeline and data-parallel group than the default order, and across NVLink domains of {} "
+            "GPUs those groups would cross other links; it changes nothing within one domain, or with PP 1 or DP 1",
+            c.gpus(), cluster.nvlink_domain_size());
 }
 
 }  // namespace
@@ -105,7 +140,7 @@ ResolvedRun resolve_run(RunRequest request) {
   // --no-masked-softmax-fusion swaps Megatron-LM's fused scale-mask-softmax for separate kernels,
   // which only the unfused attention path runs (DotProductAttention's FusedScaleMaskSoftmax):
   // under flash attention it changes nothing; the unfused path's softmax is priced fused.
-  if (layout.no_masked_softmax_fusion) {
+  if (layout.switches.no_masked_softmax_fusion) {
     if (c.attention == AttentionKernel::Unfused)
       fail_at("--no-masked-softmax-fusion",
               "--no-masked-softmax-fusion with the unfused attention kernels is not modelled (their softmax is "
@@ -139,6 +174,8 @@ ResolvedRun resolve_run(RunRequest request) {
         "--sequence-parallel is off at --tensor-model-parallel-size 1, as Megatron-LM turns it off (there is no "
         "TP group to split the sequence over)");
   }
+  apply_dense_expert_tp(c, request.model, out.warnings);
+  check_rank_order(layout.switches, c, request.cluster);
   request.model.validate("model '" + request.model.name + "'");
   try {
     request.cluster.validate("cluster '" + request.cluster.name + "'");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "interop/megatron_options.h"
 #include "sim/cluster_spec.h"
 #include "sim/cost_database.h"
 #include "sim/cost_source.h"
@@ -29,10 +30,8 @@ struct LayoutRequest {
   bool global_batch_named = false;       // --global-batch-size
   bool attention_named = false;          // --use-flash-attn / --attention-backend (or the GUI's box)
   std::optional<std::string> framework;  // --framework
-  bool no_masked_softmax_fusion = false;  // Megatron-LM's unfused softmax: see resolve_run
-  // Kernel choices stated by flags or the layout file, checked against the stack's (resolve_run).
-  bool deterministic_mode = false;               // --deterministic-mode
-  bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
+  // Megatron-LM switches stated by flags or the layout file, weighed by resolve_run.
+  MegatronSwitches switches;
 };
 
 struct RunRequest {

@@ -148,6 +148,45 @@ TEST(MegatronFlags, HarnessKernelChoicesArePricedOnlyUnderTheStackThatRanThem) {
   EXPECT_EQ(again.at("iteration_time_s"), nlohmann::json::parse(search.out).at("results").at(0).at("iteration_time_s"));
 }
 
+// --use-tp-pp-dp-mapping reorders which ranks form the pipeline and data-parallel groups: inside one
+// NVLink domain that changes no link, so the prediction is the default order's; across nodes it is
+// refused. An ETP on a model without experts builds expert groups no layer uses: the dense run.
+TEST(MegatronFlags, TheOtherRankOrderIsReadOnOneNodeAndRefusedAcrossNodes) {
+  const std::string dp_last = kReference + "megatron/functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_dp_last.args";
+  const std::vector<std::string> run = {"simulate", "--config", dp_last, "--framework", "megatron-core-ci",
+                                        "--cluster", "dgx-h100"};
+  // The default order: the same words without the flag, on the same node.
+  const TempDir dir;
+  std::string words = read_file(dp_last);
+  const std::string flag = "--use-tp-pp-dp-mapping\n";
+  ASSERT_NE(words.find(flag), std::string::npos);
+  words.erase(words.find(flag), flag.size());
+  write_file(dir.file("default-order.args"), words);
+  const RunResult reordered = run_clustercast(with(run, {"--gpus", "8", "--json"}));
+  ASSERT_EQ(reordered.exit_code, 0) << reordered.err;
+  EXPECT_NE(reordered.err.find("--expert-tensor-parallel-size 4 left aside: model 'from-layout-file' has no experts"),
+            std::string::npos)
+      << reordered.err;
+  const auto base = simulate_json({"simulate", "--config", dir.file("default-order.args"), "--framework",
+                                   "megatron-core-ci", "--cluster", "dgx-h100", "--gpus", "8", "--json"});
+  const auto json = nlohmann::json::parse(reordered.out);
+  EXPECT_EQ(json.at("iteration_time_s"), base.at("iteration_time_s"));
+  EXPECT_EQ(json.at("peak_memory_gib"), base.at("peak_memory_gib"));
+  EXPECT_EQ(json.at("config").at("data_parallel_size"), 1);  // TP 2 x CP 2 x PP 2 on 8 GPUs
+  // Two nodes: PP 2 and DP 2 groups would cross other links than the default order's.
+  const RunResult across = run_clustercast(with(run, {"--gpus", "16"}));
+  EXPECT_EQ(across.exit_code, 2);
+  EXPECT_TRUE(across.out.empty());
+  EXPECT_NE(across.err.find("--use-tp-pp-dp-mapping over 16 GPUs is not modelled"), std::string::npos) << across.err;
+  EXPECT_EQ(run_clustercast(with(run, {"--gpus", "16", "--pp", "1"})).exit_code, 0) << "PP 1: no pipeline groups";
+  // Megatron-Core's own assertion with experts and pipeline stages.
+  const RunResult folded = run_clustercast({"simulate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--gpus",
+                                            "8", "--pp", "2", "--ep", "2", "--use-tp-pp-dp-mapping"});
+  EXPECT_EQ(folded.exit_code, 2);
+  EXPECT_NE(folded.err.find("needs TP x CP (1) equal to ETP x EP (2), as Megatron-Core asserts"), std::string::npos)
+      << folded.err;
+}
+
 TEST(ShapeOverrides, HeadsOnAMultiHeadPresetMoveItsQueryGroups) {
   // small: 8 heads, 8 query groups. Before: --num-attention-heads 4 kept 8 groups and was refused.
   const auto m = simulate_json({"simulate", "--model", "small", "--gpus", "1", "--num-attention-heads", "4", "--json"});

@@ -90,6 +90,14 @@ const char* const kRead[] = {
     "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_1node",
     "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic",
     "functional/gpt3_mcore_te_tp2_pp2_cp2_calculate_per_token_loss_nondeterministic_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_dp_last",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_dp_last_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_nondeterministic_dp_last",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_nondeterministic_dp_last_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_dp_last",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_dp_last_1node",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last",
+    "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last_1node",
     "functional/gpt3_mcore_te_tp2_pp2_cp2_nondeterministic",
     "functional/gpt3_mcore_te_tp2_pp2_cp2_nondeterministic_1node",
     "functional/gpt3_mcore_te_tp2_pp2_ddp_average_in_collective",
@@ -192,17 +200,6 @@ const Refusal kRefused[] = {
       "functional/gpt3_mcore_te_tp2_pp1_multi_dist_optimizer_instances",
       "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_multi_dist_optimizer_instances",
       "functional/gpt3_mcore_te_tp2_pp1_resume_torch_dist_multi_dist_optimizer_instances_1node",
-     }},
-    {"--use-tp-pp-dp-mapping", "orders the ranks TP, PP, DP",
-     {
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_dp_last",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_dp_last_1node",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_nondeterministic_dp_last",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_calculate_per_token_loss_nondeterministic_dp_last_1node",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_dp_last",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_dp_last_1node",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last",
-      "functional/gpt3_mcore_te_tp2_pp2_cp2_etp4_nondeterministic_dp_last_1node",
      }},
     {"--defer-embedding-wgrad-compute", "not a flag clustercast models or knows to leave time and memory unchanged",
      {
@@ -410,8 +407,8 @@ TEST(MegatronFunctionalArgs, ShareOfFunctionalTestsReadAndSimulated) {
   RecordProperty("functional_tests_read", read);
   RecordProperty("functional_tests_simulated", simulated);
   EXPECT_EQ(total, 204);
-  EXPECT_EQ(read, 86) << read << " of " << total << " read";
-  EXPECT_EQ(simulated, 85) << simulated << " of " << total << " simulated";
+  EXPECT_EQ(read, 94) << read << " of " << total << " read";
+  EXPECT_EQ(simulated, 93) << simulated << " of " << total << " simulated";
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ TEST(MegatronMoeFiles, MixtralsLaunchScriptIsMixtral8x7B) {
   // As written, every flag is read; the fusion switch is kept for resolve_run, which weighs it
   // against the attention kernel (tests/cli/test_layout_interop.cpp).
   const std::string text = joined(words);
-  EXPECT_TRUE(parse_layout_text(text, "mixtral").no_masked_softmax_fusion);
+  EXPECT_TRUE(parse_layout_text(text, "mixtral").switches.no_masked_softmax_fusion);
   const ModelSpec m = model_of(text, 32000);
   // Hand-known figures (docs/moe.md; tests/unit/test_moe_parameters.cpp counts them from the HF config).
   EXPECT_EQ(m.total_parameters(), 46'702'792'704);
