@@ -175,11 +175,10 @@ Activation activation_of(const JsonFields& f, const Family& fam) {
        fam.model_type, fallback);
 }
 
-// Which linears of a dense class carry biases, read from transformers' modeling_<type>.py (on a
-// validated model: a note gives a share of its parameters). The
-// simulator counts biases on Q/K/V and on the attention's output projection as the file says; an
-// MLP has biases when it is GeLU and none when it is gated (ModelSpec::dense_mlp_parameters).
-void read_dense_biases(const JsonFields& f, const Family& fam, ModelSpec& m, std::vector<std::string>& notes) {
+// Which linears of a dense class carry biases, read from transformers' modeling_<type>.py. An MLP
+// the class does not say has its activation's convention (ModelSpec::mlp_bias): biases when GeLU,
+// none when gated.
+void read_dense_biases(const JsonFields& f, const Family& fam, ModelSpec& m) {
   const std::string type = fam.model_type;
   if (type == "gpt2" || type == "bloom" || type == "phi") {
     m.qkv_bias = m.projection_bias = true;  // Conv1D / Linear layers with biases throughout
@@ -193,21 +192,12 @@ void read_dense_biases(const JsonFields& f, const Family& fam, ModelSpec& m, std
   } else if (type == "falcon") {
     // FalconLinear: one `bias` switch for query_key_value, dense and both MLP matrices.
     m.qkv_bias = m.projection_bias = f.boolean_or("bias", false);
-    if (!m.qkv_bias) {
-      const std::int64_t per_layer = std::int64_t{m.ffn_hidden_size} + m.hidden_size;
-      notes.push_back(fmt::format("{}: bias false: Falcon's MLP has no biases, and the simulation counts a GeLU "
-                                  "MLP's ({} parameters per layer, {:.3f}% of the model)",
-                                  f.where(), per_layer,
-                                  100.0 * static_cast<double>(per_layer * m.num_layers) /
-                                      static_cast<double>(m.total_parameters())));
-    }
+    m.mlp_bias = m.qkv_bias;
   } else {  // llama, gemma, gemma2: attention_bias on all four projections, off by default
     m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", false);
   }
-  if (f.boolean_or("mlp_bias", false))
-    fail_at("mlp_bias", "{}: mlp_bias true (biases on a gated MLP's gate, up and down projections) is not modelled; "
-            "clustercast's gated MLPs have none",
-            f.where());
+  // LlamaMLP's gate, up and down projections (transformers' mlp_bias, false by default).
+  if (f.boolean_or("mlp_bias", false)) m.mlp_bias = true;
 }
 
 // Megatron's 0/1 pattern of MoE layers from a rule over the layer index.
@@ -460,7 +450,7 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
         "where the simulation charges two",
         where, fam.model_type));
   m.validate(where);
-  if (!is_mixture(fam)) read_dense_biases(f, fam, m, out.notes);
+  if (!is_mixture(fam)) read_dense_biases(f, fam, m);
   out.unread_keys = f.unread();
   return out;
 }

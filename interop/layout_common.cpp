@@ -111,12 +111,13 @@ void refuse_unwritable_architecture(const ModelSpec& m, const std::string& expor
   if (m.attention_sinks) refuse("attention sinks (gpt-oss)");
   if (m.attention_softcap > 0 || m.final_logit_softcap > 0) refuse("soft-capped attention scores or logits (Gemma 2)");
   if (m.qk_norm == QkNorm::Full) refuse("q/k norms over the whole query and key widths (OLMoE)");
-  if (!m.moe.enabled() && !m.mla.enabled) return;
+  // Biases are one switch in both (Megatron-LM's --add-bias-linear, NeMo's bias) with Q, K and V's
+  // own beside it.
   if (m.moe.enabled() && m.projection_bias != m.moe.expert_linear_biases)
     refuse("biases on the attention's output projection but not on the experts' linears, or the reverse");
+  if (m.moe_layer_count() < m.num_layers && m.projection_bias != m.dense_mlp_bias())
+    refuse("biases on the attention's output projection but not on the MLP's linears, or the reverse");
   if (m.projection_bias && !m.qkv_bias) refuse("a biased output projection with unbiased Q, K and V");
-  if (!m.projection_bias && !m.gated_mlp() && m.moe_layer_count() < m.num_layers)
-    refuse("unbiased attention beside dense GeLU MLPs with biases");
 }
 
 void finish_layout(LayoutFile& out, const std::string& where) {

@@ -230,14 +230,10 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   arg("--vocab-size", std::to_string(m.vocab_size));
   arg("--make-vocab-size-divisible-by", std::to_string(vocab_unit(m, c.tp)));
   if (m.activation == Activation::SwiGLU) arg("--swiglu");
-  // Gated MLPs are modelled without biases (sim/model_spec.cpp); GeLU MLPs with them.
-  if (m.moe.enabled() || m.mla.enabled) {
-    // Megatron-LM's biases are one switch (--add-bias-linear) and --add-qkv-bias beside it.
-    if (!m.projection_bias) arg("--disable-bias-linear");
-    if (!m.projection_bias && m.qkv_bias) arg("--add-qkv-bias");
-  } else if (m.gated_mlp()) {
-    arg("--disable-bias-linear");
-  }
+  // Megatron-LM's biases are one switch (--add-bias-linear, its default) and --add-qkv-bias beside
+  // it; refuse_unwritable_architecture refused the models they cannot say.
+  if (!m.projection_bias) arg("--disable-bias-linear");
+  if (!m.projection_bias && m.qkv_bias) arg("--add-qkv-bias");
   if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) arg("--qk-layernorm");
   if (m.normalization == Normalization::RMSNorm) arg("--normalization", "RMSNorm");
   if (m.position_embedding == PositionEmbedding::Rope) {

@@ -364,14 +364,14 @@ void apply_latent_attention(const MegatronModelArgs& a, ModelSpec& m) {
 
 // Which linears carry biases. Megatron-LM's --add-bias-linear (its default) puts them on Q/K/V, the
 // output projection and every MLP, experts included; --disable-bias-linear removes them all and
-// --add-qkv-bias puts back the Q/K/V ones. A model with experts or MLA follows that exactly; a dense
-// model keeps the dense convention of the presets (attention biases counted, none in a gated MLP),
-// so a dense launch line and its preset stay one model.
+// --add-qkv-bias puts back the Q/K/V ones. Model flags alone follow that exactly, as does
+// --disable-bias-linear over a preset; a preset's own biases stand otherwise.
 void apply_biases(const MegatronModelArgs& a, ModelSpec& m, bool from_flags_alone) {
-  if (m.moe.enabled() || m.mla.enabled) {
-    if (a.disable_bias_linear || from_flags_alone) {
-      m.qkv_bias = m.projection_bias = m.moe.expert_linear_biases = !a.disable_bias_linear;
-    }
+  if (a.disable_bias_linear || from_flags_alone) {
+    const bool on = !a.disable_bias_linear;
+    m.qkv_bias = m.projection_bias = on;
+    m.mlp_bias = on;
+    if (m.moe.enabled()) m.moe.expert_linear_biases = on;
   }
   if (a.add_qkv_bias) m.qkv_bias = true;
 }
@@ -500,10 +500,6 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
            a.hidden_dropout.value_or(0.1), a.attention_dropout.value_or(0.1));
     m.dropout = hidden_on;
   }
-  if (a.disable_bias_linear && !m.gated_mlp())
-    fail("--disable-bias-linear on model '{}' with a GeLU MLP is not modelled (its MLP biases are counted); it is "
-         "modelled for gated MLPs (--swiglu), which have none",
-         m.name);
   if (a.max_position_embeddings) {
     if (*a.max_position_embeddings < m.seq_length)
       fail_at("--max-position-embeddings",

@@ -466,10 +466,9 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (m.explicit_head_dim > 0) key("kv_channels") << m.explicit_head_dim;
   else key("kv_channels") << YAML::Null;
   key("activation") << nemo_activation(m.activation);
-  const bool moe_or_mla = m.moe.enabled() || m.mla.enabled;
-  // Gated dense MLPs are modelled without biases; a model with experts or MLA says its own.
-  key("bias") << (moe_or_mla ? m.projection_bias : !m.gated_mlp());
-  if (moe_or_mla && !m.projection_bias && m.qkv_bias) key("add_qkv_bias") << true;
+  // One switch for every linear, Q, K and V's beside it (refuse_unwritable_architecture).
+  key("bias") << m.projection_bias;
+  if (!m.projection_bias && m.qkv_bias) key("add_qkv_bias") << true;
   if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) key("qk_layernorm") << true;
   key("normalization") << (m.normalization == Normalization::RMSNorm ? "rmsnorm" : "layernorm");
   key("position_embedding_type") << nemo_position(m.position_embedding);

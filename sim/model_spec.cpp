@@ -73,8 +73,7 @@ std::int64_t ModelSpec::attention_parameters() const {
 }
 
 std::int64_t ModelSpec::dense_mlp_parameters() const {
-  // Megatron's GeLU MLP has biases; the Llama-style gated MLPs have none.
-  return mlp_parameters(hidden_size, ffn_hidden_size, gated_mlp(), !gated_mlp());
+  return mlp_parameters(hidden_size, ffn_hidden_size, gated_mlp(), dense_mlp_bias());
 }
 
 std::int64_t ModelSpec::expert_parameters() const {
@@ -382,6 +381,7 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
   m.dropout = f.boolean_or("dropout", true);
   m.qkv_bias = f.boolean_or("qkv_bias", true);
   m.projection_bias = f.boolean_or("projection_bias", true);
+  if (f.has("mlp_bias")) m.mlp_bias = f.boolean_or("mlp_bias", false);
   const std::string qk = f.choice_or("qk_norm", {"none", "per_head", "full"}, "none");
   m.qk_norm = qk == "none" ? QkNorm::None : qk == "per_head" ? QkNorm::PerHead : QkNorm::Full;
   m.attention_sinks = f.boolean_or("attention_sinks", false);
@@ -419,6 +419,7 @@ nlohmann::json model_to_json(const ModelSpec& m) {
   if (m.explicit_head_dim != 0) j["head_dim"] = m.explicit_head_dim;
   if (!m.qkv_bias) j["qkv_bias"] = false;
   if (!m.projection_bias) j["projection_bias"] = false;
+  if (m.dense_mlp_bias() == m.gated_mlp()) j["mlp_bias"] = m.dense_mlp_bias();  // against the MLP's convention
   if (m.qk_norm != QkNorm::None) j["qk_norm"] = to_string(m.qk_norm);
   if (m.attention_sinks) j["attention_sinks"] = true;
   if (m.attention_softcap > 0) j["attn_logit_softcapping"] = m.attention_softcap;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +51,11 @@ struct ModelSpec {
   // dense defaults are Megatron-LM's GPT (--add-bias-linear); the MoE importers say each class's.
   bool qkv_bias = true;
   bool projection_bias = true;
+  // Biases of the dense MLP's linears. Unset: Megatron-LM's GPT on a GeLU MLP (biases) and the
+  // Llama family on a gated one (none); set where a file says (Megatron-LM's --disable-bias-linear
+  // and its default --add-bias-linear on a launch line of model flags alone).
+  std::optional<bool> mlp_bias;
+  bool dense_mlp_bias() const { return mlp_bias.value_or(!gated_mlp()); }
   QkNorm qk_norm = QkNorm::None;
   bool attention_sinks = false;  // gpt-oss: one learned logit per head and layer
   // Gemma 2's soft caps, cap * tanh(x / cap) (0: none): on the attention scores before the

@@ -258,6 +258,43 @@ TEST(MegatronArguments, DefaultsAreMegatronLmsOwn) {
             std::string::npos);
 }
 
+// Biases follow Megatron-LM's one switch on dense models as on MoE ones: model flags alone have them
+// on every linear (--add-bias-linear, its default, on a gated MLP too); --disable-bias-linear removes
+// them all, on a GeLU MLP as well. Per layer at h 256, FFN 4h: Q/K/V 3h, projection h; a GeLU MLP
+// 4h + h, a gated one 2 x 4h + h.
+TEST(MegatronArguments, BiasesFollowMegatronsOneSwitchOnDenseModels) {
+  const std::string shape = "--num-layers 2 --hidden-size 256 --num-attention-heads 8 --vocab-size 1024\n";
+  auto params = [&](const std::string& more) { return parse_layout_text(shape + more, "f.args").model->total_parameters(); };
+  EXPECT_EQ(params("") - params("--disable-bias-linear\n"), 2 * (3 * 256 + 256 + 4 * 256 + 256));
+  EXPECT_EQ(params("--swiglu\n") - params("--swiglu --disable-bias-linear\n"), 2 * (3 * 256 + 256 + 8 * 256 + 256));
+  EXPECT_EQ(params("--disable-bias-linear --add-qkv-bias\n") - params("--disable-bias-linear\n"), 2 * 3 * 256);
+  // A Llama launch line is the Llama preset, biases included (none).
+  ModelSpec llama = load_model("llama3-8b");
+  const LayoutFile line = parse_layout_text(
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --group-query-attention --num-query-groups 8 "
+      "--ffn-hidden-size 14336 --swiglu --disable-bias-linear --normalization RMSNorm --position-embedding-type rope "
+      "--rotary-base 500000 --untie-embeddings-and-output-weights --attention-dropout 0 --hidden-dropout 0 "
+      "--seq-length 8192 --max-position-embeddings 8192 --vocab-size 128256 --make-vocab-size-divisible-by 1\n",
+      "llama.args");
+  llama.name = line.model->name;
+  EXPECT_EQ(model_to_json(*line.model).dump(), model_to_json(llama).dump());
+  EXPECT_EQ(line.model->total_parameters(), 8'030'261'248);  // meta-llama/Meta-Llama-3-8B's safetensors
+  // An unbiased GeLU model exports as --disable-bias-linear and reads back as itself.
+  ModelSpec gpt = load_model("gpt3-1.3b");
+  gpt.qkv_bias = gpt.projection_bias = false;
+  gpt.mlp_bias = false;
+  const SimResult r = simulated(gpt, layout(1, 1, 8, 1, 64), "dgx-a100-80gb");
+  const std::string args = megatron_arguments(r, MemoryReserve{});
+  EXPECT_NE(args.find("--disable-bias-linear\n"), std::string::npos);
+  EXPECT_EQ(parse_layout_text(args, "back.args").model->total_parameters(), gpt.total_parameters());
+  // What one switch cannot say is refused: biased attention beside an unbiased MLP.
+  ModelSpec mixed = load_model("llama3-8b");
+  mixed.qkv_bias = mixed.projection_bias = true;
+  const std::string e = error_of([&] { megatron_arguments(simulated(mixed, layout(8, 1, 1, 1, 8), "dgx-h100"), {}); });
+  EXPECT_NE(e.find("biases on the attention's output projection but not on the MLP's linears"), std::string::npos)
+      << e;
+}
+
 // A file without --vocab-size trains its tokenizer's vocabulary: pretrain_gpt.py's default
 // GPT2BPETokenizer reads GPT-2's vocab.json (50,257 words: openai-community/gpt2), padded to 128 x TP;
 // NullTokenizer has --vocab-size alone and the other tokenizers count a model file, so the

@@ -50,7 +50,13 @@ const char* const kRead[] = {
     "functional/gpt3_mcore_te_tp1_pp2_resume_torch_dist_rope_embeddings",
     "functional/gpt3_mcore_te_tp1_pp2_resume_torch_dist_rope_embeddings_1node",
     "functional/gpt3_mcore_te_tp1_pp2_rope_embeddings",
+    "functional/gpt3_mcore_te_tp1_pp4_disable_bias_linear",
     "functional/gpt3_mcore_te_tp1_pp4_frozen_resume_torch_dist_swiglu",
+    "functional/gpt3_mcore_te_tp1_pp4_persistent_ckpt_disable_bias_linear",
+    "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_disable_bias_linear",
+    "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_disable_bias_linear_1node",
+    "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_persistent_disable_bias_linear",
+    "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_persistent_disable_bias_linear_1node",
     "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_sequence_parallel",
     "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_swiglu",
     "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_swiglu_1node",
@@ -306,15 +312,8 @@ const Refusal kRefused[] = {
      {
       "examples/train_llama3_8b_h100_fp8",
      }},
-    // Read, and refused for their model: Megatron-LM's one bias switch on a GeLU MLP, and latent
-    // attention without its norms (apply_megatron_model says why).
-    {"", "--disable-bias-linear on model 'from-layout-file' with a GeLU MLP is not modelled",
-     {"functional/gpt3_mcore_te_tp1_pp4_disable_bias_linear",
-      "functional/gpt3_mcore_te_tp1_pp4_persistent_ckpt_disable_bias_linear",
-      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_disable_bias_linear",
-      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_persistent_disable_bias_linear",
-      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_disable_bias_linear_1node",
-      "functional/gpt3_mcore_te_tp1_pp4_resume_torch_dist_persistent_disable_bias_linear_1node"}},
+    // Read, and refused for their model: latent attention without its norms (apply_megatron_model
+    // says why).
     {"", "--multi-latent-attention without --qk-layernorm (latents without their norms) is not modelled",
      {"functional/gpt3_mcore_te_tp2_pp2_mla",
       "functional/gpt3_mcore_te_tp2_pp2_mla_1node"}},
@@ -407,8 +406,8 @@ TEST(MegatronFunctionalArgs, ShareOfFunctionalTestsReadAndSimulated) {
   RecordProperty("functional_tests_read", read);
   RecordProperty("functional_tests_simulated", simulated);
   EXPECT_EQ(total, 204);
-  EXPECT_EQ(read, 94) << read << " of " << total << " read";
-  EXPECT_EQ(simulated, 93) << simulated << " of " << total << " simulated";
+  EXPECT_EQ(read, 100) << read << " of " << total << " read";
+  EXPECT_EQ(simulated, 99) << simulated << " of " << total << " simulated";
 }
 
 }  // namespace
