@@ -142,6 +142,15 @@ nlohmann::json outcome_json(const SearchOutcome& out, const SearchRequest& r) {
 void run(const SearchFlags& f) {
   SearchRequest r;
   r.model = f.model.resolve();
+  // Model flags alone: their tokenizer's vocabulary. Megatron-LM pads it by TP, which the search
+  // varies, so one padding serves every layout: TP 8's (GPT-2's 51,200 words is a multiple of 128 x
+  // 1, 2, 4 and 8 alike).
+  if (f.model.model.empty() && !f.model.vocab_size) {
+    const TokenizerVocabulary v = megatron_tokenizer_vocabulary(f.model, 8, "");
+    if (!v.padded) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
+    r.model.vocab_size = static_cast<int>(*v.padded);
+    fmt::print(stderr, "note: {}, for every layout searched\n", v.note);
+  }
   r.cluster = f.cluster.resolve();
   r.reserve = f.cluster.reserve();
   if (!f.cluster.gpus) fail("search needs --gpus (the cluster size to lay out)");

@@ -67,6 +67,9 @@ void validate_training(const ModelSpec& model, const ParallelConfig& c, const Tr
     fail("the engine trains GPT-2-style models (GeLU, LayerNorm, learned positions, tied embeddings, multi-head "
          "attention); model '{}' is not one",
          model.name);
+  if (!model.qkv_bias || !model.projection_bias || !model.dense_mlp_bias())
+    fail("the engine trains GPT-2 layers with a bias on every linear; model '{}' has {} (drop --disable-bias-linear)",
+         model.name, !model.dense_mlp_bias() ? "an MLP without biases" : "attention projections without biases");
   // The simulator prices these; the engine's layers are dense multi-head attention and MLP only.
   if (model.moe.enabled() || model.mla.enabled || model.mtp_num_layers > 0)
     fail("the engine trains dense layers only; model '{}' has {} — simulate or search it instead", model.name,

@@ -572,7 +572,7 @@ Project SetupPanel::project() const {
   p.model.ffn_hidden_size = ffn_->value();
   p.model.seq_length = seq_->value();
   p.model.vocab_size = vocab_->value();
-  p.model.activation = swiglu_->isChecked() ? Activation::SwiGLU : Activation::GeLU;
+  p.model.change_activation(swiglu_->isChecked() ? Activation::SwiGLU : Activation::GeLU);
   MoeSpec& e = p.model.moe;  // the layer frequency is model_base_'s, read when its field is finished
   e.num_experts = experts_->value();
   e.router_topk = topk_->value();

@@ -195,9 +195,10 @@ void read_dense_biases(const JsonFields& f, const Family& fam, ModelSpec& m) {
     m.mlp_bias = m.qkv_bias;
   } else {  // llama, gemma, gemma2: attention_bias on all four projections, off by default
     m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", false);
+    // LlamaMLP's gate, up and down projections (transformers' mlp_bias, false by default); the
+    // other classes build their MLPs without it, so there the key stays unread and is named.
+    if (type == "llama" && f.boolean_or("mlp_bias", false)) m.mlp_bias = true;
   }
-  // LlamaMLP's gate, up and down projections (transformers' mlp_bias, false by default).
-  if (f.boolean_or("mlp_bias", false)) m.mlp_bias = true;
 }
 
 // Megatron's 0/1 pattern of MoE layers from a rule over the layer index.

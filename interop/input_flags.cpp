@@ -57,7 +57,8 @@ ModelSpec ModelFlags::resolve(const std::optional<ModelSpec>& from_file) const {
     m.seq_length = 2048;
     m.vocab_size = 51200;
   }
-  if (make_vocab_size_divisible_by)
+  if (tokenizer_type) megatron_tokenizer_type(*tokenizer_type, "");
+  if (make_vocab_size_divisible_by && vocab_size)
     fmt::print(stderr, "note: --make-vocab-size-divisible-by pads the --vocab-size of a Megatron argument file "
                        "(--config); on the command line --vocab-size is the vocabulary as simulated\n");
   const bool from_flags_alone = model.empty() && !from_file;
@@ -219,7 +220,7 @@ RunRequest RunFlags::request() const {
   RunRequest r;
   r.model = model.resolve(file ? file->model : std::nullopt);
   if (file && file->model && model.model.empty() && !model.vocab_size && !file->vocabulary_unknown.empty())
-    fail_at("--vocab-size", "{}; give it with --vocab-size (32000 for Llama 2's and Mistral's sentencepiece models)",
+    fail_at("--vocab-size", "{}; give it with --vocab-size (the tokenizer's word count: 32000 for Llama 2's and Mistral's sentencepiece models)",
             file->vocabulary_unknown);
   r.cluster = cluster.resolve(file ? file->cluster : std::nullopt);
   r.gpus = cluster.gpus ? cluster.gpus : file ? file->gpus : std::nullopt;
@@ -227,6 +228,13 @@ RunRequest RunFlags::request() const {
   if (!cluster.gpus && r.gpus && *r.gpus < 1)
     fail("layout file '{}': the GPU count is {}; it must be >= 1", layout.config_file, *r.gpus);
   r.layout = layout.request(r.model, file ? &*file : nullptr);
+  // Model flags alone train their tokenizer's vocabulary at the layout's TP, as an argument file's do.
+  if (model.model.empty() && !(file && file->model) && !model.vocab_size) {
+    TokenizerVocabulary v = megatron_tokenizer_vocabulary(model, r.layout.config.tp, "");
+    if (!v.padded) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
+    r.model.vocab_size = static_cast<int>(*v.padded);
+    fmt::print(stderr, "note: {}\n", v.note);
+  }
   r.costs_file = costs;
   r.reserve = cluster.reserve(file ? file->reserve : std::nullopt, layout.config_file);
   return r;

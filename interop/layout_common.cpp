@@ -116,7 +116,10 @@ void refuse_unwritable_architecture(const ModelSpec& m, const std::string& expor
   if (m.moe.enabled() && m.projection_bias != m.moe.expert_linear_biases)
     refuse("biases on the attention's output projection but not on the experts' linears, or the reverse");
   if (m.moe_layer_count() < m.num_layers && m.projection_bias != m.dense_mlp_bias())
-    refuse("biases on the attention's output projection but not on the MLP's linears, or the reverse");
+    refuse(m.projection_bias ? "biases on the attention's linears but none on the MLP's (give it "
+                               "\"mlp_bias\": true in a model JSON, or drop every bias with --disable-bias-linear)"
+                             : "biases on the MLP's linears but none on the attention's (GPT-J's layout; "
+                               "--disable-bias-linear drops the MLP's too)");
   if (m.projection_bias && !m.qkv_bias) refuse("a biased output projection with unbiased Q, K and V");
 }
 

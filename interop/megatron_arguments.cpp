@@ -43,40 +43,24 @@ bool names_the_model(const MegatronModelArgs& a) {
          a.v_head_dim || a.mtp_num_layers;
 }
 
-// GPT-2's byte-level BPE vocabulary (openai-community/gpt2's vocab.json): 50,256 merges and
-// <|endoftext|>.
-constexpr long long kGpt2BpeWords = 50257;
-
 // The vocabulary Megatron-LM builds for the file: --vocab-size where given, else its tokenizer's
-// words; padded as Megatron-LM pads it. pretrain_gpt.py defaults --tokenizer-type to
-// GPT2BPETokenizer, whose vocab.json is GPT-2's; NullTokenizer has --vocab-size alone; the others
-// count a model file clustercast cannot read, so their vocabulary must be given
-// (RunFlags::request refuses until it is).
-void read_vocabulary(const MegatronArgs& args, int tp, const std::string& where, ModelSpec& model, LayoutFile& out) {
-  const MegatronModelArgs& m = args.model;
-  const long long unit = m.make_vocab_size_divisible_by.value_or(128);
-  const std::string tokenizer = args.tokenizer_type.value_or("GPT2BPETokenizer");
-  long long words = 0;
+// (megatron_tokenizer_vocabulary); padded as Megatron-LM pads it. A tokenizer whose words
+// clustercast cannot count leaves the vocabulary to the command line (RunFlags::request refuses
+// until --vocab-size gives it).
+void read_vocabulary(const MegatronModelArgs& m, int tp, const std::string& where, ModelSpec& model, LayoutFile& out) {
+  long long padded = 0;
   if (m.vocab_size) {
-    words = *m.vocab_size;
-  } else if (tokenizer == "GPT2BPETokenizer") {
-    words = kGpt2BpeWords;
-    out.notes.push_back(fmt::format(
-        "{}: the vocabulary is {}'s{}: GPT-2's {} words, padded to {} ({} x TP {}); give --vocab-size if its "
-        "vocab.json has another count",
-        where, tokenizer, args.tokenizer_type ? "" : " (pretrain_gpt.py's default tokenizer)", kGpt2BpeWords,
-        megatron_padded_vocab(kGpt2BpeWords, unit, tp), unit, tp));
+    padded = megatron_padded_vocab(*m.vocab_size, m.make_vocab_size_divisible_by.value_or(128), tp);
+    if (padded > 16'777'216) fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, *m.vocab_size, padded);
   } else {
-    out.vocabulary_unknown =
-        tokenizer == "NullTokenizer"
-            ? fmt::format("{}: NullTokenizer takes its vocabulary from --vocab-size, which the file does not give",
-                          where)
-            : fmt::format("{}: the vocabulary comes from {}'s --tokenizer-model, whose words clustercast cannot count",
-                          where, tokenizer);
-    return;
+    TokenizerVocabulary v = megatron_tokenizer_vocabulary(m, tp, where);
+    if (!v.padded) {
+      out.vocabulary_unknown = std::move(v.unknown);
+      return;
+    }
+    padded = *v.padded;
+    out.notes.push_back(std::move(v.note));
   }
-  const long long padded = megatron_padded_vocab(words, unit, tp);
-  if (padded > 16'777'216) fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, words, padded);
   model.vocab_size = static_cast<int>(padded);
 }
 
@@ -105,7 +89,7 @@ LayoutFile read_megatron(const std::string& text, const std::string& where, cons
     fail("{}: --num-layers-per-virtual-pipeline-stage needs --num-layers in the same file", where);
   }
   apply_megatron_layout(args.layout, c, model.value_or(ModelSpec{}), where);  // checks TP >= 1
-  if (model) read_vocabulary(args, c.tp, where, *model, out);
+  if (model) read_vocabulary(m, c.tp, where, *model, out);
   out.model = model;
   out.ignored = args.ignored;
   apply_clustercast_comment(text, out, where);  // an older export's own comment line

@@ -53,6 +53,11 @@ const MegatronOption<M> kModelOptions[] = {
      &M::kv_channels},
     {"--max-position-embeddings", nullptr, kModelMegatron,
      "Positions the model supports (>= --seq-length; learned positions: equal to it)", &M::max_position_embeddings},
+    {"--tokenizer-type", nullptr, kModelMegatron,
+     "Megatron-LM's tokenizer, whose words are the vocabulary without --vocab-size: GPT2BPETokenizer (the default) "
+     "GPT-2's 50,257 and TikTokenizer 131,072, padded to --make-vocab-size-divisible-by x TP; another needs "
+     "--vocab-size",
+     &M::tokenizer_type},
     {"--make-vocab-size-divisible-by", nullptr, kModelMegatron,
      "Megatron-LM's vocabulary padding unit (times TP; default 128): applied to a Megatron argument file's "
      "--vocab-size",
@@ -383,18 +388,6 @@ void refuse(const std::vector<std::string>& refused, const std::string& where) {
          prefix(where), fmt::join(refused, ", "));
 }
 
-// Megatron-LM's --tokenizer-type choices (arguments.py at the commit tests/reference/megatron/ names).
-std::string checked_tokenizer_type(const std::string& value, const std::string& where) {
-  static const char* const kChoices[] = {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer",
-                                         "SentencePieceTokenizer", "GPTSentencePieceTokenizer", "HuggingFaceTokenizer",
-                                         "Llama2Tokenizer", "TikTokenizer", "MultimodalTokenizer", "NullTokenizer",
-                                         "NullMultimodalTokenizer", "SFTTokenizer"};
-  for (const char* c : kChoices)
-    if (value == c) return value;
-  fail_at("--tokenizer-type", "{}--tokenizer-type {} is not one of Megatron-LM's: {}", prefix(where), value,
-          fmt::join(kChoices, ", "));
-}
-
 }  // namespace
 
 std::span<const MegatronOption<MegatronModelArgs>> megatron_model_options() { return kModelOptions; }
@@ -433,10 +426,7 @@ MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const s
           continue;
         }
       }
-      if (flag == "--tokenizer-type" && i < words.size() && !is_flag_word(words[i]))
-        out.tokenizer_type = checked_tokenizer_type(words[i], where);
-      else
-        out.ignored.push_back(flag);
+      out.ignored.push_back(flag);
       const std::size_t n = ignored->values < 0 ? words.size() : static_cast<std::size_t>(ignored->values);
       for (std::size_t k = 0; k < n && i < words.size() && !is_flag_word(words[i]); ++k) ++i;
     } else {
@@ -445,6 +435,7 @@ MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const s
     }
   }
   refuse(refused, where);
+  if (out.model.tokenizer_type) megatron_tokenizer_type(*out.model.tokenizer_type, where);
   return out;
 }
 
@@ -475,7 +466,7 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
   else if (a.hidden_size && ffn_is_multiple) m.ffn_hidden_size = times_hidden(ffn_multiple);
   if (a.seq_length) m.seq_length = *a.seq_length;
   if (a.vocab_size) m.vocab_size = *a.vocab_size;
-  if (a.swiglu) m.activation = Activation::SwiGLU;
+  if (a.swiglu) m.change_activation(Activation::SwiGLU);
   if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
   if (a.kv_channels) {
     if (*a.kv_channels < 1) fail_at("--kv-channels", "--kv-channels is {}; it must be >= 1", *a.kv_channels);
@@ -699,6 +690,47 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
               *a.microbatch_group_size);
     c.microbatch_group_size = *a.microbatch_group_size;
   }
+}
+
+// Megatron-LM's --tokenizer-type choices (arguments.py at the commit tests/reference/megatron/ names).
+std::string megatron_tokenizer_type(const std::string& value, const std::string& where) {
+  static const char* const kChoices[] = {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer",
+                                         "SentencePieceTokenizer", "GPTSentencePieceTokenizer", "HuggingFaceTokenizer",
+                                         "Llama2Tokenizer", "TikTokenizer", "MultimodalTokenizer", "NullTokenizer",
+                                         "NullMultimodalTokenizer", "SFTTokenizer"};
+  for (const char* c : kChoices)
+    if (value == c) return value;
+  fail_at("--tokenizer-type", "{}--tokenizer-type {} is not one of Megatron-LM's: {}", prefix(where), value,
+          fmt::join(kChoices, ", "));
+}
+
+TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, int tp, const std::string& where) {
+  // GPT-2's byte-level BPE vocabulary (openai-community/gpt2's vocab.json): 50,256 merges and <|endoftext|>.
+  constexpr long long kGpt2BpeWords = 50257;
+  const std::string tokenizer = megatron_tokenizer_type(a.tokenizer_type.value_or("GPT2BPETokenizer"), where);
+  // TikTokenizer without --vocab-size builds 2^17 words (tiktoken_tokenizer.py, DEFAULT_TIKTOKEN_MAX_VOCAB).
+  constexpr long long kTiktokenDefaultWords = 131072;
+  TokenizerVocabulary out;
+  const long long unit = a.make_vocab_size_divisible_by.value_or(128);
+  if (tokenizer == "GPT2BPETokenizer") {
+    out.padded = megatron_padded_vocab(kGpt2BpeWords, unit, tp);
+    out.note = fmt::format(
+        "{}the vocabulary is {}'s{}: GPT-2's {} words, padded to {} ({} x TP {}); give --vocab-size if its "
+        "vocab.json has another count",
+        prefix(where), tokenizer, a.tokenizer_type ? "" : " (pretrain_gpt.py's default tokenizer)", kGpt2BpeWords,
+        *out.padded, unit, tp);
+  } else if (tokenizer == "TikTokenizer") {
+    out.padded = megatron_padded_vocab(kTiktokenDefaultWords, unit, tp);
+    out.note = fmt::format("{}the vocabulary is TikTokenizer's default without --vocab-size, {} words, padded to {} "
+                           "({} x TP {})",
+                           prefix(where), kTiktokenDefaultWords, *out.padded, unit, tp);
+  } else if (tokenizer == "NullTokenizer") {
+    out.unknown = fmt::format("{}NullTokenizer takes its vocabulary from --vocab-size, which is not given", prefix(where));
+  } else {
+    out.unknown = fmt::format("{}the vocabulary comes from {}'s --tokenizer-model, whose words clustercast cannot count",
+                              prefix(where), tokenizer);
+  }
+  return out;
 }
 
 long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {

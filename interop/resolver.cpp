@@ -78,7 +78,7 @@ void check_stated_kernels(const LayoutRequest& layout, const std::string& framew
 
 // --expert-tensor-parallel-size on a model without experts: Megatron-Core builds the expert groups
 // (ETP x EP x EDP over each stage's ranks, parallel_state.py) and no layer uses them, so the run
-// is the dense one; the warning says so. An ETP that does not divide the stage's ranks is left for
+// is the dense one (it may decide whether the run starts: check_rank_order); the warning says so. An ETP that does not divide the stage's ranks is left for
 // validate to refuse, as Megatron-Core's rank generator refuses it.
 void apply_dense_expert_tp(ParallelConfig& c, const ModelSpec& model, std::vector<std::string>& warnings) {
   if (model.moe.enabled() || c.etp <= 0 || c.etp == c.tp || c.ep != 1) return;
@@ -93,16 +93,17 @@ void apply_dense_expert_tp(ParallelConfig& c, const ModelSpec& model, std::vecto
 // the default is TP, CP, EP, DP, PP: only which ranks form the pipeline and the data-parallel
 // groups changes. Inside one NVLink domain every pair of GPUs has the same link, so the order
 // changes nothing there, nor with PP 1 or DP 1; across domains the groups would cross other links
-// than the ones priced. Megatron-Core also asserts, with EP and PP, that the expert grid folds
-// onto the dense one (TP x CP = ETP x EP, parallel_state.py).
+// than the ones priced. Megatron-Core also asserts, with PP, that the expert grid folds onto the
+// dense one (TP x CP = ETP x EP, parallel_state.py), for a dense model's unused expert groups too.
 void check_rank_order(const MegatronSwitches& switches, const ParallelConfig& c, const ClusterSpec& cluster) {
   if (!switches.tp_pp_dp_rank_order) return;
   const int etp = c.etp > 0 ? c.etp : c.tp;
-  if (c.ep > 1 && c.pp > 1 && c.tp * c.cp != etp * c.ep)
+  if (c.pp > 1 && c.tp * c.cp != etp * c.ep)
     fail_at("--use-tp-pp-dp-mapping",
-            "--use-tp-pp-dp-mapping with EP {} and PP {} needs TP x CP ({}) equal to ETP x EP ({}), as Megatron-Core "
-            "asserts; drop the flag or change the layout",
-            c.ep, c.pp, c.tp * c.cp, etp * c.ep);
+            "--use-tp-pp-dp-mapping with PP {} needs TP x CP ({}) equal to ETP x EP ({}), as Megatron-Core asserts "
+            "(the attention's and the experts' data-parallel sizes must be the same in that order; the expert groups "
+            "are built for a dense model too); drop the flag or change the layout",
+            c.pp, c.tp * c.cp, etp * c.ep);
   if (c.pp > 1 && c.dp > 1 && c.gpus() > cluster.nvlink_domain_size())
     fail_at("--use-tp-pp-dp-mapping",
             "--use-tp-pp-dp-mapping over {} GPUs is not modelled: its rank order (TP, CP, EP, PP, DP) puts other "
@@ -174,8 +175,8 @@ ResolvedRun resolve_run(RunRequest request) {
         "--sequence-parallel is off at --tensor-model-parallel-size 1, as Megatron-LM turns it off (there is no "
         "TP group to split the sequence over)");
   }
+  check_rank_order(layout.switches, c, request.cluster);  // with the ETP as given: Megatron-Core checks it
   apply_dense_expert_tp(c, request.model, out.warnings);
-  check_rank_order(layout.switches, c, request.cluster);
   request.model.validate("model '" + request.model.name + "'");
   try {
     request.cluster.validate("cluster '" + request.cluster.name + "'");

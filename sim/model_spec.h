@@ -56,6 +56,14 @@ struct ModelSpec {
   // and its default --add-bias-linear on a launch line of model flags alone).
   std::optional<bool> mlp_bias;
   bool dense_mlp_bias() const { return mlp_bias.value_or(!gated_mlp()); }
+  // Another MLP activation over this model: its MLP keeps the biases it had (a --swiglu over GPT
+  // is Megatron-LM's SwiGLU with --add-bias-linear; a GeLU over Llama has none), not the new
+  // activation's convention.
+  void change_activation(Activation a) {
+    if (a == activation) return;
+    mlp_bias = dense_mlp_bias();
+    activation = a;
+  }
   QkNorm qk_norm = QkNorm::None;
   bool attention_sinks = false;  // gpt-oss: one learned logit per head and layer
   // Gemma 2's soft caps, cap * tanh(x / cap) (0: none): on the attention scores before the

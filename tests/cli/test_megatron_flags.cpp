@@ -185,6 +185,59 @@ TEST(MegatronFlags, TheOtherRankOrderIsReadOnOneNodeAndRefusedAcrossNodes) {
   EXPECT_EQ(folded.exit_code, 2);
   EXPECT_NE(folded.err.find("needs TP x CP (1) equal to ETP x EP (2), as Megatron-Core asserts"), std::string::npos)
       << folded.err;
+  // ... and for a dense model too, whose expert groups it builds all the same (ETP = TP, EP 1).
+  const RunResult dense = run_clustercast({"simulate", "--model", "gpt3-1.3b", "--cluster", "dgx-h100", "--gpus", "8",
+                                           "--cp", "2", "--pp", "2", "--use-tp-pp-dp-mapping"});
+  EXPECT_EQ(dense.exit_code, 2);
+  EXPECT_NE(dense.err.find("needs TP x CP (2) equal to ETP x EP (1)"), std::string::npos) << dense.err;
+}
+
+// A launch line of model flags means what its argument file means: without --vocab-size the
+// vocabulary is the tokenizer's, padded at the line's TP (pretrain_gpt.py's default GPT2BPETokenizer:
+// GPT-2's 50,257 words), and a tokenizer whose words clustercast cannot count is refused.
+TEST(MegatronFlags, ModelFlagsTrainTheirTokenizersVocabularyAsAnArgumentFileDoes) {
+  const std::vector<std::string> line = {"simulate", "--num-layers", "2", "--hidden-size", "256",
+                                         "--num-attention-heads", "8", "--tensor-model-parallel-size", "2", "--gpus", "2"};
+  const TempDir dir;
+  std::string words;
+  for (std::size_t i = 1; i < line.size() - 2; ++i) words += line[i] + "\n";
+  write_file(dir.file("line.args"), words);
+  const RunResult pasted = run_clustercast(with(line, {"--json"}));
+  ASSERT_EQ(pasted.exit_code, 0) << pasted.err;
+  EXPECT_NE(pasted.err.find("GPT-2's 50257 words, padded to 50432 (128 x TP 2)"), std::string::npos) << pasted.err;
+  const auto file = simulate_json({"simulate", "--config", dir.file("line.args"), "--gpus", "2", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(pasted.out).at("parameters_total"), file.at("parameters_total"));
+  EXPECT_EQ(nlohmann::json::parse(pasted.out).at("iteration_time_s"), file.at("iteration_time_s"));
+  const RunResult sentencepiece = run_clustercast(with(line, {"--tokenizer-type", "GPTSentencePieceTokenizer"}));
+  EXPECT_EQ(sentencepiece.exit_code, 2);
+  EXPECT_NE(sentencepiece.err.find("GPTSentencePieceTokenizer's --tokenizer-model, whose words clustercast cannot "
+                                   "count; give it with --vocab-size"),
+            std::string::npos)
+      << sentencepiece.err;
+  EXPECT_EQ(run_clustercast(with(line, {"--tokenizer-type", "GPTSentencePieceTokenizer", "--vocab-size", "256000"}))
+                .exit_code,
+            0);
+  const RunResult unknown = run_clustercast(with(kGpt3, {"--tokenizer-type", "gpt2"}));
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--tokenizer-type gpt2 is not one of Megatron-LM's"), std::string::npos) << unknown.err;
+}
+
+// --swiglu over a GPT preset keeps its MLP's biases (Megatron-LM's default --add-bias-linear on a
+// SwiGLU MLP: gate and up 2 x 4h, down h per layer), so the model exports and reads back as itself.
+TEST(MegatronFlags, ASwigluOverAGptPresetKeepsItsBiasesAndExports) {
+  const auto gelu = simulate_json({"simulate", "--model", "gpt3-125m", "--gpus", "8", "--json"});
+  const auto swiglu = simulate_json({"simulate", "--model", "gpt3-125m", "--swiglu", "--gpus", "8", "--json"});
+  // The FFN 3072 = 4h gains a third matrix (h x 3072) and one more bias of 3072, in 12 layers.
+  EXPECT_EQ(swiglu.at("parameters_total").get<std::int64_t>() - gelu.at("parameters_total").get<std::int64_t>(),
+            12 * (768 * 3072 + 3072));
+  const TempDir dir;
+  const RunResult search = run_clustercast({"search", "--model", "gpt3-125m", "--swiglu", "--gpus", "8",
+                                            "--global-batch-size", "64", "--top", "1", "--export-megatron",
+                                            dir.file("best.args")});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  EXPECT_EQ(read_file(dir.file("best.args")).find("--disable-bias-linear"), std::string::npos);
+  EXPECT_EQ(simulate_json({"simulate", "--config", dir.file("best.args"), "--json"}).at("parameters_total"),
+            swiglu.at("parameters_total"));
 }
 
 TEST(ShapeOverrides, HeadsOnAMultiHeadPresetMoveItsQueryGroups) {
