@@ -9,6 +9,7 @@
 
 #include "cli/common_options.h"
 #include "interop/layout_files.h"
+#include "interop/megatron_tokenizer.h"
 #include "interop/resolver.h"
 #include "interop/search_csv.h"
 #include "cli/progress.h"
@@ -147,8 +148,8 @@ void run(const SearchFlags& f) {
   // 1, 2, 4 and 8 alike).
   if (f.model.model.empty() && !f.model.vocab_size) {
     const TokenizerVocabulary v = megatron_tokenizer_vocabulary(f.model, 8, "");
-    if (!v.padded) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
-    r.model.vocab_size = static_cast<int>(*v.padded);
+    if (!v.vocabulary) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
+    r.model.vocab_size = static_cast<int>(v.vocabulary->padded(8));
     fmt::print(stderr, "note: {}, for every layout searched\n", v.note);
   }
   r.cluster = f.cluster.resolve();

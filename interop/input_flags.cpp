@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "interop/megatron_tokenizer.h"
 #include "interop/model_input.h"
 #include "sim/error.h"
 #include "sim/presets.h"
@@ -199,7 +200,7 @@ LayoutRequest LayoutFlags::request(const ModelSpec& model, const LayoutFile* fil
   }
   if (moe_load_imbalance) r.config.moe.load_imbalance = *moe_load_imbalance;
   r.dp = dp;
-  r.global_batch_named = global_batch.has_value();
+  r.global_batch_named = global_batch.has_value() || (file && file->global_batch_named);
   r.attention_named = use_flash_attn || attention_backend.has_value();
   r.switches = megatron_switches(*this);
   if (file) r.switches |= file->switches;
@@ -228,12 +229,19 @@ RunRequest RunFlags::request() const {
   if (!cluster.gpus && r.gpus && *r.gpus < 1)
     fail("layout file '{}': the GPU count is {}; it must be >= 1", layout.config_file, *r.gpus);
   r.layout = layout.request(r.model, file ? &*file : nullptr);
+  const int tp = r.layout.config.tp;
   // Model flags alone train their tokenizer's vocabulary at the layout's TP, as an argument file's do.
   if (model.model.empty() && !(file && file->model) && !model.vocab_size) {
-    TokenizerVocabulary v = megatron_tokenizer_vocabulary(model, r.layout.config.tp, "");
-    if (!v.padded) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
-    r.model.vocab_size = static_cast<int>(*v.padded);
+    TokenizerVocabulary v = megatron_tokenizer_vocabulary(model, tp, "");
+    if (!v.vocabulary) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
+    r.model.vocab_size = static_cast<int>(v.vocabulary->padded(tp));
     fmt::print(stderr, "note: {}\n", v.note);
+  }
+  // A file's vocabulary is padded at the TP its run trains with, which flags beside it may change.
+  if (file && file->model && file->vocabulary && model.model.empty() && !model.vocab_size && tp != file->config.tp) {
+    r.model.vocab_size = static_cast<int>(file->vocabulary->padded(tp));
+    fmt::print(stderr, "note: the file's vocabulary of {} words is padded to {} at --tensor-model-parallel-size {}\n",
+               file->vocabulary->words, r.model.vocab_size, tp);
   }
   r.costs_file = costs;
   r.reserve = cluster.reserve(file ? file->reserve : std::nullopt, layout.config_file);

@@ -50,7 +50,11 @@ void apply_clustercast_comment(const std::string& text, LayoutFile& out, const s
     };
     if (const auto* v = value_of("--cluster")) out.cluster = load_cluster(*v);
     if (const auto* v = value_of("--gpus")) out.gpus = to_int(*v, "--gpus", where);
-    if (const auto* v = value_of("--vocab-size"); v && out.model) out.model->vocab_size = to_int(*v, "--vocab-size", where);
+    // The comment's vocabulary is the simulated one, already padded: no TP change pads it again.
+    if (const auto* v = value_of("--vocab-size"); v && out.model) {
+      out.model->vocab_size = to_int(*v, "--vocab-size", where);
+      out.vocabulary.reset();
+    }
     if (const auto* v = value_of("--decoder-first-pipeline-num-layers"))
       out.config.first_stage_layers = to_int(*v, "--decoder-first-pipeline-num-layers", where);
     if (const auto* v = value_of("--decoder-last-pipeline-num-layers"))
@@ -133,6 +137,7 @@ void finish_layout(LayoutFile& out, const std::string& where) {
            model_parallel_text(c.tp, c.cp, c.pp));
     c.dp = *dp;
   }
+  out.global_batch_named = c.global_batch != 0;
   if (c.global_batch == 0) c.global_batch = default_global_batch(c.micro_batch, c.dp);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "interop/megatron_options.h"
+#include "interop/megatron_tokenizer.h"
 #include "sim/memory_model.h"
 #include "sim/parallel_config.h"
 #include "sim/simulator.h"
@@ -41,6 +42,12 @@ struct LayoutFile {
   std::string vocabulary_unknown;
   // Switches whose bearing flags beside the file may still change: resolve_run weighs them.
   MegatronSwitches switches;
+  // The file's vocabulary before Megatron-LM's padding (a Megatron argument file or a NeMo
+  // config): padded again at the run's TP when flags beside the file change it.
+  std::optional<MegatronVocabulary> vocabulary;
+  // The file states its global batch; otherwise the run's is micro batch x the run's DP, as
+  // Megatron-LM's default is (config.global_batch holds the file's own DP's meanwhile).
+  bool global_batch_named = false;
 };
 
 // One layout document from its text; `where` names it in messages ("layout file 'x.yaml'").

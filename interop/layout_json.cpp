@@ -27,6 +27,7 @@ LayoutFile read_json_layout(const std::string& text, const std::string& where) {
   for (const char* key : {"tensor_model_parallel_size", "pipeline_model_parallel_size"})
     if (!config.has(key)) fail("{}: config field '{}' is missing (not a clustercast layout?)", where, key);
   out.config = config_from_json(config_doc, where);
+  out.global_batch_named = config.has("global_batch_size");
   if (!f.has("config")) return out;
   if (f.has("model") && f.raw("model").is_object()) out.model = model_from_json(f.raw("model"), where + " (model)");
   if (f.has("cluster_spec")) out.cluster = cluster_from_json(f.raw("cluster_spec"), where + " (cluster_spec)");

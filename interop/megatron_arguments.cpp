@@ -10,6 +10,7 @@
 
 #include "interop/layout_common.h"
 #include "interop/megatron_options.h"
+#include "interop/megatron_tokenizer.h"
 #include "interop/moe_layer_freq.h"
 #include "sim/error.h"
 #include "sim/framework_spec.h"
@@ -43,24 +44,19 @@ bool names_the_model(const MegatronModelArgs& a) {
          a.v_head_dim || a.mtp_num_layers;
 }
 
-// The vocabulary Megatron-LM builds for the file: --vocab-size where given, else its tokenizer's
-// (megatron_tokenizer_vocabulary); padded as Megatron-LM pads it. A tokenizer whose words
-// clustercast cannot count leaves the vocabulary to the command line (RunFlags::request refuses
-// until --vocab-size gives it).
+// The vocabulary Megatron-LM trains from the file's flags (megatron_tokenizer_vocabulary), padded
+// at the file's TP; a tokenizer whose words clustercast cannot count leaves it to the command line
+// (RunFlags::request refuses until --vocab-size gives it).
 void read_vocabulary(const MegatronModelArgs& m, int tp, const std::string& where, ModelSpec& model, LayoutFile& out) {
-  long long padded = 0;
-  if (m.vocab_size) {
-    padded = megatron_padded_vocab(*m.vocab_size, m.make_vocab_size_divisible_by.value_or(128), tp);
-    if (padded > 16'777'216) fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, *m.vocab_size, padded);
-  } else {
-    TokenizerVocabulary v = megatron_tokenizer_vocabulary(m, tp, where);
-    if (!v.padded) {
-      out.vocabulary_unknown = std::move(v.unknown);
-      return;
-    }
-    padded = *v.padded;
-    out.notes.push_back(std::move(v.note));
+  TokenizerVocabulary v = megatron_tokenizer_vocabulary(m, tp, where);
+  if (!v.vocabulary) {
+    out.vocabulary_unknown = std::move(v.unknown);
+    return;
   }
+  const long long padded = v.vocabulary->padded(tp);
+  if (padded > 16'777'216) fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, v.vocabulary->words, padded);
+  if (!v.note.empty()) out.notes.push_back(std::move(v.note));
+  out.vocabulary = v.vocabulary;
   model.vocab_size = static_cast<int>(padded);
 }
 

@@ -59,7 +59,7 @@ const IgnoredMegatronFlag kIgnored[] = {
     {"--mock-data", 0}, {"--num-workers", 1}, {"--dataloader-type", 1}, {"--reset-position-ids", 0},
     {"--reset-attention-mask", 0}, {"--eod-mask-loss", 0}, {"--num-dataset-builder-threads", 1},
     {"--object-storage-cache-path", 1}, {"--vocab-file", 1}, {"--merge-file", 1}, {"--vocab-extra-ids", 1},
-    {"--tokenizer-model", 1}, {"--tokenizer-metadata", 1},
+    {"--tokenizer-metadata", 1},
     {"--tokenizer-special-tokens", -1}, {"--tiktoken-pattern", 1}, {"--tiktoken-num-special-tokens", 1},
     {"--null-tokenizer-eod-id", 1}, {"--null-tokenizer-pad-id", 1}, {"--no-mmap-bin-files", 0},
     // the data loader builds no s x s mask: the simulated run (flash or fused attention by default) holds none either

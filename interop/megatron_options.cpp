@@ -12,6 +12,7 @@
 
 #include "interop/layout_common.h"
 #include "interop/layout_files.h"
+#include "interop/megatron_tokenizer.h"
 #include "interop/moe_layer_freq.h"
 #include "sim/error.h"
 #include "sim/layout_rules.h"
@@ -55,9 +56,13 @@ const MegatronOption<M> kModelOptions[] = {
      "Positions the model supports (>= --seq-length; learned positions: equal to it)", &M::max_position_embeddings},
     {"--tokenizer-type", nullptr, kModelMegatron,
      "Megatron-LM's tokenizer, whose words are the vocabulary without --vocab-size: GPT2BPETokenizer (the default) "
-     "GPT-2's 50,257 and TikTokenizer 131,072, padded to --make-vocab-size-divisible-by x TP; another needs "
-     "--vocab-size",
+     "GPT-2's 50,257, TikTokenizer 131,072 and HuggingFaceTokenizer a known --tokenizer-model's, padded to "
+     "--make-vocab-size-divisible-by x TP; another needs --vocab-size",
      &M::tokenizer_type},
+    {"--tokenizer-model", nullptr, kModelMegatron,
+     "The tokenizer's model: for HuggingFaceTokenizer a Hub repository whose words clustercast knows "
+     "(meta-llama/Meta-Llama-3-8B, mistralai/Mixtral-8x7B-v0.1, ...) is the vocabulary without --vocab-size",
+     &M::tokenizer_model},
     {"--make-vocab-size-divisible-by", nullptr, kModelMegatron,
      "Megatron-LM's vocabulary padding unit (times TP; default 128): applied to a Megatron argument file's "
      "--vocab-size",
@@ -690,52 +695,6 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
               *a.microbatch_group_size);
     c.microbatch_group_size = *a.microbatch_group_size;
   }
-}
-
-// Megatron-LM's --tokenizer-type choices (arguments.py at the commit tests/reference/megatron/ names).
-std::string megatron_tokenizer_type(const std::string& value, const std::string& where) {
-  static const char* const kChoices[] = {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer",
-                                         "SentencePieceTokenizer", "GPTSentencePieceTokenizer", "HuggingFaceTokenizer",
-                                         "Llama2Tokenizer", "TikTokenizer", "MultimodalTokenizer", "NullTokenizer",
-                                         "NullMultimodalTokenizer", "SFTTokenizer"};
-  for (const char* c : kChoices)
-    if (value == c) return value;
-  fail_at("--tokenizer-type", "{}--tokenizer-type {} is not one of Megatron-LM's: {}", prefix(where), value,
-          fmt::join(kChoices, ", "));
-}
-
-TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, int tp, const std::string& where) {
-  // GPT-2's byte-level BPE vocabulary (openai-community/gpt2's vocab.json): 50,256 merges and <|endoftext|>.
-  constexpr long long kGpt2BpeWords = 50257;
-  const std::string tokenizer = megatron_tokenizer_type(a.tokenizer_type.value_or("GPT2BPETokenizer"), where);
-  // TikTokenizer without --vocab-size builds 2^17 words (tiktoken_tokenizer.py, DEFAULT_TIKTOKEN_MAX_VOCAB).
-  constexpr long long kTiktokenDefaultWords = 131072;
-  TokenizerVocabulary out;
-  const long long unit = a.make_vocab_size_divisible_by.value_or(128);
-  if (tokenizer == "GPT2BPETokenizer") {
-    out.padded = megatron_padded_vocab(kGpt2BpeWords, unit, tp);
-    out.note = fmt::format(
-        "{}the vocabulary is {}'s{}: GPT-2's {} words, padded to {} ({} x TP {}); give --vocab-size if its "
-        "vocab.json has another count",
-        prefix(where), tokenizer, a.tokenizer_type ? "" : " (pretrain_gpt.py's default tokenizer)", kGpt2BpeWords,
-        *out.padded, unit, tp);
-  } else if (tokenizer == "TikTokenizer") {
-    out.padded = megatron_padded_vocab(kTiktokenDefaultWords, unit, tp);
-    out.note = fmt::format("{}the vocabulary is TikTokenizer's default without --vocab-size, {} words, padded to {} "
-                           "({} x TP {})",
-                           prefix(where), kTiktokenDefaultWords, *out.padded, unit, tp);
-  } else if (tokenizer == "NullTokenizer") {
-    out.unknown = fmt::format("{}NullTokenizer takes its vocabulary from --vocab-size, which is not given", prefix(where));
-  } else {
-    out.unknown = fmt::format("{}the vocabulary comes from {}'s --tokenizer-model, whose words clustercast cannot count",
-                              prefix(where), tokenizer);
-  }
-  return out;
-}
-
-long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {
-  const long long multiple = std::max(1LL, divisible_by * tp);  // callers check both >= 1; never divide by 0
-  return (vocab + multiple - 1) / multiple * multiple;
 }
 
 }  // namespace cc

@@ -25,8 +25,9 @@ struct MegatronModelArgs {
       vocab_size, kv_channels, max_position_embeddings, make_vocab_size_divisible_by, rotary_base;
   bool swiglu = false, untie_embeddings = false, group_query_attention = false, disable_bias_linear = false;
   std::optional<std::string> normalization, position_embedding_type;
-  // The vocabulary's source where --vocab-size is not given (megatron_tokenizer_vocabulary).
-  std::optional<std::string> tokenizer_type;
+  // The vocabulary's source where --vocab-size is not given (megatron_tokenizer_vocabulary):
+  // the tokenizer, and its model (a HuggingFace tokenizer's Hub repository).
+  std::optional<std::string> tokenizer_type, tokenizer_model;
   std::optional<double> hidden_dropout, attention_dropout;
   // --qk-layernorm: per-head q/k norms, or MLA's latent norms; --add-qkv-bias: Q/K/V biases
   // beside --disable-bias-linear.
@@ -141,22 +142,5 @@ void apply_megatron_layout(const MegatronLayoutArgs& args, ParallelConfig& c, co
                            const std::string& where);
 // The precision the flags name (--bf16, --fp16, --fp8-format), if any.
 std::optional<Precision> megatron_precision(const MegatronLayoutArgs& args, const std::string& where);
-
-// The vocabulary Megatron-LM trains for model flags without --vocab-size: its tokenizer's words,
-// padded as below at `tp`. pretrain_gpt.py defaults --tokenizer-type to GPT2BPETokenizer, whose
-// vocab.json is GPT-2's 50,257 words; TikTokenizer builds 2^17 without --vocab-size (`note` says
-// which); NullTokenizer has --vocab-size alone and the other tokenizers count a model file
-// clustercast cannot read: no vocabulary, and `unknown` says why. A --tokenizer-type outside Megatron-LM's choices is a SpecError.
-// `value` when it is one of Megatron-LM's --tokenizer-type choices, else a SpecError naming them.
-std::string megatron_tokenizer_type(const std::string& value, const std::string& where);
-struct TokenizerVocabulary {
-  std::optional<long long> padded;
-  std::string note, unknown;
-};
-TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& args, int tp, const std::string& where);
-
-// Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by (default 128)
-// x TP; the vocabulary it builds from `vocab` (megatron/training/vocab_utils.py, calculate_padded_vocab_size).
-long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp);
 
 }  // namespace cc

@@ -11,6 +11,7 @@
 
 #include "interop/layout_common.h"
 #include "interop/megatron_options.h"
+#include "interop/megatron_tokenizer.h"
 #include "interop/omegaconf.h"
 #include "sim/error.h"
 #include "sim/numbers.h"
@@ -178,27 +179,16 @@ void read_model_architecture(const NemoKeys& y, MegatronModelArgs& a) {
   a.mtp_num_layers = y.integer("model.mtp_num_layers");
 }
 
-// The tokenizers whose vocabulary is a fact of the tokenizer itself, not of a file we lack.
-// A HuggingFace tokenizer named by its Hub repository has that repository's vocab_size
-// (config.json, tests/reference/hf-configs/): the ones NeMo-Framework-Launcher's Llama 3 and
-// Mixtral configs name, and their siblings.
-std::optional<int> known_tokenizer_vocab(const NemoKeys& y) {
+// The tokenizers whose words are a fact of the tokenizer itself, not of a file we lack: Megatron's
+// GPT-2 BPE, and a HuggingFace tokenizer named by its Hub repository (hub_tokenizer_words).
+std::optional<long long> known_tokenizer_words(const NemoKeys& y) {
   const std::string type = y.get("model.tokenizer.type").value_or("");
-  if (type == "GPT2BPETokenizer") return 50257;  // GPT-2's BPE
+  if (type == "GPT2BPETokenizer") return kGpt2BpeWords;
   if (y.get("model.tokenizer.library").value_or("") != "huggingface") return std::nullopt;
-  static const std::map<std::string, int> kHubVocab = {
-      {"meta-llama/Meta-Llama-3-8B", 128256},    {"meta-llama/Meta-Llama-3-70B", 128256},
-      {"meta-llama/Meta-Llama-3.1-8B", 128256},  {"meta-llama/Meta-Llama-3.1-70B", 128256},
-      {"meta-llama/Meta-Llama-3.1-405B", 128256}, {"meta-llama/Llama-3.1-8B", 128256},
-      {"meta-llama/Llama-3.1-70B", 128256},      {"meta-llama/Llama-3.1-405B", 128256},
-      {"meta-llama/Llama-2-7b-hf", 32000},       {"meta-llama/Llama-2-13b-hf", 32000},
-      {"meta-llama/Llama-2-70b-hf", 32000},      {"mistralai/Mixtral-8x7B-v0.1", 32000},
-      {"mistralai/Mistral-7B-v0.1", 32000}};
-  const auto it = kHubVocab.find(type);
-  return it == kHubVocab.end() ? std::nullopt : std::optional<int>(it->second);
+  return hub_tokenizer_words(type);
 }
 
-ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::string& vocabulary_unknown) {
+ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, LayoutFile& out) {
   MegatronModelArgs a;
   for (const auto& [key, field] : {std::pair{"model.num_layers", &a.num_layers},
                                    std::pair{"model.hidden_size", &a.hidden_size},
@@ -249,11 +239,12 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, std::stri
   if (unit < 1)
     fail_at("model.make_vocab_size_divisible_by", "{}: model.make_vocab_size_divisible_by is {}; it must be >= 1",
             y.where(), unit);
-  if (const auto vocab = known_tokenizer_vocab(y)) {
-    m.vocab_size = static_cast<int>(megatron_padded_vocab(*vocab, unit, tp));
+  if (const auto words = known_tokenizer_words(y)) {
+    out.vocabulary = MegatronVocabulary{*words, unit};
+    m.vocab_size = static_cast<int>(out.vocabulary->padded(tp));
   } else if (!vocab_in_comment) {
     // Its model file's path is left out: it is often an interpolation only the launcher resolves.
-    vocabulary_unknown =
+    out.vocabulary_unknown =
         fmt::format("{}: the vocabulary comes from model.tokenizer (library '{}'), whose words clustercast cannot count",
                     y.where(), y.get("model.tokenizer.library").value_or("none"));
   }
@@ -335,7 +326,7 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   // Our own export names the vocabulary in its clustercast line (NeMo has no key for it).
   const bool vocab_in_comment = text.find("# clustercast:") != std::string::npos &&
                                 text.find(" --vocab-size ", text.find("# clustercast:")) != std::string::npos;
-  if (y.has("model.num_layers")) out.model = nemo_model(y, c.tp, vocab_in_comment, out.vocabulary_unknown);
+  if (y.has("model.num_layers")) out.model = nemo_model(y, c.tp, vocab_in_comment, out);
   if (y.has("trainer.devices") || y.has("trainer.num_nodes")) {
     // In 64 bits: two values up to 1e9 each wrapped an int and printed an overflowed DP.
     const long long devices = y.integer("trainer.devices").value_or(1), nodes = y.integer("trainer.num_nodes").value_or(1);

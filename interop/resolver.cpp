@@ -163,7 +163,8 @@ ResolvedRun resolve_run(RunRequest request) {
     c.dp = 1;
   }
   if (c.dp < 1) fail_at("--data-parallel-size", "--data-parallel-size is {}; it must be >= 1", c.dp);
-  if (!layout.global_batch_named && !layout.from_file) c.global_batch = default_global_batch(c.micro_batch, c.dp);
+  // Megatron-LM's default global batch, at the run's DP (a file that states none takes it too).
+  if (!layout.global_batch_named) c.global_batch = default_global_batch(c.micro_batch, c.dp);
 
   // Megatron-LM's arguments.py (and NeMo after it) turns sequence parallelism off at TP 1 —
   // "Disabling sequence parallelism because tensor model parallelism is disabled" — so a launch

@@ -96,11 +96,12 @@ TEST(LayoutInterop, MegatronLmsMixtralLaunchReadsAsMixtral) {
   EXPECT_NE(unfused.err.find("--no-masked-softmax-fusion with the unfused attention kernels is not modelled"),
             std::string::npos)
       << unfused.err;
-  // The same words as an argument file (`$(cat FILE)`).
+  // The same words as an argument file (`$(cat FILE)`), with the tokenizer model the script takes
+  // as its second argument.
   const TempDir dir;
   const RunResult write = run_command(
       {"bash", "-c",
-       "source <(sed -n '/^MODEL_ARGS=(/,/^)/p;/^MOE_ARGS=(/,/^)/p;/^DATA_ARGS=(/,/^)/p;/^MODEL_PARALLEL_ARGS=(/,/^)/p' "
+       "TOKENIZER_MODEL=/data/tokenizer.model && source <(sed -n '/^MODEL_ARGS=(/,/^)/p;/^MOE_ARGS=(/,/^)/p;/^DATA_ARGS=(/,/^)/p;/^MODEL_PARALLEL_ARGS=(/,/^)/p' "
        "\"$1\") && printf '%s\\n' \"${MODEL_ARGS[@]}\" \"${MOE_ARGS[@]}\" \"${DATA_ARGS[@]}\" "
        "\"${MODEL_PARALLEL_ARGS[@]}\" > \"$2\"",
        "bash", kReference + "megatron/train_mixtral_8x7b_distributed.sh", dir.file("mixtral.args")});

@@ -222,6 +222,48 @@ TEST(MegatronFlags, ModelFlagsTrainTheirTokenizersVocabularyAsAnArgumentFileDoes
   EXPECT_NE(unknown.err.find("--tokenizer-type gpt2 is not one of Megatron-LM's"), std::string::npos) << unknown.err;
 }
 
+// A file without --global-batch-size trains micro batch x DP, Megatron-LM's default, at the DP
+// of the run it is simulated as; a --tp beside it pads its vocabulary at that TP; a
+// HuggingFaceTokenizer names its vocabulary by its Hub repository, as in a NeMo recipe.
+TEST(MegatronFlags, AFilesDefaultBatchAndVocabularyFollowTheRunsLayout) {
+  const TempDir dir;
+  const std::string shape =
+      "--num-layers 2 --hidden-size 256 --num-attention-heads 8 --seq-length 512 --max-position-embeddings 512\n"
+      "--micro-batch-size 2 --tensor-model-parallel-size 2\n";
+  write_file(dir.file("f.args"), shape);
+  const auto four = simulate_json({"simulate", "--config", dir.file("f.args"), "--gpus", "8", "--json"});
+  EXPECT_EQ(four.at("config").at("data_parallel_size"), 4);
+  EXPECT_EQ(four.at("config").at("global_batch_size"), 8);  // 2 x DP 4 (the file alone: 2 x DP 1)
+  EXPECT_EQ(four.at("model").at("vocab_size"), 50432);      // GPT-2's 50,257 padded to 128 x TP 2
+  const RunResult tp4 = run_clustercast({"simulate", "--config", dir.file("f.args"), "--gpus", "8",
+                                         "--tensor-model-parallel-size", "4", "--json"});
+  ASSERT_EQ(tp4.exit_code, 0) << tp4.err;
+  const auto j = nlohmann::json::parse(tp4.out);
+  EXPECT_EQ(j.at("config").at("global_batch_size"), 4);  // 2 x DP 2
+  EXPECT_EQ(j.at("model").at("vocab_size"), 50688);      // 128 x TP 4 = 512; 99 x 512
+  EXPECT_NE(tp4.err.find("vocabulary of 50257 words is padded to 50688 at --tensor-model-parallel-size 4"),
+            std::string::npos)
+      << tp4.err;
+  write_file(dir.file("stated.args"), shape + "--global-batch-size 16\n");
+  EXPECT_EQ(simulate_json({"simulate", "--config", dir.file("stated.args"), "--gpus", "8", "--json"})
+                .at("config")
+                .at("global_batch_size"),
+            16);
+  write_file(dir.file("hub.args"),
+             shape + "--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B\n");
+  EXPECT_EQ(simulate_json({"simulate", "--config", dir.file("hub.args"), "--gpus", "2", "--json"})
+                .at("model")
+                .at("vocab_size"),
+            128256);  // meta-llama/Meta-Llama-3-8B's config.json vocab_size, a multiple of 256
+  write_file(dir.file("unknown.args"),
+             shape + "--tokenizer-type HuggingFaceTokenizer --tokenizer-model someone/private-model\n");
+  const RunResult unknown = run_clustercast({"simulate", "--config", dir.file("unknown.args"), "--gpus", "2"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("HuggingFaceTokenizer's --tokenizer-model, whose words clustercast cannot count"),
+            std::string::npos)
+      << unknown.err;
+}
+
 // --swiglu over a GPT preset keeps its MLP's biases (Megatron-LM's default --add-bias-linear on a
 // SwiGLU MLP: gate and up 2 x 4h, down h per layer), so the model exports and reads back as itself.
 TEST(MegatronFlags, ASwigluOverAGptPresetKeepsItsBiasesAndExports) {

@@ -10,6 +10,7 @@
 
 #include "interop/layout_files.h"
 #include "interop/megatron_options.h"
+#include "interop/megatron_tokenizer.h"
 #include "sim/result_json.h"
 #include "test_layout_files_support.h"
 

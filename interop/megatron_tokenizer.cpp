@@ -1,0 +1,82 @@
+#include "interop/megatron_tokenizer.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "interop/layout_common.h"
+#include "interop/megatron_options.h"
+#include "sim/error.h"
+
+namespace cc {
+
+using interop::prefix;
+
+std::optional<long long> hub_tokenizer_words(const std::string& repository) {
+  static const std::map<std::string, long long> kHubWords = {
+      {"meta-llama/Meta-Llama-3-8B", 128256},    {"meta-llama/Meta-Llama-3-70B", 128256},
+      {"meta-llama/Meta-Llama-3.1-8B", 128256},  {"meta-llama/Meta-Llama-3.1-70B", 128256},
+      {"meta-llama/Meta-Llama-3.1-405B", 128256}, {"meta-llama/Llama-3.1-8B", 128256},
+      {"meta-llama/Llama-3.1-70B", 128256},      {"meta-llama/Llama-3.1-405B", 128256},
+      {"meta-llama/Llama-2-7b-hf", 32000},       {"meta-llama/Llama-2-13b-hf", 32000},
+      {"meta-llama/Llama-2-70b-hf", 32000},      {"mistralai/Mixtral-8x7B-v0.1", 32000},
+      {"mistralai/Mistral-7B-v0.1", 32000}};
+  const auto it = kHubWords.find(repository);
+  return it == kHubWords.end() ? std::nullopt : std::optional<long long>(it->second);
+}
+
+long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {
+  const long long multiple = std::max(1LL, divisible_by * tp);  // callers check both >= 1; never divide by 0
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+// Megatron-LM's --tokenizer-type choices (arguments.py at the commit tests/reference/megatron/ names).
+std::string megatron_tokenizer_type(const std::string& value, const std::string& where) {
+  static const char* const kChoices[] = {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer",
+                                         "SentencePieceTokenizer", "GPTSentencePieceTokenizer", "HuggingFaceTokenizer",
+                                         "Llama2Tokenizer", "TikTokenizer", "MultimodalTokenizer", "NullTokenizer",
+                                         "NullMultimodalTokenizer", "SFTTokenizer"};
+  for (const char* c : kChoices)
+    if (value == c) return value;
+  fail_at("--tokenizer-type", "{}--tokenizer-type {} is not one of Megatron-LM's: {}", prefix(where), value,
+          fmt::join(kChoices, ", "));
+}
+
+TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, int tp, const std::string& where) {
+  const std::string tokenizer = megatron_tokenizer_type(a.tokenizer_type.value_or("GPT2BPETokenizer"), where);
+  // TikTokenizer without --vocab-size builds 2^17 words (tiktoken_tokenizer.py, DEFAULT_TIKTOKEN_MAX_VOCAB).
+  constexpr long long kTiktokenDefaultWords = 131072;
+  const long long unit = a.make_vocab_size_divisible_by.value_or(128);
+  TokenizerVocabulary out;
+  // `says` names the words, followed by their padding at `tp`.
+  auto counted = [&](long long words, const std::string& says, const std::string& tail = "") {
+    out.vocabulary = MegatronVocabulary{words, unit};
+    out.note = fmt::format("{}the vocabulary is {}, padded to {} ({} x TP {}){}", prefix(where), says,
+                           out.vocabulary->padded(tp), unit, tp, tail);
+  };
+  if (a.vocab_size) {
+    counted(*a.vocab_size, "--vocab-size's");
+    out.note.clear();  // the flag said it; only the padding is Megatron-LM's, as the flag's help says
+  } else if (tokenizer == "GPT2BPETokenizer") {
+    counted(kGpt2BpeWords,
+            fmt::format("{}'s{}: GPT-2's {} words", tokenizer,
+                        a.tokenizer_type ? "" : " (pretrain_gpt.py's default tokenizer)", kGpt2BpeWords),
+            "; give --vocab-size if its vocab.json has another count");
+  } else if (tokenizer == "TikTokenizer") {
+    counted(kTiktokenDefaultWords, fmt::format("TikTokenizer's default without --vocab-size, {} words", kTiktokenDefaultWords));
+  } else if (tokenizer == "NullTokenizer") {
+    out.unknown = fmt::format("{}NullTokenizer takes its vocabulary from --vocab-size, which is not given", prefix(where));
+  } else if (const auto words = tokenizer == "HuggingFaceTokenizer" && a.tokenizer_model
+                                    ? hub_tokenizer_words(*a.tokenizer_model)
+                                    : std::nullopt) {
+    counted(*words, fmt::format("HuggingFaceTokenizer {}'s: {} words", *a.tokenizer_model, *words));
+  } else {
+    out.unknown = fmt::format("{}the vocabulary comes from {}'s --tokenizer-model, whose words clustercast cannot count",
+                              prefix(where), tokenizer);
+  }
+  return out;
+}
+
+}  // namespace cc
