@@ -43,7 +43,7 @@ struct SearchFlags {
   bool moe_grouped_gemm = false, moe_pad_to_capacity = false, moe_shared_expert_overlap = false,
        overlap_moe_ep_comm = false;
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
-  bool allow_cross_node_tp = false, overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false,
+  bool allow_cross_node_tp = false, overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false, grad_reduce_in_bf16 = false,
        flash = false;
   std::string precision = "bf16";
   std::optional<std::string> framework;  // default: the cost database's stack, else Megatron-Core
@@ -97,6 +97,7 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured, const
   s.overlap_grad_reduce = f.overlap_grad_reduce;
   s.overlap_param_gather = f.overlap_param_gather;
   s.tp_comm_overlap = f.tp_comm_overlap;
+  s.grad_reduce_in_bf16 = f.grad_reduce_in_bf16;
   s.precision = precision_from(f.precision, "--precision");
   const FrameworkSpec& stack = load_framework(resolved_stack(f.framework, measured));
   s.framework = stack.name;
@@ -313,6 +314,9 @@ void add_search_command(CLI::App& app) {
   sub->add_flag("--tp-comm-overlap", f->tp_comm_overlap,
                 "Every sequence-parallel layout overlaps its TP communication with GEMMs (Transformer Engine "
                 "userbuffers)")
+      ->group(g);
+  sub->add_flag("--grad-reduce-in-bf16", f->grad_reduce_in_bf16,
+                "Every bf16 layout keeps and reduces its gradients in bf16 (Megatron-LM's --grad-reduce-in-bf16)")
       ->group(g);
   sub->add_flag("--use-flash-attn", f->flash, "Every layout uses flash attention")->group(g);
   sub->add_option("--precision", f->precision, "bf16, fp16, fp8 or fp32")->capture_default_str()->group(g);

@@ -63,6 +63,8 @@ void SetupPanel::describe_fields() {
                                 "during the next forward pass"));
   tp_overlap_->setToolTip(tr("--tp-comm-overlap: tensor-parallel communication overlapped with the GEMMs "
                              "(Transformer Engine userbuffers; with sequence parallelism)"));
+  grad_bf16_->setToolTip(tr("--grad-reduce-in-bf16: a bf16 run keeps, accumulates and reduces its gradients in "
+                            "bf16 instead of fp32 (half the gradient memory and data-parallel traffic)"));
   flash_->setToolTip(tr("--attention-backend flash: fused attention that never stores the s × s scores; off: "
                         "unfused, which stores them"));
   precision_->setToolTip(tr("--bf16, --fp16, --bf16 --fp8-format hybrid, or none of them (fp32)"));

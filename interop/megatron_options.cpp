@@ -159,6 +159,10 @@ const MegatronOption<L> kLayoutOptions[] = {
      "Overlap sequence parallelism's all-gathers and reduce-scatters with the GEMMs beside them (needs "
      "--sequence-parallel)",
      &L::tp_comm_overlap},
+    {"--grad-reduce-in-bf16", nullptr, kLayout,
+     "Keep, accumulate and reduce a bf16 run's gradients in bf16 (Megatron-LM's default for bf16 is fp32): half the "
+     "gradient memory and data-parallel traffic",
+     &L::grad_reduce_in_bf16},
     {"--use-flash-attn", nullptr, kLayout,
      "Flash attention instead of the unfused kernels (= --attention-backend flash)", &L::use_flash_attn},
     {"--attention-backend", nullptr, kLayout,
@@ -647,6 +651,7 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.overlap_grad_reduce) c.overlap_grad_reduce = true;
   if (a.overlap_param_gather) c.overlap_param_gather = true;
   if (a.tp_comm_overlap) c.tp_comm_overlap = true;
+  if (a.grad_reduce_in_bf16) c.grad_reduce_in_bf16 = true;
   if (a.use_flash_attn) c.attention = AttentionKernel::Flash;
   if (a.attention_backend) {
     c.attention = attention_backend_from(*a.attention_backend, where.empty() ? "simulate" : where);

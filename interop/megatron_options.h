@@ -64,7 +64,7 @@ struct MegatronLayoutArgs {
        overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false,
        recompute_activations = false, account_for_embedding = false, account_for_loss = false,
        no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false,
-       use_tp_pp_dp_mapping = false;
+       use_tp_pp_dp_mapping = false, grad_reduce_in_bf16 = false;
 };
 
 // Megatron-LM switches that are no field of the layout: each matters only beside what flags next

@@ -378,6 +378,9 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (c.precision == Precision::FP8 && c.attention == AttentionKernel::Unfused)
     fail("--export-nemo: FP8 needs Transformer Engine, which runs flash or fused attention; the layout's unfused "
          "attention cannot be written for NeMo");
+  if (c.grad_reduce_in_bf16)
+    fail("--export-nemo: NeMo's megatron_gpt_config.yaml has no key for gradients reduced in bf16 "
+         "(--grad-reduce-in-bf16); export the layout with --export-megatron or --export");
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
   // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or

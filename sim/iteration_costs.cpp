@@ -10,7 +10,6 @@ namespace cc {
 namespace {
 
 // Precision-dependent bytes of one fp32 main gradient, as reduced over DP.
-double grad_bytes(Precision p) { return p == Precision::FP16 ? 2.0 : 4.0; }
 
 // A pass priced as one program; `recompute` is the part of it that reruns forward work.
 // After a device sync (a blocking pipeline exchange) the pass starts with host and device
@@ -163,22 +162,22 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     const std::int64_t expert_params = stage_expert_parameters(m, c, s);
     const double dense_params = static_cast<double>(params - expert_params);
     out.stage_params.push_back(params);
-    const double bytes = dense_params * grad_bytes(c.precision);
-    const double expert_bytes = static_cast<double>(expert_params) * grad_bytes(c.precision);
+    const double bytes = dense_params * c.main_grad_bytes();
+    const double expert_bytes = static_cast<double>(expert_params) * c.main_grad_bytes();
     double reduce = track_op(costs.collective({"dp.grad_reduce", reduce_kind, Phase::Backward, bytes, dp_group}));
     if (expert_params > 0)
       reduce += track_op(
           costs.collective({"edp.grad_reduce", reduce_kind, Phase::Backward, expert_bytes, edp_group}));
     out.grad_reduce_s.push_back(reduce);
     out.bucket_reduce_s.push_back(costs.collective(
-        {"dp.grad_reduce_bucket", reduce_kind, Phase::Backward, out.bucket_params * grad_bytes(c.precision), dp_group}).seconds);
+        {"dp.grad_reduce_bucket", reduce_kind, Phase::Backward, out.bucket_params * c.main_grad_bytes(), dp_group}).seconds);
     // Adam over the local shard: read grad, master, two moments; write master, moments and
     // the bf16 weight (30 B/param); the gradient-norm pass reads the shard's fp32 grads
-    // (4 B) and the grad buffer is zeroed for the next iteration (4 B over all of it).
+    // (4 B) and the grad buffer is zeroed for the next iteration (a main-gradient element over all of it).
     const double local = dense_params / shard + static_cast<double>(expert_params) / expert_shard;
     ComputeOp step{"optimizer.adam", OpKind::Optimizer, Phase::Forward,
                    static_cast<std::int64_t>(local), 1, 1, 1, 12.0 * local,
-                   local * 34.0 + static_cast<double>(params) * 4.0};
+                   local * 34.0 + static_cast<double>(params) * priced_main_grad_bytes(c)};
     // The stack's per-iteration host work (launches, loss reduction, logging, data loader)
     // is charged with the optimizer step that closes the iteration. The step's own launches
     // (one per tensor group) run ahead of its kernels, so it takes the longer of the two.
@@ -196,7 +195,7 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   }
   if (c.pp > 1 && m.tied_embeddings) {
     const GroupPlacement ends = placed({0, grid.rank({0, 0, 0, c.pp - 1})});
-    const double bytes = static_cast<double>(shape.vocab * shape.h) * grad_bytes(c.precision);
+    const double bytes = static_cast<double>(shape.vocab * shape.h) * c.main_grad_bytes();
     out.embedding_sync_s =
         track_op(costs.collective({"embedding_grad_sync", CollectiveKind::AllReduce, Phase::Backward, bytes, ends}));
   }

@@ -96,6 +96,10 @@ MoeShape make_moe_shape(const ModelSpec& m, const ParallelConfig& c, const Layer
 
 }  // namespace
 
+double priced_main_grad_bytes(const ParallelConfig& c) {
+  return c.precision == Precision::FP16 ? 4 : c.main_grad_bytes();
+}
+
 LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const LayerGroups& groups) {
   LayerShape x;
   x.b = c.micro_batch;
@@ -110,6 +114,7 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.ffn = m.ffn_hidden_size / c.tp;
   x.vocab = (m.vocab_size + c.tp - 1) / c.tp;
   x.elem = c.precision == Precision::FP32 ? 4.0 : 2.0;
+  x.main_grad_elem = priced_main_grad_bytes(c);
   x.sequence_parallel = c.sequence_parallel;
   x.tp_overlap = c.tp_comm_overlap && c.sequence_parallel;
   x.dropout = m.dropout;
@@ -706,10 +711,10 @@ OpProgram layer_backward(const LayerShape& x) {
   }
   b.elementwise("input_norm.backward", region, 4 * x.elem, 12);
   combine_grad.hide(b, attention_first, b.last());
-  // Weight gradients accumulate into fp32 main_grad buffers (Megatron-LM's gradient
-  // accumulation fusion: the wgrad GEMM epilogue reads and writes 8 bytes per parameter).
+  // Weight gradients accumulate into the main_grad buffers (Megatron-LM's gradient accumulation
+  // fusion: the wgrad GEMM epilogue reads and writes one main-gradient element per parameter).
   const std::int64_t layer_weights = attention_weights(x) + block_weights(x);
-  b.elementwise("main_grad_accumulate", layer_weights, 8, 1);
+  b.elementwise("main_grad_accumulate", layer_weights, 2 * x.main_grad_elem, 1);
   return b.take();
 }
 
@@ -752,7 +757,7 @@ void logits_and_loss_backward(Builder& b, const LayerShape& x) {
   const int wgrad = b.gemm("logits.wgrad", x.h, x.vocab, x.tokens);
   b.tp_reduce("tp_reduce.input_grad", wgrad);
   b.elementwise("final_norm.backward", x.region_tokens * x.h, 4 * x.elem, 12);
-  b.elementwise("main_grad_accumulate", x.h * x.vocab, 8, 1);
+  b.elementwise("main_grad_accumulate", x.h * x.vocab, 2 * x.main_grad_elem, 1);
 }
 
 LayerShape mtp_layer_shape(const LayerShape& x) {
@@ -791,7 +796,7 @@ void mtp_backward(Builder& b, const LayerShape& x) {
   b.elementwise("mtp.hnorm.backward", region, 4 * x.elem, 12);
   b.sp_gather("sp_all_gather");
   b.elementwise("mtp.embedding.backward", x.tokens * x.h, x.elem + 8);
-  b.elementwise("main_grad_accumulate", 2 * x.h * (x.h / x.tp), 8, 1);
+  b.elementwise("main_grad_accumulate", 2 * x.h * (x.h / x.tp), 2 * x.main_grad_elem, 1);
 }
 
 }  // namespace

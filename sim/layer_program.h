@@ -89,6 +89,7 @@ struct LayerShape {
   std::int64_t ffn = 1;              // ffn/t
   std::int64_t vocab = 1;            // ceil(v/t)
   double elem = 2;                   // bytes per activation element
+  double main_grad_elem = 4;         // bytes per main-gradient element (priced_main_grad_bytes)
   bool sequence_parallel = false, dropout = true, gated = false, rope = false, flash = false;
   bool attention_softcap = false, logit_softcap = false;  // Gemma 2's tanh caps (ModelSpec)
   bool tp_overlap = false;  // --tp-comm-overlap: SP collectives pipelined with their GEMMs
@@ -117,6 +118,10 @@ struct LayerShape {
   double kv_bytes() const { return elem * 2.0 * static_cast<double>(tokens * kv_width); }
 };
 
+// The main-gradient element the kernels that read and write the gradient buffers (accumulation,
+// zeroing) are priced with: ParallelConfig::main_grad_bytes, but an fp16 run's priced as fp32's,
+// as the shipped constants were fitted with them (a refit moves fp16 to its 2 bytes).
+double priced_main_grad_bytes(const ParallelConfig& config);
 LayerShape make_layer_shape(const ModelSpec& model, const ParallelConfig& config, const LayerGroups& groups);
 // The same with the CP groups placed as if on one node (the step plan knows no cluster).
 LayerShape make_layer_shape(const ModelSpec& model, const ParallelConfig& config, GroupPlacement tp_group);

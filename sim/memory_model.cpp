@@ -121,16 +121,12 @@ double moe_layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGra
 }
 
 double weight_bytes_per_param(Precision p) { return p == Precision::FP32 ? 4 : 2; }
-// Megatron-LM keeps fp32 main gradients for bf16 (accumulate and all-reduce in fp32).
-double grad_bytes_per_param(Precision p) { return p == Precision::FP16 ? 2 : 4; }
-// Adam: fp32 master weights and two moments (fp16 also keeps an fp32 gradient copy; fp32
-// training needs no master copy) — Megatron-LM distributed-optimizer docs, bytes per param.
-double optimizer_bytes_per_param(Precision p) {
-  switch (p) {
-    case Precision::FP16: return 16;
-    case Precision::FP32: return 8;
-    default: return 12;
-  }
+// Adam: fp32 master weights and two moments, and an fp32 copy of the gradients where the main
+// gradients are 16-bit (fp16, or bf16 under --grad-reduce-in-bf16: the optimizer steps on fp32
+// grads); fp32 training needs no master copy — Megatron-LM distributed-optimizer docs, bytes per param.
+double optimizer_bytes_per_param(const ParallelConfig& c) {
+  if (c.precision == Precision::FP32) return 8;
+  return c.main_grad_bytes() == 2 ? 16 : 12;
 }
 
 }  // namespace
@@ -270,14 +266,14 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     stage.parameters = stage_parameters(m, c, s);
     const double params = static_cast<double>(stage.parameters);
     stage.bytes.weights = params * weight_bytes_per_param(c.precision);
-    stage.bytes.gradients = params * grad_bytes_per_param(c.precision);
+    stage.bytes.gradients = params * c.main_grad_bytes();
     // Routed experts' optimizer state is sharded over their own data-parallel group (EDP).
     const double experts = static_cast<double>(stage_expert_parameters(m, c, s));
     const double expert_shard = c.distributed_optimizer ? c.expert_dp() : 1.0;
     stage.bytes.optimizer =
-        ((params - experts) / shard + experts / expert_shard) * optimizer_bytes_per_param(c.precision);
-    stage.bytes.experts = experts * (weight_bytes_per_param(c.precision) + grad_bytes_per_param(c.precision)) +
-                          experts / expert_shard * optimizer_bytes_per_param(c.precision);
+        ((params - experts) / shard + experts / expert_shard) * optimizer_bytes_per_param(c);
+    stage.bytes.experts = experts * (weight_bytes_per_param(c.precision) + c.main_grad_bytes()) +
+                          experts / expert_shard * optimizer_bytes_per_param(c);
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);
     const StageActivations a = stage_activations(m, c, s);

@@ -185,6 +185,11 @@ void apply_framework(ParallelConfig& c, const std::string& framework) {
   c.overlap_param_gather = c.overlap_param_gather || (stack.overlap_param_gather && c.distributed_optimizer);
 }
 
+double ParallelConfig::main_grad_bytes() const {
+  if (precision == Precision::FP16) return 2;
+  return grad_reduce_in_bf16 && precision != Precision::FP32 ? 2 : 4;
+}
+
 nlohmann::json config_to_json(const ParallelConfig& c) {
   nlohmann::json j = {{"sequence_parallel", c.sequence_parallel},
                       {"micro_batch_size", c.micro_batch},
@@ -203,6 +208,7 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
   const ParallelGrid grid = c.grid();
   for (int i = 0; i < grid.dimension_count(); ++i)
     j[std::string(dimension_info(grid.dimension(i).name).json_key)] = grid.dimension(i).size;
+  if (c.grad_reduce_in_bf16) j["grad_reduce_in_bf16"] = true;  // written only where set: older files read as before
   if (c.moe != MoeRunOptions{}) {
     // Megatron-LM's argument names; written only where a run set them, so dense exports read as before.
     const MoeRunOptions& o = c.moe;
@@ -286,6 +292,7 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   c.overlap_grad_reduce = f.boolean_or("overlap_grad_reduce", c.overlap_grad_reduce);
   c.overlap_param_gather = f.boolean_or("overlap_param_gather", c.overlap_param_gather);
   c.tp_comm_overlap = f.boolean_or("tp_comm_overlap", c.tp_comm_overlap);
+  c.grad_reduce_in_bf16 = f.boolean_or("grad_reduce_in_bf16", c.grad_reduce_in_bf16);
   if (f.has("precision")) c.precision = precision_from(f.string("precision"), where);
   if (f.has("attention")) c.attention = attention_from(f.string("attention"), where);
   if (f.has("framework")) c.framework = load_framework(f.string("framework")).name;

@@ -112,6 +112,9 @@ struct ParallelConfig {
   // --tp-comm-overlap: sequence parallelism's all-gathers and reduce-scatters run in chunks
   // pipelined with the GEMM beside them (Transformer Engine userbuffers), so they hide.
   bool tp_comm_overlap = false;
+  // --grad-reduce-in-bf16: a bf16 run keeps, accumulates and reduces its gradients in bf16
+  // instead of fp32 (main_grad_bytes).
+  bool grad_reduce_in_bf16 = false;
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
   MoeRunOptions moe;
@@ -131,6 +134,11 @@ struct ParallelConfig {
   // Expert data parallelism: the ranks of a pipeline stage (TP x CP x DP) over EP x ETP.
   int expert_dp() const { return tp * cp * dp / (ep * expert_tp()); }
   int gpus() const { return tp * cp * pp * dp; }
+  // Bytes of one element of the main-gradient buffers, which the data-parallel reduction sends:
+  // Megatron-LM (arguments.py) accumulates and reduces a bf16 run's gradients in fp32 unless
+  // --grad-reduce-in-bf16 says bf16 (FP8 runs are bf16 runs here); fp16 runs keep them in fp16,
+  // fp32 runs in fp32.
+  double main_grad_bytes() const;
   int num_microbatches() const { return global_batch / (micro_batch * dp); }
   bool interleaved() const { return virtual_stages > 1; }
   // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective" ("cp2 p2p" after TP with CP,

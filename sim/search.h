@@ -48,6 +48,7 @@ struct SearchSpace {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;  // to every layout with the distributed optimizer
   bool tp_comm_overlap = false;  // to every layout with sequence parallelism
+  bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16 (ParallelConfig::main_grad_bytes)
   MoeRunOptions moe;             // MoE models' run-time switches (dispatcher, grouped GEMM, overlaps)
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;

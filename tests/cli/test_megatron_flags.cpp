@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <sstream>
 
 #include "cli_runner.h"
@@ -262,6 +263,45 @@ TEST(MegatronFlags, AFilesDefaultBatchAndVocabularyFollowTheRunsLayout) {
   EXPECT_NE(unknown.err.find("HuggingFaceTokenizer's --tokenizer-model, whose words clustercast cannot count"),
             std::string::npos)
       << unknown.err;
+}
+
+// --grad-reduce-in-bf16 halves the gradient buffers and the data-parallel traffic of a bf16 run; the
+// Megatron export writes it and reads back to its own prediction; NeMo's config cannot say it.
+TEST(MegatronFlags, GradientsReducedInBf16HalveTheirBuffersAndTrafficAndExportToMegatron) {
+  const std::vector<std::string> run = {"simulate", "--model", "gpt3-1.3b", "--gpus", "16", "--tp", "2",
+                                        "--micro-batch-size", "4", "--global-batch-size", "64",
+                                        "--use-distributed-optimizer", "--json"};
+  const auto fp32 = simulate_json(with(run, {"--bf16"}));
+  const auto bf16 = simulate_json(with(run, {"--bf16", "--grad-reduce-in-bf16"}));
+  EXPECT_EQ(bf16.at("config").at("grad_reduce_in_bf16"), true);
+  EXPECT_FALSE(fp32.at("config").contains("grad_reduce_in_bf16"));
+  EXPECT_LT(bf16.at("peak_memory_gib").get<double>(), fp32.at("peak_memory_gib").get<double>());
+  EXPECT_LT(bf16.at("iteration_time_s").get<double>(), fp32.at("iteration_time_s").get<double>());
+  // On fp16 Megatron-LM already reduces in fp16: the switch changes nothing.
+  const auto fp16 = simulate_json(with(run, {"--fp16"}));
+  const auto fp16_switch = simulate_json(with(run, {"--fp16", "--grad-reduce-in-bf16"}));
+  EXPECT_EQ(fp16.at("iteration_time_s"), fp16_switch.at("iteration_time_s"));
+  EXPECT_EQ(fp16.at("peak_memory_gib"), fp16_switch.at("peak_memory_gib"));
+
+  const TempDir dir;
+  const RunResult search =
+      run_clustercast({"search", "--model", "gpt3-1.3b", "--gpus", "16", "--global-batch-size", "64",
+                       "--grad-reduce-in-bf16", "--top", "1", "--export-megatron", dir.file("best.args"), "--export",
+                       dir.file("best.json")});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  EXPECT_NE(read_file(dir.file("best.args")).find("--grad-reduce-in-bf16"), std::string::npos);
+  const auto json = simulate_json({"simulate", "--config", dir.file("best.json"), "--json"});
+  const auto args = simulate_json({"simulate", "--config", dir.file("best.args"), "--json"});
+  EXPECT_EQ(json.at("config").at("grad_reduce_in_bf16"), true);
+  EXPECT_EQ(args.at("config"), json.at("config"));
+  EXPECT_EQ(args.at("iteration_time_s"), json.at("iteration_time_s"));
+  const RunResult nemo = run_clustercast({"search", "--model", "gpt3-1.3b", "--gpus", "16", "--global-batch-size",
+                                          "64", "--grad-reduce-in-bf16", "--top", "1", "--export-nemo",
+                                          dir.file("n.yaml"), "--export", dir.file("n.json")});
+  EXPECT_EQ(nemo.exit_code, 2);
+  EXPECT_NE(nemo.err.find("no key for gradients reduced in bf16"), std::string::npos) << nemo.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("n.yaml")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("n.json")));  // all exports or none
 }
 
 // --swiglu over a GPT preset keeps its MLP's biases (Megatron-LM's default --add-bias-linear on a

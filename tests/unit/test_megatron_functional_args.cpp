@@ -165,6 +165,7 @@ const Refusal kRefused[] = {
       "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cross_entropy_loss_fusion",
       "functional/gpt3_mcore_te_tp2_pp2_resume_torch_dist_cross_entropy_loss_fusion_1node",
       "examples/train_llama3_8b_fsdp_h100_fp8",
+      "examples/train_llama3_8b_h100_fp8",
      }},
     {"--rerun-mode disabled", "report_stats reruns iterations to measure their variability and disabled drops the validation",
      {
@@ -307,10 +308,6 @@ const Refusal kRefused[] = {
     {"--inference-max-requests", "not a flag clustercast models or knows to leave time and memory unchanged",
      {
       "functional/gpt_static_inference_tp1_pp1_16b_multiprompt_tokensmatch",
-     }},
-    {"--grad-reduce-in-bf16", "reduces gradients in bf16 instead of fp32",
-     {
-      "examples/train_llama3_8b_h100_fp8",
      }},
     // Read, and refused for their model: latent attention without its norms (apply_megatron_model
     // says why).

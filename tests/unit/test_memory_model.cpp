@@ -116,6 +116,35 @@ TEST(MemoryModel, WeightsGradientsAndAdamStateFollowMegatronBytesPerParameter) {
                    (6 + 12.0 / 4) * params);
 }
 
+// --grad-reduce-in-bf16 (Megatron-LM arguments.py: accumulate_allreduce_grads_in_fp32 off for bf16):
+// bf16 main gradients, 2 B/param, and the optimizer steps on an fp32 copy of its shard's gradients
+// (4 B/param of the shard beside master weights and moments), as for fp16: 4 + 16/d. An fp16 run
+// already keeps its gradients in fp16 and an fp32 run in fp32: the switch changes neither.
+TEST(MemoryModel, GradientsReducedInBf16HoldTwoBytesAndTheOptimizerAnFp32Copy) {
+  const ModelSpec m = load_model("gpt3-175b");
+  ParallelConfig c;
+  c.tp = 8;
+  c.pp = 8;
+  c.dp = 4;
+  c.global_batch = 64;
+  c.distributed_optimizer = true;
+  c.grad_reduce_in_bf16 = true;
+  const auto bf16 = memory_model(m, c);
+  const StageMemory& s = bf16.stages[3];
+  const double params = static_cast<double>(s.parameters);
+  EXPECT_DOUBLE_EQ(s.bytes.gradients, 2 * params);
+  EXPECT_DOUBLE_EQ(s.bytes.weights + s.bytes.gradients + s.bytes.optimizer, (4 + 16.0 / 4) * params);
+  for (Precision p : {Precision::FP16, Precision::FP32}) {
+    c.precision = p;
+    c.grad_reduce_in_bf16 = false;
+    const MemoryBreakdown without = memory_model(m, c).stages[3].bytes;
+    c.grad_reduce_in_bf16 = true;
+    const MemoryBreakdown with = memory_model(m, c).stages[3].bytes;
+    EXPECT_EQ(with.gradients, without.gradients) << to_string(p);
+    EXPECT_EQ(with.optimizer, without.optimizer) << to_string(p);
+  }
+}
+
 TEST(MemoryModel, StageParametersAddUpToTheModel) {
   // Summed over stages and TP ranks, the per-GPU parameters are the model's parameters,
   // plus the tied output copy on the last stage and the replicated (norm, bias) tensors.
