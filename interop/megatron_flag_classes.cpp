@@ -15,11 +15,8 @@ namespace {
 // Megatron-LM's default (only_value). Kernel and fusion switches are not here: they change time,
 // and clustercast does not model them one by one.
 const IgnoredMegatronFlag kIgnored[] = {
-    // Megatron-LM's defaults, written out by most launch scripts (TransformerConfig.transformer_impl
-    // and the distributed config's distributed_backend); any other value changes what runs.
-    {"--transformer-impl", 1, true, "transformer_engine",
-     "another implementation changes the attention and linear kernels (local: Megatron-Core's own; "
-     "inference_optimized: inference kernels), whose time is not modelled"},
+    // Megatron-LM's default, written out by most launch scripts (the distributed config's
+    // distributed_backend); any other value changes what runs.
     {"--distributed-backend", 1, true, "nccl", "gloo carries the collectives through the CPUs, which is not modelled"},
     // the rerun engine's default: it reruns an iteration only when a result is found wrong (resilience_config.py)
     {"--rerun-mode", 1, true, "validate_results",

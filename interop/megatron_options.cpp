@@ -165,6 +165,10 @@ const MegatronOption<L> kLayoutOptions[] = {
      &L::grad_reduce_in_bf16},
     {"--use-flash-attn", nullptr, kLayout,
      "Flash attention instead of the unfused kernels (= --attention-backend flash)", &L::use_flash_attn},
+    {"--transformer-impl", nullptr, kLayout,
+     "transformer_engine (the default) or local: Megatron-Core's own layers, whose attention is the unfused "
+     "DotProductAttention (s x s scores kept); no FP8, flash attention or --tp-comm-overlap with them",
+     &L::transformer_impl},
     {"--attention-backend", nullptr, kLayout,
      "auto, flash or fused: scores never stored; unfused or local: the s x s scores are materialised, as in the "
      "2021-2022 papers' runs (default: the layout file's, else the stack's: flash for megatron-core and nemo, "
@@ -541,6 +545,37 @@ std::optional<Precision> megatron_precision(const MegatronLayoutArgs& a, const s
   return std::nullopt;
 }
 
+// --transformer-impl: Transformer Engine's layers (Megatron-LM's default) or Megatron-Core's local
+// ones (get_gpt_layer_local_spec), whose attention is DotProductAttention whatever
+// --attention-backend says: the unfused kernels that keep the s x s scores, priced as such (the
+// stack's Transformer Engine GEMM workspace stays counted, at most 32 MiB). What the local layers
+// cannot run is refused: flash or fused attention, FP8 (Transformer Engine's modules), and
+// --tp-comm-overlap (Transformer Engine's userbuffers; the local linears would not overlap).
+void apply_transformer_impl(const MegatronLayoutArgs& a, ParallelConfig& c, const std::string& where) {
+  if (!a.transformer_impl || *a.transformer_impl == "transformer_engine") return;
+  if (*a.transformer_impl != "local")
+    fail_at("--transformer-impl",
+            "{}--transformer-impl {} is not modelled (inference_optimized runs inference kernels); valid: "
+            "transformer_engine, local",
+            prefix(where), *a.transformer_impl);
+  const bool flash_named = a.use_flash_attn || (a.attention_backend && *a.attention_backend != "auto" &&
+                                                c.attention == AttentionKernel::Flash);
+  if (flash_named)
+    fail_at("--transformer-impl",
+            "{}--transformer-impl local runs Megatron-Core's DotProductAttention, which has no flash or fused kernel "
+            "(--{}); drop that flag, or use --transformer-impl transformer_engine",
+            prefix(where), a.use_flash_attn ? "use-flash-attn" : "attention-backend " + *a.attention_backend);
+  if (a.fp8_format)
+    fail_at("--fp8-format", "{}--fp8-format needs Transformer Engine's layers; --transformer-impl local has none",
+            prefix(where));
+  if (a.tp_comm_overlap)
+    fail_at("--tp-comm-overlap",
+            "{}--tp-comm-overlap pipelines Transformer Engine's userbuffers with its GEMMs; the local layers' linears "
+            "do not, so drop it with --transformer-impl local",
+            prefix(where));
+  c.attention = AttentionKernel::Unfused;
+}
+
 void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const ModelSpec& model,
                            const std::string& where) {
   if (a.tp) c.tp = *a.tp;
@@ -659,6 +694,7 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
       fail("{}--use-flash-attn contradicts --attention-backend {}; give one of them", prefix(where),
            *a.attention_backend);
   }
+  apply_transformer_impl(a, c, where);
   if (const auto p = megatron_precision(a, where)) c.precision = *p;
   if (a.first_stage_layers) c.first_stage_layers = *a.first_stage_layers;
   if (a.last_stage_layers) c.last_stage_layers = *a.last_stage_layers;

@@ -57,7 +57,8 @@ struct MegatronLayoutArgs {
   std::vector<std::string> moe_router_load_balancing_type, moe_aux_loss_coeff;
   bool moe_grouped_gemm = false, moe_pad_expert_input_to_capacity = false, moe_shared_expert_overlap = false,
        overlap_moe_expert_parallel_comm = false, moe_enable_deepep = false;
-  std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout;
+  std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout,
+      transformer_impl;
   std::vector<std::string> cp_comm_type;  // one for every layer, or one for all
   std::vector<int> hierarchical_cp_sizes;
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,

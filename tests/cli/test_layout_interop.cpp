@@ -199,18 +199,25 @@ TEST(LayoutInterop, UnmodelledParallelismOnTheCommandLineIsRefusedByName) {
 TEST(LayoutInterop, MegatronDefaultsOnTheCommandLineAreLeftAsideOtherValuesRefused) {
   const std::vector<std::string> run{"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--tp", "1"};
   const RunResult left_aside =
-      run_clustercast(with(run, {"--transformer-impl", "transformer_engine", "--distributed-backend", "nccl"}));
+      run_clustercast(with(run, {"--distributed-backend", "nccl", "--rerun-mode", "validate_results"}));
   EXPECT_EQ(left_aside.exit_code, 0) << left_aside.err;
-  EXPECT_NE(left_aside.err.find("left aside, as they bear on neither time nor memory: --transformer-impl, "
-                                "--distributed-backend"),
+  EXPECT_NE(left_aside.err.find("left aside, as they bear on neither time nor memory: --distributed-backend, "
+                                "--rerun-mode"),
             std::string::npos)
       << left_aside.err;
   for (const auto& [flag, value] :
-       {std::pair{"--transformer-impl", "local"}, std::pair{"--distributed-backend", "gloo"}}) {
+       {std::pair{"--rerun-mode", "disabled"}, std::pair{"--distributed-backend", "gloo"}}) {
     const RunResult r = run_clustercast(with(run, {flag, value}));
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_NE(r.err.find(std::string(flag) + " " + value + " ("), std::string::npos) << r.err;
   }
+  // --transformer-impl is modelled: Megatron-Core's local layers run the unfused attention.
+  const auto te = simulate_json(with(run, {"--transformer-impl", "transformer_engine", "--json"}));
+  const auto local = simulate_json(with(run, {"--transformer-impl", "local", "--json"}));
+  const auto unfused = simulate_json(with(run, {"--attention-backend", "unfused", "--json"}));
+  EXPECT_EQ(te.at("config").at("attention"), "flash");
+  EXPECT_EQ(local.at("config"), unfused.at("config"));
+  EXPECT_EQ(local.at("iteration_time_s"), unfused.at("iteration_time_s"));
 }
 
 }  // namespace
