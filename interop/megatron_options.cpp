@@ -467,7 +467,9 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
   if (a.num_query_groups) m.num_query_groups = *a.num_query_groups;
   else if (a.group_query_attention && from_flags_alone) m.num_query_groups = 1;
   else if (a.num_attention_heads && (from_flags_alone || base_is_mha)) m.num_query_groups = *a.num_attention_heads;
-  // FFN: given, else 4h from flags alone, else a preset's whole multiple of h follows a new h.
+  // FFN: given, else Megatron-LM's default from flags alone — 4h, or with --swiglu 8h/3 rounded down
+  // to a multiple of 64 (arguments.py: two projections keep the parameters near a 4h MLP's) —
+  // else a preset's whole multiple of h follows a new h.
   // In 64 bits, saturated: 4 x a hidden size of 1e9 wrapped an int; validate() then names the
   // hidden size (it is checked before the FFN).
   auto times_hidden = [&](int k) {
@@ -475,6 +477,7 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
                                                 std::numeric_limits<int>::max()));
   };
   if (a.ffn_hidden_size) m.ffn_hidden_size = *a.ffn_hidden_size;
+  else if (from_flags_alone && a.swiglu) m.ffn_hidden_size = static_cast<int>(8LL * m.hidden_size / 192 * 64);
   else if (from_flags_alone) m.ffn_hidden_size = times_hidden(4);
   else if (a.hidden_size && ffn_is_multiple) m.ffn_hidden_size = times_hidden(ffn_multiple);
   if (a.seq_length) m.seq_length = *a.seq_length;

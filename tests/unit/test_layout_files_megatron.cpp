@@ -261,13 +261,14 @@ TEST(MegatronArguments, DefaultsAreMegatronLmsOwn) {
 
 // Biases follow Megatron-LM's one switch on dense models as on MoE ones: model flags alone have them
 // on every linear (--add-bias-linear, its default, on a gated MLP too); --disable-bias-linear removes
-// them all, on a GeLU MLP as well. Per layer at h 256, FFN 4h: Q/K/V 3h, projection h; a GeLU MLP
-// 4h + h, a gated one 2 x 4h + h.
+// them all, on a GeLU MLP as well. Per layer at h 256: Q/K/V 3h, projection h; a GeLU MLP (FFN 4h)
+// 4h + h, a gated one (FFN Megatron-LM's int(8h/3 / 64) x 64 = 640) 2 x 640 + h.
 TEST(MegatronArguments, BiasesFollowMegatronsOneSwitchOnDenseModels) {
   const std::string shape = "--num-layers 2 --hidden-size 256 --num-attention-heads 8 --vocab-size 1024\n";
   auto params = [&](const std::string& more) { return parse_layout_text(shape + more, "f.args").model->total_parameters(); };
   EXPECT_EQ(params("") - params("--disable-bias-linear\n"), 2 * (3 * 256 + 256 + 4 * 256 + 256));
-  EXPECT_EQ(params("--swiglu\n") - params("--swiglu --disable-bias-linear\n"), 2 * (3 * 256 + 256 + 8 * 256 + 256));
+  EXPECT_EQ(parse_layout_text(shape + "--swiglu\n", "f.args").model->ffn_hidden_size, 640);
+  EXPECT_EQ(params("--swiglu\n") - params("--swiglu --disable-bias-linear\n"), 2 * (3 * 256 + 256 + 2 * 640 + 256));
   EXPECT_EQ(params("--disable-bias-linear --add-qkv-bias\n") - params("--disable-bias-linear\n"), 2 * 3 * 256);
   // A Llama launch line is the Llama preset, biases included (none).
   ModelSpec llama = load_model("llama3-8b");
