@@ -24,13 +24,14 @@ namespace cc::accuracy {
 namespace {
 
 // The corpus schema, in file order (tests/reference/measured/README.md).
-constexpr std::array<const char*, 40> kColumns = {
+constexpr std::array<const char*, 43> kColumns = {
     "id", "source", "model", "num_layers", "hidden_size", "num_attention_heads", "num_query_groups",
     "ffn_hidden_size", "swiglu", "normalization", "seq_length", "vocab_size", "cluster", "gpus", "framework",
     "attention", "precision", "tp", "cp", "cp_comm_type", "pp", "dp", "virtual_stages", "pipeline_layout", "first_stage_layers", "last_stage_layers",
     "sequence_parallel", "recompute_granularity", "recompute_method", "recompute_num_layers", "micro_batch",
     "global_batch", "distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
-    "iteration_time_s", "peak_memory_gib", "assumed", "note"};
+    "iteration_time_s", "peak_memory_gib", "assumed", "note", "position_embedding", "untie_embeddings",
+    "add_bias_linear"};
 
 // The mixture-of-experts runs (tests/reference/measured/moe/README.md, schema in
 // tools/schema_moe.py): the columns above, then these. Only the MoE runs' loader reads them.
@@ -148,12 +149,20 @@ CorpusRow stated_run(const RowFields& f) {
   if (norm != "layernorm" && norm != "rmsnorm")
     fail("{}: normalization '{}' is not known; valid: layernorm, rmsnorm", f.where(), norm);
   m.normalization = norm == "rmsnorm" ? Normalization::RMSNorm : Normalization::LayerNorm;
-  // The schema has no position, tying or dropout columns: Llama-style rows (SwiGLU with
-  // RMSNorm) are RoPE, untied and without dropout, as their configs set; GPT-style rows
-  // learned positions, tied embeddings and dropout 0.1, as GPT-3 and Megatron's examples do.
+  // Where a row leaves its architecture columns empty (tools/schema.py ARCHITECTURE_COLUMNS):
+  // Llama-style rows (SwiGLU with RMSNorm) are RoPE, untied, without biases and without dropout,
+  // as their configs set; GPT-style rows learned positions, tied embeddings, biases and dropout
+  // 0.1, as GPT-3 and Megatron's examples do. The schema has no dropout column.
   const bool llama_style = m.activation == Activation::SwiGLU && m.normalization == Normalization::RMSNorm;
-  m.position_embedding = llama_style ? PositionEmbedding::Rope : PositionEmbedding::Learned;
-  m.tied_embeddings = !llama_style;
+  const std::string& position = f.text("position_embedding");
+  if (!position.empty() && position != "learned_absolute" && position != "rope")
+    fail("{}: position_embedding '{}' is not known; valid: learned_absolute, rope, or empty", f.where(), position);
+  const bool rope = position.empty() ? llama_style : position == "rope";
+  m.position_embedding = rope ? PositionEmbedding::Rope : PositionEmbedding::Learned;
+  m.tied_embeddings = f.text("untie_embeddings").empty() ? !llama_style : !f.flag("untie_embeddings");
+  const bool biases = f.text("add_bias_linear").empty() ? !llama_style : f.flag("add_bias_linear");
+  m.qkv_bias = m.projection_bias = biases;
+  m.mlp_bias = biases;  // Megatron-LM's one switch, on a gated MLP too
   m.dropout = !llama_style;
 
   r.cluster = load_cluster(f.text("cluster"));
@@ -242,6 +251,7 @@ CorpusRow moe_row_from(const RowFields& f) {
   // sinks, has them on attention, router and experts (its config.json).
   const bool gpt_oss = f.text("features").find("attention-sinks") != std::string::npos;
   m.qkv_bias = m.projection_bias = gpt_oss;
+  m.mlp_bias = gpt_oss;  // the dense layers' MLPs: the same switch
   MoeSpec& e = m.moe;
   e.num_experts = f.integer("num_experts", 1);
   e.router_topk = f.integer("router_topk", 1);

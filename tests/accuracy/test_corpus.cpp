@@ -20,15 +20,18 @@ constexpr const char* kHeader =
     "virtual_stages,pipeline_layout,"
     "first_stage_layers,last_stage_layers,sequence_parallel,recompute_granularity,recompute_method,"
     "recompute_num_layers,micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
-    "tp_comm_overlap,iteration_time_s,peak_memory_gib,assumed,note\n";
+    "tp_comm_overlap,iteration_time_s,peak_memory_gib,position_embedding,untie_embeddings,add_bias_linear,assumed,"
+    "note\n";
 
 // A NeMo run of a Llama-shaped model on `gpus` H100s, TP 4 with SP, CP `cp` exchanging keys
 // and values by `cp_comm_type`, PP 8, distributed optimizer, with the three overlap columns
-// given as `overlaps` ("grad,param,tp").
+// given as `overlaps` ("grad,param,tp") and the three architecture columns as `architecture`
+// ("position,untie,bias"; empty: the reader's rule).
 std::string row(const std::string& id, const std::string& overlaps, int gpus = 64, const std::string& cp = "1",
-                const std::string& cp_comm_type = "p2p") {
+                const std::string& cp_comm_type = "p2p", const std::string& architecture = ",,") {
   return id + ",test,llama,80,8192,64,8,28672,1,rmsnorm,8192,128256,dgx-h100," + std::to_string(gpus) +
-         ",nemo,flash,bf16,4," + cp + "," + cp_comm_type + ",8,2,1,,,,1,none,,,1,256,1," + overlaps + ",20.0,,,\n";
+         ",nemo,flash,bf16,4," + cp + "," + cp_comm_type + ",8,2,1,,,,1,none,,,1,256,1," + overlaps + ",20.0,," +
+         architecture + ",,\n";
 }
 
 std::string corpus_with(const std::string& rows) {
@@ -52,6 +55,36 @@ TEST(CorpusLoader, StatedOverlapsOverrideTheStacksDefaults) {
   EXPECT_FALSE(rows[1].config.overlap_param_gather);
   EXPECT_TRUE(rows[2].config.tp_comm_overlap);
   EXPECT_TRUE(rows[2].config.overlap_grad_reduce);
+}
+
+// A row states its positions, tying and biases (Megatron-LM's flags), or leaves them to the
+// reader's rule: a Llama-style row (SwiGLU with RMSNorm, as row() is) RoPE, untied, no biases.
+TEST(CorpusLoader, ArchitectureColumnsOverrideTheLlamaStyleRule) {
+  const auto rows = load_corpus(corpus_with(row("rule", ",,") + row("stated", ",,", 64, "1", "p2p",
+                                                                     "learned_absolute,0,1")));
+  ASSERT_EQ(rows.size(), 2u);
+  const ModelSpec& rule = rows[0].model;
+  EXPECT_EQ(rule.position_embedding, PositionEmbedding::Rope);
+  EXPECT_FALSE(rule.tied_embeddings);
+  EXPECT_FALSE(rule.qkv_bias);
+  EXPECT_FALSE(rule.projection_bias);
+  EXPECT_FALSE(rule.dense_mlp_bias());
+  const ModelSpec& stated = rows[1].model;
+  EXPECT_EQ(stated.position_embedding, PositionEmbedding::Learned);
+  EXPECT_TRUE(stated.tied_embeddings);
+  EXPECT_TRUE(stated.qkv_bias);
+  EXPECT_TRUE(stated.projection_bias);
+  EXPECT_TRUE(stated.dense_mlp_bias());  // Megatron-LM's one switch biases the gated MLP too
+  // Per layer Q/K/V biases 8192 + 2 x 1024, the projection's 8192, the MLP's 2 x 28672 + 8192, in 80
+  // layers; the tied output layer's 128256 x 8192 goes, 8192 learned positions x 8192 come.
+  const std::int64_t biases = 80LL * (8192 + 2 * 1024 + 8192 + 2 * 28672 + 8192);
+  EXPECT_EQ(stated.total_parameters() - rule.total_parameters(), biases - 128256LL * 8192 + 8192LL * 8192);
+  try {
+    load_corpus(corpus_with(row("bad", ",,", 64, "1", "p2p", "alibi,,")));
+    FAIL() << "position_embedding 'alibi' was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("position_embedding 'alibi' is not known"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CorpusLoader, AnOverlapColumnIsZeroOneOrEmpty) {
@@ -152,7 +185,7 @@ std::string moe_corpus_with(const std::string& features, const std::string& fram
          "qk_pos_emb_head_dim,v_head_dim,mtp_num_layers,fp8_recipe,overlap_moe_expert_parallel_comm,"
          "moe_shared_expert_overlap,allocated_memory_gib,features,assumed,note\n"
       << "moe,test,moe-l12-h512-e4,12,512,8,8,2048,0,layernorm,1024,50257,dgx-a100-80gb,8," << framework
-      << ",flash,bf16,1,1,,2,4,1,,,,0,none,,,4,32,0,0,0,0,0.3,1.9,,4,1,2048,,([0]*2+[1]*10),2,2,1," << dispatcher
+      << ",flash,bf16,1,1,,2,4,1,,,,0,none,,,4,32,0,0,0,0,0.3,1.9,,,,,4,1,2048,,([0]*2+[1]*10),2,2,1," << dispatcher
       << ",0,,0,softmax,sinkhorn,0,,,,,,0,,0,0,1.0," << features << ",,\n";
   return dir.string();
 }

@@ -141,6 +141,10 @@ def main(repo, out, context_parallel=False):
             assumed.append("vocab_size")
         else:
             skipped[t] = "tokenizer vocabulary size unknown"; continue
+        # The vocabulary Megatron-LM trains: padded to a multiple of
+        # --make-vocab-size-divisible-by (128) x TP (vocab_utils.py calculate_padded_vocab_size).
+        unit = int(a.get("--make-vocab-size-divisible-by", 128)) * tp
+        vocab = (vocab + unit - 1) // unit * unit
         mb = int(a["--micro-batch-size"])
         gb = int(a.get("--global-batch-size", mb * dp))
         if "--global-batch-size" not in a:
@@ -187,6 +191,9 @@ def main(repo, out, context_parallel=False):
                 overlap_grad_reduce=int(truthy(a, "--overlap-grad-reduce")),
                 overlap_param_gather=int(truthy(a, "--overlap-param-gather")),
                 tp_comm_overlap=int(truthy(a, "--tp-comm-overlap")),
+                position_embedding=pos,
+                untie_embeddings=int(truthy(a, "--untie-embeddings-and-output-weights")),
+                add_bias_linear=int(not truthy(a, "--disable-bias-linear")),
                 iteration_time_s=f"{statistics.median(vals):.5f}", peak_memory_gib=peak,
                 assumed=";".join(ra),
                 note=(f"{f.split('/')[-1]}; median of {len(vals)} steps>{SKIP}; impl={impl}; "

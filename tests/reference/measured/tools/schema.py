@@ -6,7 +6,13 @@ COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query
            "attention,precision,tp,cp,cp_comm_type,pp,dp,virtual_stages,pipeline_layout,first_stage_layers,last_stage_layers,"
            "sequence_parallel,recompute_granularity,recompute_method,recompute_num_layers,"
            "micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
-           "tp_comm_overlap,iteration_time_s,peak_memory_gib,assumed,note").split(",")
+           "tp_comm_overlap,iteration_time_s,peak_memory_gib,position_embedding,untie_embeddings,"
+           "add_bias_linear,assumed,note").split(",")
+# Architecture a run states (Megatron-LM's --position-embedding-type learned_absolute|rope,
+# --untie-embeddings-and-output-weights 1/0, --disable-bias-linear as add_bias_linear 0/1), or
+# leaves empty for the reader's rule: a Llama-style row (SwiGLU with RMSNorm) RoPE, untied and
+# without biases, any other learned positions, tied and with biases.
+ARCHITECTURE_COLUMNS = ("position_embedding", "untie_embeddings", "add_bias_linear")
 # Speed flags a run states (1/0) or leaves to its stack's default (empty): Megatron-LM's
 # --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap.
 OVERLAP_COLUMNS = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap")
@@ -23,6 +29,11 @@ def check(row):
     for c in OVERLAP_COLUMNS:
         row.setdefault(c, "")
         assert str(row[c]) in ("", "0", "1"), (row["id"], c, row[c])
+    for c in ARCHITECTURE_COLUMNS:
+        row.setdefault(c, "")
+    assert row["position_embedding"] in ("", "learned_absolute", "rope"), (row["id"], row["position_embedding"])
+    assert str(row["untie_embeddings"]) in ("", "0", "1"), (row["id"], row["untie_embeddings"])
+    assert str(row["add_bias_linear"]) in ("", "0", "1"), (row["id"], row["add_bias_linear"])
     row.setdefault("pipeline_layout", "")
     row.setdefault("cp", 1)
     row.setdefault("cp_comm_type", "p2p")
