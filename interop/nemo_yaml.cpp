@@ -323,6 +323,13 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   const bool transformer_engine = y.boolean("model.transformer_engine", false);
   c.attention = flash || transformer_engine ? AttentionKernel::Flash : AttentionKernel::Unfused;
   c.precision = nemo_precision(y);
+  // NeMo's base config leaves RoPE fusion off, and clustercast prices Transformer Engine's fused
+  // kernel: a recipe that does not turn it on runs slower kernels than predicted, which a note says.
+  const bool rope = y.get("model.position_embedding_type").value_or("learned_absolute") == "rope";
+  if (!y.boolean("model.apply_rope_fusion", false) && rope)
+    out.notes.push_back(fmt::format("{}: model.apply_rope_fusion is not true (NeMo's default is false): NeMo runs "
+                                    "PyTorch's RoPE kernels, priced here as Transformer Engine's fused one",
+                                    where));
   // Our own export names the vocabulary in its clustercast line (NeMo has no key for it).
   const bool vocab_in_comment = text.find("# clustercast:") != std::string::npos &&
                                 text.find(" --vocab-size ", text.find("# clustercast:")) != std::string::npos;
@@ -505,6 +512,8 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   // was predicted.
   key("use_flash_attention") << (c.attention == AttentionKernel::Flash);
   key("transformer_engine") << (c.attention == AttentionKernel::Flash || c.precision == Precision::FP8);
+  // NeMo's base config has RoPE fusion off; the prediction priced the fused kernel (see read_nemo).
+  if (m.position_embedding == PositionEmbedding::Rope) key("apply_rope_fusion") << true;
   key("fp8") << (c.precision == Precision::FP8);
   if (c.precision == Precision::FP8) {
     key("fp8_e4m3") << false;  // we model the hybrid recipe (E4M3 forward, E5M2 gradients)

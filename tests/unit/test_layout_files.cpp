@@ -321,6 +321,36 @@ TEST(NemoYaml, FlashAttentionIsExportedAsTransformerEngine) {
   }));
 }
 
+// NeMo's base config leaves apply_rope_fusion false, and clustercast prices Transformer Engine's
+// fused RoPE kernel: every export of a RoPE model turns it on, and a recipe that leaves it off is
+// read with a note that it runs slower kernels than priced (NeMo-Framework-Launcher's Llama and
+// Mixtral recipes all set it).
+TEST(NemoYaml, RopeModelsExportTheFusedRopeKernelThatWasPriced) {
+  bool rope_seen = false;
+  for (const SimResult& r : exports_to_check()) {
+    const YAML::Node doc = YAML::Load(nemo_yaml(r, {}));
+    const bool rope = r.model.position_embedding == PositionEmbedding::Rope;
+    rope_seen |= rope;
+    EXPECT_EQ(doc["model"]["apply_rope_fusion"].IsDefined(), rope) << r.model.name;
+    if (rope) {
+      EXPECT_TRUE(doc["model"]["apply_rope_fusion"].as<bool>()) << r.model.name;
+    }
+  }
+  EXPECT_TRUE(rope_seen);
+  auto read = [](const std::string& name) { return read_layout_file(reference(name)); };
+  auto noted = [](const LayoutFile& f) {
+    return std::any_of(f.notes.begin(), f.notes.end(),
+                       [](const std::string& n) { return n.find("apply_rope_fusion is not true") != std::string::npos; });
+  };
+  const std::string rope_model =
+      "model:\n  num_layers: 2\n  hidden_size: 512\n  num_attention_heads: 8\n  encoder_seq_length: 1024\n"
+      "  max_position_embeddings: 1024\n  position_embedding_type: rope\n  tokenizer:\n    type: GPT2BPETokenizer\n";
+  EXPECT_TRUE(noted(parse_layout_text(rope_model, "n.yaml")));
+  EXPECT_FALSE(noted(parse_layout_text(rope_model + "  apply_rope_fusion: true\n", "n.yaml")));
+  EXPECT_FALSE(noted(read("nemo/llama/llama3_8b.yaml")));
+  EXPECT_FALSE(noted(read("nemo/gpt3_175b.yaml")));  // learned positions
+}
+
 TEST(NemoYaml, PrecisionIsWrittenInNemosOwnKeys) {
   const auto results = exports_to_check();
   const YAML::Node fp8 = YAML::Load(nemo_yaml(results[1], {}));
