@@ -94,7 +94,8 @@ Project project_from_flags(GuiFlags& f, const CLI::App& app) {
   if (!launch_line) apply_first_screen(f.run);
   if (!(f.train_tokens_b >= 0 && f.train_tokens_b <= 1e7))  // also refuses NaN; 1e7 B = --train-tokens' 1e16
     fail("--train-tokens-b is {}; it must be between 0 and 10000000 (billions of tokens)", f.train_tokens_b);
-  const ResolvedRun run = resolve_run(f.run.request());
+  const RunRequest request = f.run.request();
+  const ResolvedRun run = resolve_run(request);
   Project p;
   p.model_preset = preset_or_empty(f.run.model.model, model_preset_names());
   p.model = run.model;
@@ -109,6 +110,7 @@ Project project_from_flags(GuiFlags& f, const CLI::App& app) {
   p.reserve = run.reserve;
   p.train_tokens = f.train_tokens_b * 1e9;
   p.every_rank = f.every_rank;
+  p.switches = request.layout.switches;
   return p;
 }
 

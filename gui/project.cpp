@@ -25,6 +25,7 @@ RunRequest Project::request() const {
   l.global_batch_named = true;
   l.attention_named = true;
   l.framework = framework;
+  l.switches = switches;
   return r;
 }
 
@@ -60,6 +61,17 @@ void replace_model(Project& p, ModelSpec model) {
   if (attention_was_default) p.config.attention = default_attention(p, p.model);
 }
 
+namespace {
+
+// MegatronSwitches in a project file, by Megatron-LM's flag names without the dashes.
+constexpr std::pair<const char*, bool MegatronSwitches::*> kSwitchKeys[] = {
+    {"no_masked_softmax_fusion", &MegatronSwitches::no_masked_softmax_fusion},
+    {"deterministic_mode", &MegatronSwitches::deterministic_mode},
+    {"no_gradient_accumulation_fusion", &MegatronSwitches::no_gradient_accumulation_fusion},
+    {"use_tp_pp_dp_mapping", &MegatronSwitches::tp_pp_dp_rank_order}};
+
+}  // namespace
+
 nlohmann::json project_to_json(const Project& p) {
   nlohmann::json config = config_to_json(p.config);
   // The layout file format names the CP type only where CP > 1; a project keeps what the user
@@ -84,6 +96,12 @@ nlohmann::json project_to_json(const Project& p) {
         {"comm_buffers_gib", p.reserve.comm_buffers_gib},
         {"fragmentation_fraction", p.reserve.fragmentation_fraction},
         {"headroom_fraction", p.reserve.headroom_fraction}}},
+      {"megatron_switches",
+       [&] {
+         nlohmann::json on = nlohmann::json::object();
+         for (const auto& [key, member] : kSwitchKeys) on[key] = p.switches.*member;
+         return on;
+       }()},
   };
 }
 
@@ -118,6 +136,8 @@ Project project_from_json(const nlohmann::json& doc, const std::string& where) {
     p.reserve.comm_buffers_gib = r.at("comm_buffers_gib").get<double>();
     p.reserve.fragmentation_fraction = r.at("fragmentation_fraction").get<double>();
     p.reserve.headroom_fraction = r.at("headroom_fraction").get<double>();
+    if (version >= 5)
+      for (const auto& [key, member] : kSwitchKeys) p.switches.*member = doc.at("megatron_switches").at(key).get<bool>();
     return p;
   } catch (const nlohmann::json::exception& e) {
     fail("{}: {}", where, e.what());

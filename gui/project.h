@@ -22,8 +22,10 @@ namespace cc::gui {
 // build would drop them and simulate another layout, so it refuses the file by its version.
 // Version 4 added mixture of experts: the model's experts, MLA and MTP fields and the layout's
 // EP, ETP and MoE switches, which an older build would drop. Version 1 to 3 files still open,
-// as CP 1 with p2p (before 3) and EP 1.
-inline constexpr int kProjectVersion = 4;
+// as CP 1 with p2p (before 3) and EP 1. Version 5 added the Megatron-LM switches a launch line or
+// file set that are no field of the layout (MegatronSwitches: unfused softmax, deterministic mode,
+// unfused gradient accumulation, the TP-PP-DP rank order), which the resolver weighs on every change.
+inline constexpr int kProjectVersion = 5;
 
 struct Project {
   std::string model_preset;    // the preset the shape started from ("" = custom / imported)
@@ -38,6 +40,9 @@ struct Project {
   double train_tokens = 0;     // 0: no training days
   bool every_rank = false;
   MemoryReserve reserve;
+  // Megatron-LM switches from the launch line or file the project came from: no setup field shows
+  // them, so they stand as given, and the resolver checks them against every layout the user sets.
+  MegatronSwitches switches;
 
   // What the user set, as the resolver takes it (interop/resolver.h): every field of the setup
   // is named, except DP when auto_dp and the stack when `framework` is none.

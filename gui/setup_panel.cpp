@@ -601,6 +601,7 @@ Project SetupPanel::project() const {
   p.gpus = gpu_total_;
   p.costs_file = costs_->currentData().toString().toStdString();
   p.framework = framework_;  // no field shows it: kept as the project or launch line named it
+  p.switches = switches_;    // likewise, the launch line's or file's Megatron-LM switches
 
   ParallelConfig& c = p.config;
   c.tp = tp_->value();
@@ -656,6 +657,7 @@ void SetupPanel::set_project(const Project& p) {
   cluster_base_ = p.cluster;
   moe_base_ = p.config.moe;
   framework_ = p.framework;
+  switches_ = p.switches;
   model_preset_->setCurrentText(p.model_preset.empty() ? tr("custom") : QString::fromStdString(p.model_preset));
   layers_->setValue(p.model.num_layers);
   hidden_->setValue(p.model.hidden_size);

@@ -65,6 +65,7 @@ class SetupPanel : public QWidget {
   ClusterSpec cluster_base_;
   MoeRunOptions moe_base_;    // MoE switches the panel does not show (load balancing, drop policy)
   std::optional<std::string> framework_;  // the stack the project names (none: the database's)
+  MegatronSwitches switches_;             // the launch line's or file's Megatron-LM switches (no field)
   int gpu_total_ = 8;  // the project's GPU count; nodes x GPUs per node once the user edits either
   std::map<std::string, QWidget*> fields_;
   std::map<QWidget*, QFormLayout*> forms_;

@@ -158,6 +158,36 @@ class TestLaunchParity : public QObject {
   void analyticModelOtherStack() { expect_same_prediction(with(kAnalytic, {"--framework", "megatron-deepspeed"})); }
   void cpuDatabase() { expect_same_prediction(kCpuDatabase); }
 
+  // Megatron-LM switches a launch line sets that no setup field shows stay with the project — through
+  // the setup panel and a saved project file — and are weighed against every layout the user then
+  // sets: --use-tp-pp-dp-mapping is read on one node and refused, as simulate refuses it, once the
+  // GPUs span two nodes with PP and DP both above 1.
+  void megatronSwitchesStayWithTheProject() {
+    const std::vector<std::string> line = {"--model", "gpt3-1.3b", "--cluster", "dgx-a100-80gb", "--gpus", "8",
+                                           "--tp", "2", "--pp", "2", "--use-tp-pp-dp-mapping"};
+    const Project p = gui_project(line);
+    QVERIFY(p.switches.tp_pp_dp_rank_order);
+    QVERIFY(run_simulation(p).ok());
+    SetupPanel panel;
+    panel.set_project(p);
+    QVERIFY(panel.project().switches.tp_pp_dp_rank_order);
+    const Project reopened = project_from_json(project_to_json(p), "test");
+    QVERIFY(reopened.switches.tp_pp_dp_rank_order);
+    QVERIFY(reopened == p);
+    Project two_nodes = reopened;
+    two_nodes.gpus = 16;
+    const SimulationOutcome refused = run_simulation(two_nodes);
+    QVERIFY(!refused.ok());
+    QVERIFY2(refused.error.find("--use-tp-pp-dp-mapping over 16 GPUs is not modelled") != std::string::npos,
+             refused.error.c_str());
+    CliRun cli;
+    simulate_json({"--model", "gpt3-1.3b", "--cluster", "dgx-a100-80gb", "--gpus", "16", "--tp", "2", "--pp", "2",
+                   "--use-tp-pp-dp-mapping"},
+                  &cli);
+    QCOMPARE(cli.exit_code, 2);
+    QVERIFY2(cli.err.find("--use-tp-pp-dp-mapping over 16 GPUs is not modelled") != std::string::npos, cli.err.c_str());
+  }
+
   // A newly chosen model's attention starts at the default of the stack the run resolves to, as
   // `simulate` picks it: Megatron-Core's flash, our engine's unfused kernels where the cost
   // database is the engine's, and a stack the user names over the database's.

@@ -98,7 +98,7 @@ class TestMoe : public QObject {
     QVERIFY(back == p);
     QCOMPARE(back.config.ep, 8);
     QCOMPARE(back.model.moe.num_experts, 8);
-    QCOMPARE(project_to_json(p).at("version").get<int>(), 4);
+    QVERIFY(project_to_json(p).at("version").get<int>() >= 4);  // version 4 added the MoE fields
   }
 
   // DeepSeek-V3's config.json (tests/reference/hf-configs) fills every MoE, MLA and MTP field as
