@@ -24,7 +24,8 @@ namespace cc::gui {
 // EP, ETP and MoE switches, which an older build would drop. Version 1 to 3 files still open,
 // as CP 1 with p2p (before 3) and EP 1. Version 5 added the Megatron-LM switches a launch line or
 // file set that are no field of the layout (MegatronSwitches: unfused softmax, deterministic mode,
-// unfused gradient accumulation, the TP-PP-DP rank order), which the resolver weighs on every change.
+// unfused gradient accumulation, the TP-PP-DP rank order, the interleaved schedule's warm-up and flush
+// overlap), which the resolver weighs on every change.
 inline constexpr int kProjectVersion = 5;
 
 struct Project {

@@ -191,6 +191,10 @@ const MegatronOption<L> kLayoutOptions[] = {
      "Megatron-LM's other rank order (TP, CP, EP, PP, DP): read where it changes no link a group uses (one node, or "
      "PP 1 or DP 1); refused across nodes",
      &L::use_tp_pp_dp_mapping},
+    {"--overlap-p2p-communication-warmup-flush", nullptr, kLayout,
+     "The interleaved schedule's sends overlapped in its warm-up and flush too: priced as clustercast prices them "
+     "in every phase, under a stack whose interleaved sends overlap (megatron-core, megatron-core-ci, nemo)",
+     &L::overlap_p2p_warmup_flush},
     {"--bf16", nullptr, kLayout, "= --precision bf16", &L::bf16},
     {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},
     {"--fp8-format", nullptr, kLayout,
@@ -410,6 +414,7 @@ MegatronSwitches& MegatronSwitches::operator|=(const MegatronSwitches& other) {
   deterministic_mode |= other.deterministic_mode;
   no_gradient_accumulation_fusion |= other.no_gradient_accumulation_fusion;
   tp_pp_dp_rank_order |= other.tp_pp_dp_rank_order;
+  overlap_p2p_warmup_flush |= other.overlap_p2p_warmup_flush;
   return *this;
 }
 
@@ -417,7 +422,8 @@ MegatronSwitches megatron_switches(const MegatronLayoutArgs& args) {
   return {.no_masked_softmax_fusion = args.no_masked_softmax_fusion,
           .deterministic_mode = args.deterministic_mode,
           .no_gradient_accumulation_fusion = args.no_gradient_accumulation_fusion,
-          .tp_pp_dp_rank_order = args.use_tp_pp_dp_mapping};
+          .tp_pp_dp_rank_order = args.use_tp_pp_dp_mapping,
+          .overlap_p2p_warmup_flush = args.overlap_p2p_warmup_flush};
 }
 std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options() { return kLayoutOptions; }
 MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& where) {

@@ -65,7 +65,7 @@ struct MegatronLayoutArgs {
        overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false,
        recompute_activations = false, account_for_embedding = false, account_for_loss = false,
        no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false,
-       use_tp_pp_dp_mapping = false, grad_reduce_in_bf16 = false;
+       use_tp_pp_dp_mapping = false, grad_reduce_in_bf16 = false, overlap_p2p_warmup_flush = false;
 };
 
 // Megatron-LM switches that are no field of the layout: each matters only beside what flags next
@@ -77,6 +77,7 @@ struct MegatronSwitches {
   bool deterministic_mode = false;               // --deterministic-mode
   bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
   bool tp_pp_dp_rank_order = false;              // --use-tp-pp-dp-mapping: ranks ordered TP, CP, EP, PP, DP
+  bool overlap_p2p_warmup_flush = false;         // --overlap-p2p-communication-warmup-flush
 
   MegatronSwitches& operator|=(const MegatronSwitches& other);
 };

@@ -112,6 +112,27 @@ void check_rank_order(const MegatronSwitches& switches, const ParallelConfig& c,
             c.gpus(), cluster.nvlink_domain_size());
 }
 
+// --overlap-p2p-communication-warmup-flush: Megatron-Core's interleaved schedule then posts its
+// warm-up and flush sends and waits for them where the data is needed, as in the steady state
+// (schedules.py). The simulator prices the interleaved schedule's sends so in every phase under a
+// stack whose interleaved sends overlap (FrameworkSpec::interleaved_p2p_overlap), so the flag is
+// read there; under a stack whose sends block it is refused, and without virtual stages (no
+// interleaved schedule reads it) it is left aside with a warning.
+void check_warmup_flush_overlap(const MegatronSwitches& switches, const ParallelConfig& c,
+                                std::vector<std::string>& warnings) {
+  if (!switches.overlap_p2p_warmup_flush) return;
+  if (!c.interleaved()) {
+    warnings.push_back(
+        "--overlap-p2p-communication-warmup-flush left aside: only the interleaved schedule (virtual stages) reads it");
+    return;
+  }
+  if (!load_framework(c.framework).interleaved_p2p_overlap)
+    fail_at("--overlap-p2p-communication-warmup-flush",
+            "--overlap-p2p-communication-warmup-flush is not priced under stack '{}', whose interleaved pipeline sends "
+            "block; give --framework {} (stacks that overlap them), or drop the flag",
+            c.framework, stacks_that(&FrameworkSpec::interleaved_p2p_overlap, true));
+}
+
 }  // namespace
 
 ResolvedRun resolve_run(RunRequest request) {
@@ -177,6 +198,7 @@ ResolvedRun resolve_run(RunRequest request) {
         "TP group to split the sequence over)");
   }
   check_rank_order(layout.switches, c, request.cluster);  // with the ETP as given: Megatron-Core checks it
+  check_warmup_flush_overlap(layout.switches, c, out.warnings);
   apply_dense_expert_tp(c, request.model, out.warnings);
   request.model.validate("model '" + request.model.name + "'");
   try {

@@ -304,6 +304,31 @@ TEST(MegatronFlags, GradientsReducedInBf16HalveTheirBuffersAndTrafficAndExportTo
   EXPECT_FALSE(std::filesystem::exists(dir.file("n.json")));  // all exports or none
 }
 
+// --overlap-p2p-communication-warmup-flush overlaps the interleaved schedule's warm-up and flush sends
+// as its steady state's are; clustercast prices those sends so in every phase under a stack whose
+// interleaved sends overlap, refuses the flag under one whose sends block, and leaves it aside
+// without virtual stages.
+TEST(MegatronFlags, WarmupAndFlushOverlapIsReadWhereInterleavedSendsArePricedOverlapped) {
+  const std::vector<std::string> run = {"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--pp", "4",
+                                        "--num-layers-per-virtual-pipeline-stage", "2", "--global-batch-size", "32",
+                                        "--json"};
+  const auto plain = simulate_json(run);
+  const RunResult flagged = run_clustercast(with(run, {"--overlap-p2p-communication-warmup-flush"}));
+  ASSERT_EQ(flagged.exit_code, 0) << flagged.err;
+  EXPECT_EQ(nlohmann::json::parse(flagged.out).at("iteration_time_s"), plain.at("iteration_time_s"));
+  const RunResult blocking =
+      run_clustercast(with(run, {"--overlap-p2p-communication-warmup-flush", "--framework", "megatron-2021"}));
+  EXPECT_EQ(blocking.exit_code, 2);
+  EXPECT_NE(blocking.err.find("is not priced under stack 'megatron-2021', whose interleaved pipeline sends block"),
+            std::string::npos)
+      << blocking.err;
+  const RunResult one_chunk = run_clustercast({"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--pp", "4",
+                                               "--overlap-p2p-communication-warmup-flush"});
+  EXPECT_EQ(one_chunk.exit_code, 0) << one_chunk.err;
+  EXPECT_NE(one_chunk.err.find("--overlap-p2p-communication-warmup-flush left aside"), std::string::npos)
+      << one_chunk.err;
+}
+
 // --swiglu over a GPT preset keeps its MLP's biases (Megatron-LM's default --add-bias-linear on a
 // SwiGLU MLP: gate and up 2 x 4h, down h per layer), so the model exports and reads back as itself.
 TEST(MegatronFlags, ASwigluOverAGptPresetKeepsItsBiasesAndExports) {
