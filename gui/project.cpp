@@ -69,7 +69,8 @@ constexpr std::pair<const char*, bool MegatronSwitches::*> kSwitchKeys[] = {
     {"deterministic_mode", &MegatronSwitches::deterministic_mode},
     {"no_gradient_accumulation_fusion", &MegatronSwitches::no_gradient_accumulation_fusion},
     {"use_tp_pp_dp_mapping", &MegatronSwitches::tp_pp_dp_rank_order},
-    {"overlap_p2p_communication_warmup_flush", &MegatronSwitches::overlap_p2p_warmup_flush}};
+    {"overlap_p2p_communication_warmup_flush", &MegatronSwitches::overlap_p2p_warmup_flush},
+    {"transformer_impl_local", &MegatronSwitches::local_layers}};
 
 }  // namespace
 

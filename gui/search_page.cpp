@@ -91,6 +91,7 @@ Project search_inputs(Project p) {
   read.overlap_grad_reduce = p.config.overlap_grad_reduce;
   read.overlap_param_gather = p.config.overlap_param_gather;
   read.tp_comm_overlap = p.config.tp_comm_overlap;
+  read.grad_reduce_in_bf16 = p.config.grad_reduce_in_bf16;
   read.precision = p.config.precision;
   read.attention = p.config.attention;
   p.config = read;
@@ -295,6 +296,7 @@ SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const
   r.space.overlap_grad_reduce = base.config.overlap_grad_reduce;
   r.space.overlap_param_gather = base.config.overlap_param_gather;
   r.space.tp_comm_overlap = base.config.tp_comm_overlap;  // as the setup asks, for every SP layout
+  r.space.grad_reduce_in_bf16 = base.config.grad_reduce_in_bf16;
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;
   r.space.framework = resolved_stack(base.framework, db.get());

@@ -201,10 +201,9 @@ LayoutRequest LayoutFlags::request(const ModelSpec& model, const LayoutFile* fil
   if (moe_load_imbalance) r.config.moe.load_imbalance = *moe_load_imbalance;
   r.dp = dp;
   r.global_batch_named = global_batch.has_value() || (file && file->global_batch_named);
-  r.attention_named =
-      use_flash_attn || attention_backend.has_value() || (transformer_impl && *transformer_impl == "local");
   r.switches = megatron_switches(*this);
   if (file) r.switches |= file->switches;
+  r.attention_named = use_flash_attn || attention_backend.has_value() || r.switches.local_layers;
   r.framework = framework;
   return r;
 }

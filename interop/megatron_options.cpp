@@ -415,6 +415,7 @@ MegatronSwitches& MegatronSwitches::operator|=(const MegatronSwitches& other) {
   no_gradient_accumulation_fusion |= other.no_gradient_accumulation_fusion;
   tp_pp_dp_rank_order |= other.tp_pp_dp_rank_order;
   overlap_p2p_warmup_flush |= other.overlap_p2p_warmup_flush;
+  local_layers |= other.local_layers;
   return *this;
 }
 
@@ -423,7 +424,8 @@ MegatronSwitches megatron_switches(const MegatronLayoutArgs& args) {
           .deterministic_mode = args.deterministic_mode,
           .no_gradient_accumulation_fusion = args.no_gradient_accumulation_fusion,
           .tp_pp_dp_rank_order = args.use_tp_pp_dp_mapping,
-          .overlap_p2p_warmup_flush = args.overlap_p2p_warmup_flush};
+          .overlap_p2p_warmup_flush = args.overlap_p2p_warmup_flush,
+          .local_layers = args.transformer_impl == "local"};
 }
 std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options() { return kLayoutOptions; }
 MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& where) {
@@ -559,7 +561,9 @@ std::optional<Precision> megatron_precision(const MegatronLayoutArgs& a, const s
 // --attention-backend says: the unfused kernels that keep the s x s scores, priced as such (the
 // stack's Transformer Engine GEMM workspace stays counted, at most 32 MiB). What the local layers
 // cannot run is refused: flash or fused attention, FP8 (Transformer Engine's modules), and
-// --tp-comm-overlap (Transformer Engine's userbuffers; the local linears would not overlap).
+// --tp-comm-overlap (Transformer Engine's userbuffers; the local linears would not overlap). These
+// checks see one set of flags; resolve_run repeats them on the run a file and a command line make
+// together (check_local_layers).
 void apply_transformer_impl(const MegatronLayoutArgs& a, ParallelConfig& c, const std::string& where) {
   if (!a.transformer_impl || *a.transformer_impl == "transformer_engine") return;
   if (*a.transformer_impl != "local")

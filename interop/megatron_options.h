@@ -78,6 +78,7 @@ struct MegatronSwitches {
   bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
   bool tp_pp_dp_rank_order = false;              // --use-tp-pp-dp-mapping: ranks ordered TP, CP, EP, PP, DP
   bool overlap_p2p_warmup_flush = false;         // --overlap-p2p-communication-warmup-flush
+  bool local_layers = false;                     // --transformer-impl local (apply_transformer_impl)
 
   MegatronSwitches& operator|=(const MegatronSwitches& other);
 };

@@ -133,6 +133,23 @@ void check_warmup_flush_overlap(const MegatronSwitches& switches, const Parallel
             c.framework, stacks_that(&FrameworkSpec::interleaved_p2p_overlap, true));
 }
 
+// --transformer-impl local, from a file or the command line, against the run both make together:
+// each set of flags was checked alone (apply_transformer_impl), and a flag beside a file may bring
+// what the local layers cannot run.
+void check_local_layers(const MegatronSwitches& switches, const ParallelConfig& c) {
+  if (!switches.local_layers) return;
+  if (c.attention == AttentionKernel::Flash)
+    fail_at("--transformer-impl",
+            "--transformer-impl local runs Megatron-Core's DotProductAttention, which has no flash or fused kernel; "
+            "drop the flash attention flag, or use --transformer-impl transformer_engine");
+  if (c.precision == Precision::FP8)
+    fail_at("--fp8-format", "--fp8-format needs Transformer Engine's layers; --transformer-impl local has none");
+  if (c.tp_comm_overlap)
+    fail_at("--tp-comm-overlap",
+            "--tp-comm-overlap pipelines Transformer Engine's userbuffers with its GEMMs; the local layers' linears do "
+            "not, so drop it with --transformer-impl local");
+}
+
 }  // namespace
 
 ResolvedRun resolve_run(RunRequest request) {
@@ -199,6 +216,7 @@ ResolvedRun resolve_run(RunRequest request) {
   }
   check_rank_order(layout.switches, c, request.cluster);  // with the ETP as given: Megatron-Core checks it
   check_warmup_flush_overlap(layout.switches, c, out.warnings);
+  check_local_layers(layout.switches, c);
   apply_dense_expert_tp(c, request.model, out.warnings);
   request.model.validate("model '" + request.model.name + "'");
   try {

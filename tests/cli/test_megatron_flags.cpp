@@ -329,6 +329,32 @@ TEST(MegatronFlags, WarmupAndFlushOverlapIsReadWhereInterleavedSendsArePricedOve
       << one_chunk.err;
 }
 
+// --transformer-impl local in a file and what the local layers cannot run on the command line, or
+// the other way round, are refused as they are on one line: the run both make is checked.
+TEST(MegatronFlags, LocalLayersAreCheckedOnTheRunAFileAndFlagsMakeTogether) {
+  const TempDir dir;
+  const std::string shape =
+      "--num-layers 2 --hidden-size 256 --num-attention-heads 8 --seq-length 512 --max-position-embeddings 512\n"
+      "--micro-batch-size 1 --tensor-model-parallel-size 2 --sequence-parallel --bf16\n";
+  write_file(dir.file("local.args"), shape + "--transformer-impl local\n");
+  write_file(dir.file("te.args"), shape + "--fp8-format hybrid\n");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--config", dir.file("local.args"), "--use-flash-attn"}, "has no flash or fused kernel"},
+      {{"--config", dir.file("local.args"), "--fp8-format", "hybrid"}, "--fp8-format needs Transformer Engine's"},
+      {{"--config", dir.file("local.args"), "--tp-comm-overlap"}, "--tp-comm-overlap pipelines Transformer Engine's"},
+      {{"--config", dir.file("te.args"), "--transformer-impl", "local"}, "--fp8-format needs Transformer Engine's"}};
+  for (const auto& [words, expected] : refused) {
+    std::vector<std::string> args = {"simulate", "--cluster", "dgx-h100", "--gpus", "8"};
+    args.insert(args.end(), words.begin(), words.end());
+    const RunResult r = run_clustercast(args);
+    EXPECT_EQ(r.exit_code, 2) << words.back();
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  }
+  const auto local = simulate_json({"simulate", "--config", dir.file("local.args"), "--cluster", "dgx-h100", "--gpus",
+                                    "8", "--json"});
+  EXPECT_EQ(local.at("config").at("attention"), "unfused");
+}
+
 // --swiglu over a GPT preset keeps its MLP's biases (Megatron-LM's default --add-bias-linear on a
 // SwiGLU MLP: gate and up 2 x 4h, down h per layer), so the model exports and reads back as itself.
 TEST(MegatronFlags, ASwigluOverAGptPresetKeepsItsBiasesAndExports) {

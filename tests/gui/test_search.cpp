@@ -217,6 +217,24 @@ class TestSearch : public QObject {
     QCOMPARE(doc.at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
   }
 
+  // The setup's "Grad reduce in bf16" reaches every searched layout, as `search --grad-reduce-in-bf16`
+  // gives it, and the layout loaded from the results keeps it.
+  void gradientsReducedInBf16ReachTheSearch() {
+    MainWindow w;
+    Project p = project_from_presets("gpt3-1.3b", "dgx-a100-80gb", 16);
+    p.config.global_batch = 64;
+    p.config.grad_reduce_in_bf16 = true;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    QVERIFY(w.setup()->project().config.grad_reduce_in_bf16);
+    QVERIFY(w.search_page()->request_for(w.setup()->project()).space.grad_reduce_in_bf16);
+    QVERIFY(run_search(w));
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    w.search_page()->view()->selectRow(0);
+    QVERIFY(shown.wait(120000));
+    QVERIFY(w.result()->config.grad_reduce_in_bf16);
+  }
+
   // A new project and a launch line without an attention flag mean the same run: the
   // stack's default kernel (megatron-core: flash), the same prediction.
   void defaultProjectPredictsWhatSimulateDoesWithoutAnAttentionFlag() {
