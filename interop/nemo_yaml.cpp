@@ -315,6 +315,11 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   c.distributed_optimizer = optimizer == "distributed_fused_adam" || optimizer == "mcore_distributed_optim";
   c.overlap_grad_reduce = y.boolean("model.optim.overlap_grad_sync", false);
   c.overlap_param_gather = y.boolean("model.optim.overlap_param_sync", false);
+  // The distributed optimizers reduce the gradients in grad_sync_dtype (apex's DistributedFusedAdam;
+  // NeMo's Megatron-Core optimizer gives DDP grad_reduce_in_fp32 = grad_sync_dtype == fp32): bf16 is
+  // --grad-reduce-in-bf16 (ParallelConfig::main_grad_bytes).
+  if (c.distributed_optimizer)
+    c.grad_reduce_in_bf16 = y.choice("model.optim.grad_sync_dtype", "fp32", {"fp32", "bf16"}) == "bf16";
   c.tp_comm_overlap = y.boolean("model.ub_tp_comm_overlap", false);
   read_moe_options(y, c.moe);
   // Transformer Engine picks flash or fused attention itself; without it, NeMo's own
@@ -385,9 +390,10 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (c.precision == Precision::FP8 && c.attention == AttentionKernel::Unfused)
     fail("--export-nemo: FP8 needs Transformer Engine, which runs flash or fused attention; the layout's unfused "
          "attention cannot be written for NeMo");
-  if (c.grad_reduce_in_bf16)
-    fail("--export-nemo: NeMo's megatron_gpt_config.yaml has no key for gradients reduced in bf16 "
-         "(--grad-reduce-in-bf16); export the layout with --export-megatron or --export");
+  if (c.grad_reduce_in_bf16 && !c.distributed_optimizer)
+    fail("--export-nemo: NeMo reduces gradients in bf16 only through a distributed optimizer's grad_sync_dtype, and "
+         "the layout has none (--grad-reduce-in-bf16 without --use-distributed-optimizer); export it with "
+         "--export-megatron or --export");
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
   // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or
@@ -526,6 +532,7 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
     // Keyword arguments of apex's DistributedFusedAdam; FusedAdam would reject them.
     key("overlap_grad_sync") << c.overlap_grad_reduce;
     key("overlap_param_sync") << c.overlap_param_gather;
+    if (c.grad_reduce_in_bf16) key("grad_sync_dtype") << "bf16";
   }
   e << YAML::EndMap;  // optim
   e << YAML::EndMap;  // model

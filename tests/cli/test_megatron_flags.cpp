@@ -295,13 +295,24 @@ TEST(MegatronFlags, GradientsReducedInBf16HalveTheirBuffersAndTrafficAndExportTo
   EXPECT_EQ(json.at("config").at("grad_reduce_in_bf16"), true);
   EXPECT_EQ(args.at("config"), json.at("config"));
   EXPECT_EQ(args.at("iteration_time_s"), json.at("iteration_time_s"));
+  // NeMo reduces in bf16 through a distributed optimizer's grad_sync_dtype: written, and read back.
   const RunResult nemo = run_clustercast({"search", "--model", "gpt3-1.3b", "--gpus", "16", "--global-batch-size",
-                                          "64", "--grad-reduce-in-bf16", "--top", "1", "--export-nemo",
-                                          dir.file("n.yaml"), "--export", dir.file("n.json")});
-  EXPECT_EQ(nemo.exit_code, 2);
-  EXPECT_NE(nemo.err.find("no key for gradients reduced in bf16"), std::string::npos) << nemo.err;
-  EXPECT_FALSE(std::filesystem::exists(dir.file("n.yaml")));
-  EXPECT_FALSE(std::filesystem::exists(dir.file("n.json")));  // all exports or none
+                                          "64", "--grad-reduce-in-bf16", "--use-distributed-optimizer", "--top", "1",
+                                          "--export-nemo", dir.file("n.yaml"), "--export", dir.file("n.json")});
+  ASSERT_EQ(nemo.exit_code, 0) << nemo.err;
+  EXPECT_NE(read_file(dir.file("n.yaml")).find("grad_sync_dtype: bf16"), std::string::npos);
+  const auto yaml = simulate_json({"simulate", "--config", dir.file("n.yaml"), "--json"});
+  const auto yaml_json = simulate_json({"simulate", "--config", dir.file("n.json"), "--json"});
+  EXPECT_EQ(yaml.at("config"), yaml_json.at("config"));
+  EXPECT_EQ(yaml.at("iteration_time_s"), yaml_json.at("iteration_time_s"));
+  // Without a distributed optimizer NeMo has no way to say it: refused, nothing written.
+  const RunResult plain = run_clustercast({"search", "--model", "gpt3-1.3b", "--gpus", "16", "--global-batch-size",
+                                           "64", "--grad-reduce-in-bf16", "--no-distributed-optimizer", "--top", "1",
+                                           "--export-nemo", dir.file("p.yaml"), "--export", dir.file("p.json")});
+  EXPECT_EQ(plain.exit_code, 2);
+  EXPECT_NE(plain.err.find("only through a distributed optimizer's grad_sync_dtype"), std::string::npos) << plain.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.yaml")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.json")));  // all exports or none
 }
 
 // --overlap-p2p-communication-warmup-flush overlaps the interleaved schedule's warm-up and flush sends

@@ -351,6 +351,15 @@ TEST(NemoYaml, RopeModelsExportTheFusedRopeKernelThatWasPriced) {
   EXPECT_FALSE(noted(read("nemo/gpt3_175b.yaml")));  // learned positions
 }
 
+// NeMo-Framework-Launcher's Mixtral recipe reduces gradients in bf16 (mcore_distributed_optim with
+// grad_sync_dtype bf16): read as --grad-reduce-in-bf16.
+TEST(NemoYaml, ADistributedOptimizersGradSyncDtypeIsTheGradientReduction) {
+  const LayoutFile mixtral = read_layout_file(reference("nemo/mixtral_8x7b.yaml"));
+  EXPECT_TRUE(mixtral.config.distributed_optimizer);
+  EXPECT_TRUE(mixtral.config.grad_reduce_in_bf16);
+  EXPECT_FALSE(read_layout_file(reference("nemo/llama/llama3_8b.yaml")).config.grad_reduce_in_bf16);
+}
+
 TEST(NemoYaml, PrecisionIsWrittenInNemosOwnKeys) {
   const auto results = exports_to_check();
   const YAML::Node fp8 = YAML::Load(nemo_yaml(results[1], {}));
