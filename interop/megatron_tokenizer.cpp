@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,7 +15,7 @@ namespace cc {
 
 using interop::prefix;
 
-std::optional<long long> hub_tokenizer_words(const std::string& repository) {
+const std::map<std::string, long long>& hub_tokenizers() {
   static const std::map<std::string, long long> kHubWords = {
       {"meta-llama/Meta-Llama-3-8B", 128256},    {"meta-llama/Meta-Llama-3-70B", 128256},
       {"meta-llama/Meta-Llama-3.1-8B", 128256},  {"meta-llama/Meta-Llama-3.1-70B", 128256},
@@ -23,8 +24,12 @@ std::optional<long long> hub_tokenizer_words(const std::string& repository) {
       {"meta-llama/Llama-2-7b-hf", 32000},       {"meta-llama/Llama-2-13b-hf", 32000},
       {"meta-llama/Llama-2-70b-hf", 32000},      {"mistralai/Mixtral-8x7B-v0.1", 32000},
       {"mistralai/Mistral-7B-v0.1", 32000}};
-  const auto it = kHubWords.find(repository);
-  return it == kHubWords.end() ? std::nullopt : std::optional<long long>(it->second);
+  return kHubWords;
+}
+
+std::optional<long long> hub_tokenizer_words(const std::string& repository) {
+  const auto it = hub_tokenizers().find(repository);
+  return it == hub_tokenizers().end() ? std::nullopt : std::optional<long long>(it->second);
 }
 
 long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {
@@ -68,10 +73,20 @@ TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, in
     counted(kTiktokenDefaultWords, fmt::format("TikTokenizer's default without --vocab-size, {} words", kTiktokenDefaultWords));
   } else if (tokenizer == "NullTokenizer") {
     out.unknown = fmt::format("{}NullTokenizer takes its vocabulary from --vocab-size, which is not given", prefix(where));
-  } else if (const auto words = tokenizer == "HuggingFaceTokenizer" && a.tokenizer_model
-                                    ? hub_tokenizer_words(*a.tokenizer_model)
-                                    : std::nullopt) {
-    counted(*words, fmt::format("HuggingFaceTokenizer {}'s: {} words", *a.tokenizer_model, *words));
+  } else if (tokenizer == "HuggingFaceTokenizer") {
+    const auto words = a.tokenizer_model ? hub_tokenizer_words(*a.tokenizer_model) : std::nullopt;
+    if (words) {
+      counted(*words, fmt::format("HuggingFaceTokenizer {}'s: {} words", *a.tokenizer_model, *words));
+    } else {
+      std::vector<std::string> known;
+      for (const auto& [repository, count] : hub_tokenizers()) known.push_back(repository);
+      out.unknown = fmt::format("{}HuggingFaceTokenizer {}; the Hub repositories whose words clustercast knows: {}",
+                                prefix(where),
+                                a.tokenizer_model ? fmt::format("--tokenizer-model {} is not one clustercast knows",
+                                                                *a.tokenizer_model)
+                                                  : std::string("without --tokenizer-model"),
+                                fmt::join(known, ", "));
+    }
   } else {
     out.unknown = fmt::format("{}the vocabulary comes from {}'s --tokenizer-model, whose words clustercast cannot count",
                               prefix(where), tokenizer);

@@ -3,6 +3,7 @@
 // them at the run's TP. One owner of the words clustercast can count without the tokenizer's files.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,8 @@ inline constexpr long long kGpt2BpeWords = 50257;
 // vocab_size, tests/reference/hf-configs/), for the repositories Megatron-LM's and
 // NeMo-Framework-Launcher's Llama, Mistral and Mixtral recipes name; none for any other.
 std::optional<long long> hub_tokenizer_words(const std::string& repository);
+// Every repository hub_tokenizer_words knows, with its words (for messages that list them).
+const std::map<std::string, long long>& hub_tokenizers();
 
 // Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by (default 128)
 // x TP (megatron/training/vocab_utils.py, calculate_padded_vocab_size).

@@ -204,6 +204,14 @@ ResolvedRun resolve_run(RunRequest request) {
   // Megatron-LM's default global batch, at the run's DP (a file that states none takes it too).
   if (!layout.global_batch_named) c.global_batch = default_global_batch(c.micro_batch, c.dp);
 
+  // Megatron-LM reads --grad-reduce-in-bf16 under --bf16 only (arguments.py): fp16 runs reduce in
+  // fp16 and fp32 runs in fp32 whatever it says, so it is left aside there, and exports do not carry it.
+  if (c.grad_reduce_in_bf16 && (c.precision == Precision::FP16 || c.precision == Precision::FP32)) {
+    c.grad_reduce_in_bf16 = false;
+    out.warnings.push_back(fmt::format("--grad-reduce-in-bf16 left aside: Megatron-LM reads it under --bf16 only, and "
+                                       "this run is {}",
+                                       to_string(c.precision)));
+  }
   // Megatron-LM's arguments.py (and NeMo after it) turns sequence parallelism off at TP 1 —
   // "Disabling sequence parallelism because tensor model parallelism is disabled" — so a launch
   // line that asks for both trains without it; the warning says so, as Megatron's does. (Its

@@ -9,8 +9,6 @@ namespace cc {
 
 namespace {
 
-// Precision-dependent bytes of one fp32 main gradient, as reduced over DP.
-
 // A pass priced as one program; `recompute` is the part of it that reruns forward work.
 // After a device sync (a blocking pipeline exchange) the pass starts with host and device
 // both idle: its flow-shop span. Without one the host has run ahead through the previous

@@ -119,8 +119,9 @@ struct LayerShape {
 };
 
 // The main-gradient element the kernels that read and write the gradient buffers (accumulation,
-// zeroing) are priced with: ParallelConfig::main_grad_bytes, but an fp16 run's priced as fp32's,
-// as the shipped constants were fitted with them (a refit moves fp16 to its 2 bytes).
+// zeroing) are priced with: ParallelConfig::main_grad_bytes, but an fp16 run's priced as fp32's, as
+// the shipped constants were fitted (the corpus's 1,500 fp16 rows; moving them to their 2 bytes is a
+// refit of its own, not yet made — memory and data-parallel traffic already take 2).
 double priced_main_grad_bytes(const ParallelConfig& config);
 LayerShape make_layer_shape(const ModelSpec& model, const ParallelConfig& config, const LayerGroups& groups);
 // The same with the CP groups placed as if on one node (the step plan knows no cluster).

@@ -271,7 +271,9 @@ class Enumerator {
               c.overlap_grad_reduce = space_.overlap_grad_reduce;
               c.overlap_param_gather = space_.overlap_param_gather && distopt;  // it overlaps the optimizer's gather
               c.tp_comm_overlap = space_.tp_comm_overlap && sp;
-              c.grad_reduce_in_bf16 = space_.grad_reduce_in_bf16;
+              // Megatron-LM reads it under --bf16 only (resolve_run leaves it aside elsewhere).
+              c.grad_reduce_in_bf16 = space_.grad_reduce_in_bf16 && (space_.precision == Precision::BF16 ||
+                                                                      space_.precision == Precision::FP8);
               c.precision = space_.precision;
               c.attention = space_.attention;
               apply_framework(c, space_.framework);  // the stack's own defaults, as simulate applies them
@@ -437,7 +439,8 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     c.micro_batch = key.micro_batch;
     c.sequence_parallel = key.sp;
     c.tp_comm_overlap = r.space.tp_comm_overlap && c.sequence_parallel;
-    c.grad_reduce_in_bf16 = r.space.grad_reduce_in_bf16;
+    c.grad_reduce_in_bf16 = r.space.grad_reduce_in_bf16 &&
+                            (r.space.precision == Precision::BF16 || r.space.precision == Precision::FP8);
     c.precision = r.space.precision;
     c.attention = r.space.attention;
     c.framework = r.space.framework;

@@ -23,7 +23,8 @@ namespace cc::accuracy {
 
 namespace {
 
-// The corpus schema, in file order (tests/reference/measured/README.md).
+// The corpus schema (tests/reference/measured/README.md, tools/schema.py); the reader matches columns
+// by name.
 constexpr std::array<const char*, 43> kColumns = {
     "id", "source", "model", "num_layers", "hidden_size", "num_attention_heads", "num_query_groups",
     "ffn_hidden_size", "swiglu", "normalization", "seq_length", "vocab_size", "cluster", "gpus", "framework",

@@ -83,7 +83,8 @@ def row_for(t, a, gfile, g, gpus, cluster, exact_cluster, env, plat):
     cp = int(a.get("--context-parallel-size", 1))
     dp = gpus // (tp * pp * cp)
     swiglu = truthy(a, "--swiglu")
-    ffn = int(a["--ffn-hidden-size"]) if "--ffn-hidden-size" in a else 4 * h
+    ffn = int(a["--ffn-hidden-size"]) if "--ffn-hidden-size" in a else (
+        int((4 * h * 2 / 3) / 64) * 64 if swiglu else 4 * h)  # Megatron-LM's arguments.py default
     groups = int(a["--num-query-groups"]) if truthy(a, "--group-query-attention") else heads
     norm = "rmsnorm" if a.get("--normalization", "LayerNorm") == "RMSNorm" else "layernorm"
     assumed, features = [], []
