@@ -556,6 +556,23 @@ std::optional<Precision> megatron_precision(const MegatronLayoutArgs& a, const s
   return std::nullopt;
 }
 
+void refuse_beside_local_layers(const std::string& flash_flag, bool fp8, bool tp_comm_overlap,
+                                const std::string& where) {
+  if (!flash_flag.empty())
+    fail_at("--transformer-impl",
+            "{}--transformer-impl local runs Megatron-Core's DotProductAttention, which has no flash or fused kernel "
+            "({}); drop that flag, or use --transformer-impl transformer_engine",
+            prefix(where), flash_flag);
+  if (fp8)
+    fail_at("--fp8-format", "{}--fp8-format needs Transformer Engine's layers; --transformer-impl local has none",
+            prefix(where));
+  if (tp_comm_overlap)
+    fail_at("--tp-comm-overlap",
+            "{}--tp-comm-overlap pipelines Transformer Engine's userbuffers with its GEMMs; the local layers' linears "
+            "do not, so drop it with --transformer-impl local",
+            prefix(where));
+}
+
 // --transformer-impl: Transformer Engine's layers (Megatron-LM's default) or Megatron-Core's local
 // ones (get_gpt_layer_local_spec), whose attention is DotProductAttention whatever
 // --attention-backend says: the unfused kernels that keep the s x s scores, priced as such (the
@@ -573,19 +590,9 @@ void apply_transformer_impl(const MegatronLayoutArgs& a, ParallelConfig& c, cons
             prefix(where), *a.transformer_impl);
   const bool flash_named = a.use_flash_attn || (a.attention_backend && *a.attention_backend != "auto" &&
                                                 c.attention == AttentionKernel::Flash);
-  if (flash_named)
-    fail_at("--transformer-impl",
-            "{}--transformer-impl local runs Megatron-Core's DotProductAttention, which has no flash or fused kernel "
-            "(--{}); drop that flag, or use --transformer-impl transformer_engine",
-            prefix(where), a.use_flash_attn ? "use-flash-attn" : "attention-backend " + *a.attention_backend);
-  if (a.fp8_format)
-    fail_at("--fp8-format", "{}--fp8-format needs Transformer Engine's layers; --transformer-impl local has none",
-            prefix(where));
-  if (a.tp_comm_overlap)
-    fail_at("--tp-comm-overlap",
-            "{}--tp-comm-overlap pipelines Transformer Engine's userbuffers with its GEMMs; the local layers' linears "
-            "do not, so drop it with --transformer-impl local",
-            prefix(where));
+  refuse_beside_local_layers(
+      flash_named ? (a.use_flash_attn ? "--use-flash-attn" : "--attention-backend " + *a.attention_backend) : "",
+      a.fp8_format.has_value(), a.tp_comm_overlap, where);
   c.attention = AttentionKernel::Unfused;
 }
 

@@ -143,6 +143,12 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& args, ModelSpec base, bo
 // attention kernel, precision). Megatron precision flags set c.precision only when given.
 void apply_megatron_layout(const MegatronLayoutArgs& args, ParallelConfig& c, const ModelSpec& model,
                            const std::string& where);
+// What Megatron-Core's local layers (--transformer-impl local) cannot run, refused by name: flash or
+// fused attention (`flash_flag`, the flag that asked for it; empty: none), FP8 (Transformer Engine's
+// modules) and --tp-comm-overlap (its userbuffers). Checked on each set of flags as it is read and
+// again by resolve_run on the run a file and a command line make together.
+void refuse_beside_local_layers(const std::string& flash_flag, bool fp8, bool tp_comm_overlap,
+                                const std::string& where);
 // The precision the flags name (--bf16, --fp16, --fp8-format), if any.
 std::optional<Precision> megatron_precision(const MegatronLayoutArgs& args, const std::string& where);
 

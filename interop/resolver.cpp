@@ -138,16 +138,8 @@ void check_warmup_flush_overlap(const MegatronSwitches& switches, const Parallel
 // what the local layers cannot run.
 void check_local_layers(const MegatronSwitches& switches, const ParallelConfig& c) {
   if (!switches.local_layers) return;
-  if (c.attention == AttentionKernel::Flash)
-    fail_at("--transformer-impl",
-            "--transformer-impl local runs Megatron-Core's DotProductAttention, which has no flash or fused kernel; "
-            "drop the flash attention flag, or use --transformer-impl transformer_engine");
-  if (c.precision == Precision::FP8)
-    fail_at("--fp8-format", "--fp8-format needs Transformer Engine's layers; --transformer-impl local has none");
-  if (c.tp_comm_overlap)
-    fail_at("--tp-comm-overlap",
-            "--tp-comm-overlap pipelines Transformer Engine's userbuffers with its GEMMs; the local layers' linears do "
-            "not, so drop it with --transformer-impl local");
+  refuse_beside_local_layers(c.attention == AttentionKernel::Flash ? "a flash attention flag" : "",
+                             c.precision == Precision::FP8, c.tp_comm_overlap, "");
 }
 
 }  // namespace

@@ -96,15 +96,21 @@ TEST(MemoryModel, LastStageAddsOutputLayerTermsAndPeakIsTheLargestStage) {
   EXPECT_EQ(report.peak_stage, 0);
 }
 
-TEST(MemoryModel, WeightsGradientsAndAdamStateFollowMegatronBytesPerParameter) {
-  // Megatron-LM distributed-optimizer docs: bf16 params + fp32 grads = 18 B/param,
-  // 6 + 12/d with the distributed optimizer.
-  const ModelSpec m = load_model("gpt3-175b");
+// GPT-3 175B's layout for the bytes-per-parameter tests: TP 8, PP 8, DP 4 (stage 3 is a middle one).
+ParallelConfig tp8_pp8_dp4() {
   ParallelConfig c;
   c.tp = 8;
   c.pp = 8;
   c.dp = 4;
   c.global_batch = 64;
+  return c;
+}
+
+TEST(MemoryModel, WeightsGradientsAndAdamStateFollowMegatronBytesPerParameter) {
+  // Megatron-LM distributed-optimizer docs: bf16 params + fp32 grads = 18 B/param,
+  // 6 + 12/d with the distributed optimizer.
+  const ModelSpec m = load_model("gpt3-175b");
+  ParallelConfig c = tp8_pp8_dp4();
   const auto plain = memory_model(m, c);
   const double params = static_cast<double>(plain.stages[3].parameters);
   EXPECT_DOUBLE_EQ(plain.stages[3].bytes.weights + plain.stages[3].bytes.gradients + plain.stages[3].bytes.optimizer,
@@ -122,11 +128,7 @@ TEST(MemoryModel, WeightsGradientsAndAdamStateFollowMegatronBytesPerParameter) {
 // already keeps its gradients in fp16 and an fp32 run in fp32: the switch changes neither.
 TEST(MemoryModel, GradientsReducedInBf16HoldTwoBytesAndTheOptimizerAnFp32Copy) {
   const ModelSpec m = load_model("gpt3-175b");
-  ParallelConfig c;
-  c.tp = 8;
-  c.pp = 8;
-  c.dp = 4;
-  c.global_batch = 64;
+  ParallelConfig c = tp8_pp8_dp4();
   c.distributed_optimizer = true;
   c.grad_reduce_in_bf16 = true;
   const auto bf16 = memory_model(m, c);
