@@ -144,14 +144,15 @@ nlohmann::json outcome_json(const SearchOutcome& out, const SearchRequest& r) {
 void run(const SearchFlags& f) {
   SearchRequest r;
   r.model = f.model.resolve();
-  // Model flags alone: their tokenizer's vocabulary. Megatron-LM pads it by TP, which the search
-  // varies, so one padding serves every layout: TP 8's (GPT-2's 51,200 words is a multiple of 128 x
-  // 1, 2, 4 and 8 alike).
+  // Model flags alone: their tokenizer's vocabulary, which Megatron-LM pads by the TP the search
+  // varies: each layout is priced with its own TP's padding.
   if (f.model.model.empty() && !f.model.vocab_size) {
-    const TokenizerVocabulary v = megatron_tokenizer_vocabulary(f.model, 8, "");
+    const TokenizerVocabulary v = megatron_tokenizer_vocabulary(f.model, 1, "");
     if (!v.vocabulary) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
-    r.model.vocab_size = static_cast<int>(v.vocabulary->padded(8));
-    fmt::print(stderr, "note: {}, for every layout searched\n", v.note);
+    r.vocabulary = v.vocabulary;
+    r.model.vocab_size = static_cast<int>(v.vocabulary->padded(1));
+    fmt::print(stderr, "note: the vocabulary is {}; each layout trains it padded to a multiple of {} x its TP\n",
+               v.source, v.vocabulary->divisible_by);
   }
   r.cluster = f.cluster.resolve();
   r.reserve = f.cluster.reserve();

@@ -216,33 +216,64 @@ void RunFlags::add_to(CLI::App& app) {
                  "Cost database from `clustercast profile` (default: the analytic model of the cluster)");
 }
 
+namespace {
+
+// The vocabulary the run trains, padded at its TP (Megatron-LM pads by TP): model flags alone train
+// their tokenizer's, an argument file its own, with the tokenizer flags beside it in place of the
+// file's as on Megatron-LM's command line; another format's file its own words. A preset's, or
+// --vocab-size on the command line, is the vocabulary as simulated. One note says where the words
+// came from, at the run's TP.
+void train_vocabulary(const ModelFlags& flags, const LayoutFile* file, const std::string& path, int tp, ModelSpec& m) {
+  if (!flags.model.empty() || flags.vocab_size) return;
+  const bool from_file = file && file->model;
+  const std::string where = from_file ? fmt::format("layout file '{}'", path) : "";
+  TokenizerVocabulary v;
+  if (!from_file) {
+    v = megatron_tokenizer_vocabulary(flags, tp, "");
+  } else if (file->megatron_model && (file->vocabulary || names_tokenizer_flags(flags))) {
+    v = megatron_tokenizer_vocabulary(with_later_tokenizer_flags(*file->megatron_model, flags), tp, where);
+  } else if (names_tokenizer_flags(flags)) {
+    const char* flag = flags.tokenizer_type ? "--tokenizer-type"
+                       : flags.tokenizer_model ? "--tokenizer-model"
+                                               : "--make-vocab-size-divisible-by";
+    fail_at(flag, "{} beside {}: that file states its vocabulary in its own format, not Megatron-LM's flags; give "
+                  "--vocab-size to change it", flag, where);
+  } else if (!file->vocabulary_unknown.empty()) {
+    fail_at("--vocab-size", "{}; give it with --vocab-size (the tokenizer's word count: 32000 for Llama 2's and "
+                            "Mistral's sentencepiece models)", file->vocabulary_unknown);
+  } else if (file->vocabulary) {  // a NeMo config's tokenizer words
+    m.vocab_size = static_cast<int>(file->vocabulary->padded(tp));
+    if (tp != file->config.tp)
+      fmt::print(stderr, "note: {}: its vocabulary of {} words is padded to {} at TP {}\n", where,
+                 file->vocabulary->words, m.vocab_size, tp);
+    return;
+  } else {
+    return;  // the file's vocabulary as simulated (a JSON layout, an export's clustercast line)
+  }
+  if (!v.vocabulary)
+    fail_at("--vocab-size", "{}; give it with --vocab-size{}", v.unknown,
+            from_file ? " (the tokenizer's word count: 32000 for Llama 2's and Mistral's sentencepiece models)" : "");
+  const long long padded = v.vocabulary->padded(tp);
+  if (padded > 16'777'216)
+    fail_at("--vocab-size", "{}the vocabulary of {} words padded to {} is beyond 16777216", where.empty() ? "" : where + ": ",
+            v.vocabulary->words, padded);
+  m.vocab_size = static_cast<int>(padded);
+  if (!v.note.empty()) fmt::print(stderr, "note: {}\n", v.note);
+}
+
+}  // namespace
+
 RunRequest RunFlags::request() const {
   const std::optional<LayoutFile> file = layout.read_file();
   RunRequest r;
   r.model = model.resolve(file ? file->model : std::nullopt);
-  if (file && file->model && model.model.empty() && !model.vocab_size && !file->vocabulary_unknown.empty())
-    fail_at("--vocab-size", "{}; give it with --vocab-size (the tokenizer's word count: 32000 for Llama 2's and Mistral's sentencepiece models)",
-            file->vocabulary_unknown);
   r.cluster = cluster.resolve(file ? file->cluster : std::nullopt);
   r.gpus = cluster.gpus ? cluster.gpus : file ? file->gpus : std::nullopt;
   // A count from the file passes the check --gpus would, and the message names the file.
   if (!cluster.gpus && r.gpus && *r.gpus < 1)
     fail("layout file '{}': the GPU count is {}; it must be >= 1", layout.config_file, *r.gpus);
   r.layout = layout.request(r.model, file ? &*file : nullptr);
-  const int tp = r.layout.config.tp;
-  // Model flags alone train their tokenizer's vocabulary at the layout's TP, as an argument file's do.
-  if (model.model.empty() && !(file && file->model) && !model.vocab_size) {
-    TokenizerVocabulary v = megatron_tokenizer_vocabulary(model, tp, "");
-    if (!v.vocabulary) fail_at("--vocab-size", "{}; give it with --vocab-size", v.unknown);
-    r.model.vocab_size = static_cast<int>(v.vocabulary->padded(tp));
-    fmt::print(stderr, "note: {}\n", v.note);
-  }
-  // A file's vocabulary is padded at the TP its run trains with, which flags beside it may change.
-  if (file && file->model && file->vocabulary && model.model.empty() && !model.vocab_size && tp != file->config.tp) {
-    r.model.vocab_size = static_cast<int>(file->vocabulary->padded(tp));
-    fmt::print(stderr, "note: the file's vocabulary of {} words is padded to {} at --tensor-model-parallel-size {}\n",
-               file->vocabulary->words, r.model.vocab_size, tp);
-  }
+  train_vocabulary(model, file ? &*file : nullptr, layout.config_file, r.layout.config.tp, r.model);
   r.costs_file = costs;
   r.reserve = cluster.reserve(file ? file->reserve : std::nullopt, layout.config_file);
   return r;

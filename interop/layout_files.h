@@ -45,6 +45,9 @@ struct LayoutFile {
   // The file's vocabulary before Megatron-LM's padding (a Megatron argument file or a NeMo
   // config): padded again at the run's TP when flags beside the file change it.
   std::optional<MegatronVocabulary> vocabulary;
+  // A Megatron argument file's model flags: tokenizer flags beside the file override its own, as
+  // later flags do on Megatron-LM's command line (RunFlags::request).
+  std::optional<MegatronModelArgs> megatron_model;
   // The file states its global batch; otherwise the run's is micro batch x the run's DP, as
   // Megatron-LM's default is (config.global_batch holds the file's own DP's meanwhile).
   bool global_batch_named = false;

@@ -55,8 +55,7 @@ void read_vocabulary(const MegatronModelArgs& m, int tp, const std::string& wher
   }
   const long long padded = v.vocabulary->padded(tp);
   if (padded > 16'777'216) fail("{}: --vocab-size {} padded to {} is beyond 16777216", where, v.vocabulary->words, padded);
-  if (!v.note.empty()) out.notes.push_back(std::move(v.note));
-  out.vocabulary = v.vocabulary;
+  out.vocabulary = v.vocabulary;  // RunFlags::request says where the words came from, at the run's TP
   model.vocab_size = static_cast<int>(padded);
 }
 
@@ -85,7 +84,10 @@ LayoutFile read_megatron(const std::string& text, const std::string& where, cons
     fail("{}: --num-layers-per-virtual-pipeline-stage needs --num-layers in the same file", where);
   }
   apply_megatron_layout(args.layout, c, model.value_or(ModelSpec{}), where);  // checks TP >= 1
-  if (model) read_vocabulary(m, c.tp, where, *model, out);
+  if (model) {
+    read_vocabulary(m, c.tp, where, *model, out);
+    out.megatron_model = m;
+  }
   out.model = model;
   out.ignored = args.ignored;
   apply_clustercast_comment(text, out, where);  // an older export's own comment line

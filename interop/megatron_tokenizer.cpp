@@ -32,11 +32,6 @@ std::optional<long long> hub_tokenizer_words(const std::string& repository) {
   return it == hub_tokenizers().end() ? std::nullopt : std::optional<long long>(it->second);
 }
 
-long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp) {
-  const long long multiple = std::max(1LL, divisible_by * tp);  // callers check both >= 1; never divide by 0
-  return (vocab + multiple - 1) / multiple * multiple;
-}
-
 // Megatron-LM's --tokenizer-type choices (arguments.py at the commit tests/reference/megatron/ names).
 std::string megatron_tokenizer_type(const std::string& value, const std::string& where) {
   static const char* const kChoices[] = {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer",
@@ -58,6 +53,7 @@ TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, in
   // `says` names the words, followed by their padding at `tp`.
   auto counted = [&](long long words, const std::string& says, const std::string& tail = "") {
     out.vocabulary = MegatronVocabulary{words, unit};
+    out.source = says + tail;
     out.note = fmt::format("{}the vocabulary is {}, padded to {} ({} x TP {}){}", prefix(where), says,
                            out.vocabulary->padded(tp), unit, tp, tail);
   };
@@ -92,6 +88,18 @@ TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, in
                               prefix(where), tokenizer);
   }
   return out;
+}
+
+MegatronModelArgs with_later_tokenizer_flags(MegatronModelArgs file, const MegatronModelArgs& later) {
+  if (later.tokenizer_type) file.tokenizer_type = later.tokenizer_type;
+  if (later.tokenizer_model) file.tokenizer_model = later.tokenizer_model;
+  if (later.vocab_size) file.vocab_size = later.vocab_size;
+  if (later.make_vocab_size_divisible_by) file.make_vocab_size_divisible_by = later.make_vocab_size_divisible_by;
+  return file;
+}
+
+bool names_tokenizer_flags(const MegatronModelArgs& a) {
+  return a.tokenizer_type || a.tokenizer_model || a.vocab_size || a.make_vocab_size_divisible_by;
 }
 
 }  // namespace cc

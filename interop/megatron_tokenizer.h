@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "sim/vocabulary_padding.h"
+
 namespace cc {
 
 struct MegatronModelArgs;
@@ -23,18 +25,6 @@ std::optional<long long> hub_tokenizer_words(const std::string& repository);
 // Every repository hub_tokenizer_words knows, with its words (for messages that list them).
 const std::map<std::string, long long>& hub_tokenizers();
 
-// Megatron-LM pads the vocabulary to a multiple of --make-vocab-size-divisible-by (default 128)
-// x TP (megatron/training/vocab_utils.py, calculate_padded_vocab_size).
-long long megatron_padded_vocab(long long vocab, long long divisible_by, long long tp);
-
-// A vocabulary before its padding, which depends on the TP of the run that trains it: a file's
-// words stay these when flags beside it change the TP.
-struct MegatronVocabulary {
-  long long words = 0;
-  long long divisible_by = 128;
-  long long padded(int tp) const { return megatron_padded_vocab(words, divisible_by, tp); }
-};
-
 // `value` when it is one of Megatron-LM's --tokenizer-type choices, else a SpecError naming them.
 std::string megatron_tokenizer_type(const std::string& value, const std::string& where);
 
@@ -47,7 +37,15 @@ std::string megatron_tokenizer_type(const std::string& value, const std::string&
 struct TokenizerVocabulary {
   std::optional<MegatronVocabulary> vocabulary;
   std::string note, unknown;
+  std::string source;  // the note without its padding: where the words came from
 };
 TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& args, int tp, const std::string& where);
+
+// `file`'s model flags with the tokenizer flags `later` names (--tokenizer-type, --tokenizer-model,
+// --vocab-size, --make-vocab-size-divisible-by) in place of the file's: Megatron-LM's command line
+// `pretrain_gpt.py $(cat FILE) FLAGS` keeps the last value of each flag.
+MegatronModelArgs with_later_tokenizer_flags(MegatronModelArgs file, const MegatronModelArgs& later);
+// Whether `args` names any of those four flags.
+bool names_tokenizer_flags(const MegatronModelArgs& args);
 
 }  // namespace cc

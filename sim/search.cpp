@@ -423,6 +423,16 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
          reasons.empty() ? "the search space is empty" : reasons);
   }
 
+  // Each TP's model: the request's words padded at that TP, when it gives them.
+  std::map<int, ModelSpec> models;
+  for (const auto& c : valid) {
+    if (models.count(c.tp)) continue;
+    ModelSpec m = r.model;
+    if (r.vocabulary) m.vocab_size = static_cast<int>(r.vocabulary->padded(c.tp));
+    models.emplace(c.tp, std::move(m));
+  }
+  auto model_at = [&models](int tp) -> const ModelSpec& { return models.at(tp); };
+
   // Per-rank layer costs depend only on the ShapeKey: price each shape once.
   const AnalyticCosts analytic(r.cluster, r.space.precision, r.space.framework);
   const CostSource& costs = r.costs ? *r.costs : analytic;
@@ -448,7 +458,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     c.etp = key.etp;
     c.dp = c.ep * c.expert_tp();  // any DP the expert grid folds into; the groups priced do not depend on it
     c.moe = r.space.moe;
-    shape_slots[i]->second = price_layers(r.model, r.cluster, c, costs);
+    shape_slots[i]->second = price_layers(model_at(c.tp), r.cluster, c, costs);
   });
 
   // 1. Memory and the analytic estimate for every valid layout.
@@ -456,10 +466,10 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   std::vector<double> peak(valid.size()), estimate(valid.size(), std::numeric_limits<double>::infinity());
   parallel_for(valid.size(), threads, progress, "estimating", r.cancel, [&](std::size_t i) {
     const ParallelConfig& c = valid[i];
-    peak[i] = memory_model(r.model, c, r.reserve, &r.cluster.gpu).peak().total() / kGiB;
+    peak[i] = memory_model(model_at(c.tp), c, r.reserve, &r.cluster.gpu).peak().total() / kGiB;
     if (peak[i] > usable && (r.unfit <= 0 || peak[i] > usable * r.unfit_within)) return;  // estimated only when shown
     const LayerCosts& layers = shapes.at(ShapeKey(c));
-    estimate[i] = estimate_from(price_iteration(r.model, r.cluster, c, costs, layers), c);
+    estimate[i] = estimate_from(price_iteration(model_at(c.tp), r.cluster, c, costs, layers), c);
   });
   std::vector<std::size_t> fitting, unfit;
   std::size_t closest = 0;
@@ -496,7 +506,8 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   options.train_tokens = r.train_tokens;
   options.reserve = r.reserve;
   parallel_for(to_simulate.size(), threads, progress, "simulating", r.cancel, [&](std::size_t k) {
-    results[k] = simulate(r.model, r.cluster, valid[to_simulate[k]], costs, options);
+    const ParallelConfig& c = valid[to_simulate[k]];
+    results[k] = simulate(model_at(c.tp), r.cluster, c, costs, options);
   });
   for (std::size_t k = admitted.size(); k < to_simulate.size(); ++k)
     out.unfit.push_back({std::move(results[k]), estimate[to_simulate[k]], false});

@@ -10,6 +10,7 @@
 #include <functional>
 #include <stdexcept>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "sim/model_spec.h"
 #include "sim/parallel_config.h"
 #include "sim/simulator.h"
+#include "sim/vocabulary_padding.h"
 
 namespace cc {
 
@@ -59,6 +61,10 @@ inline constexpr int kMinTokensPerCpRank = 1024;
 
 struct SearchRequest {
   ModelSpec model;
+  // The model's vocabulary before its padding, when a tokenizer's words give it: each layout
+  // trains it padded at its own TP (model.vocab_size is then ignored). Absent: model.vocab_size
+  // for every layout.
+  std::optional<MegatronVocabulary> vocabulary;
   ClusterSpec cluster;
   int gpus = 0;
   int global_batch = 0;

@@ -242,9 +242,8 @@ TEST(MegatronFlags, AFilesDefaultBatchAndVocabularyFollowTheRunsLayout) {
   const auto j = nlohmann::json::parse(tp4.out);
   EXPECT_EQ(j.at("config").at("global_batch_size"), 4);  // 2 x DP 2
   EXPECT_EQ(j.at("model").at("vocab_size"), 50688);      // 128 x TP 4 = 512; 99 x 512
-  EXPECT_NE(tp4.err.find("vocabulary of 50257 words is padded to 50688 at --tensor-model-parallel-size 4"),
-            std::string::npos)
-      << tp4.err;
+  EXPECT_NE(tp4.err.find("GPT-2's 50257 words, padded to 50688 (128 x TP 4)"), std::string::npos) << tp4.err;
+  EXPECT_EQ(tp4.err.find("TP 2"), std::string::npos) << "one note, at the run's TP: " << tp4.err;
   write_file(dir.file("stated.args"), shape + "--global-batch-size 16\n");
   EXPECT_EQ(simulate_json({"simulate", "--config", dir.file("stated.args"), "--gpus", "8", "--json"})
                 .at("config")
@@ -264,6 +263,33 @@ TEST(MegatronFlags, AFilesDefaultBatchAndVocabularyFollowTheRunsLayout) {
             std::string::npos)
       << unknown.err;
   EXPECT_NE(unknown.err.find("meta-llama/Meta-Llama-3-8B"), std::string::npos) << unknown.err;  // the known ones
+}
+
+// Tokenizer flags after a file replace the file's own, as later flags do on Megatron-LM's command
+// line (`pretrain_gpt.py $(cat FILE) FLAGS`, how an export's launch script passes extra arguments);
+// beside a format with no such flags they are refused by name.
+TEST(MegatronFlags, TokenizerFlagsAfterAnArgumentFileReplaceItsOwn) {
+  const TempDir dir;
+  write_file(dir.file("f.args"),
+             "--num-layers 2 --hidden-size 256 --num-attention-heads 8 --seq-length 512 --max-position-embeddings 512\n"
+             "--micro-batch-size 2 --tensor-model-parallel-size 2\n");
+  auto vocab = [&](std::vector<std::string> extra) {
+    std::vector<std::string> line = {"simulate", "--config", dir.file("f.args"), "--gpus", "8", "--json"};
+    line.insert(line.end(), extra.begin(), extra.end());
+    return simulate_json(line).at("model").at("vocab_size").get<long long>();
+  };
+  EXPECT_EQ(vocab({}), 50432);                                         // GPT-2's 50,257 at 128 x TP 2
+  EXPECT_EQ(vocab({"--tokenizer-type", "TikTokenizer"}), 131072);      // 2^17, a multiple of 256
+  EXPECT_EQ(vocab({"--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", "meta-llama/Meta-Llama-3-8B"}),
+            128256);
+  EXPECT_EQ(vocab({"--tp", "4", "--make-vocab-size-divisible-by", "64"}), 50432);  // 256 x 197
+  EXPECT_EQ(vocab({"--tp", "4"}), 50688);                                          // 512 x 99
+  const RunResult nemo = run_clustercast({"simulate", "--config", kReference + "nemo/mixtral_8x7b.yaml",
+                                          "--tokenizer-type", "TikTokenizer"});
+  EXPECT_EQ(nemo.exit_code, 2);
+  EXPECT_TRUE(nemo.out.empty());
+  EXPECT_NE(nemo.err.find("--tokenizer-type beside layout file"), std::string::npos) << nemo.err;
+  EXPECT_NE(nemo.err.find("give --vocab-size to change it"), std::string::npos) << nemo.err;
 }
 
 // --grad-reduce-in-bf16 halves the gradient buffers and the data-parallel traffic of a bf16 run; the

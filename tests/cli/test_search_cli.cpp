@@ -58,6 +58,27 @@ TEST(SearchCli, ExportsRoundTripThroughSimulateExactly) {
   }
 }
 
+// Model flags without --vocab-size train their tokenizer's words, which Megatron-LM pads to a
+// multiple of 128 x TP: each layout searched is priced with its own TP's padding (Llama 3's 128,256
+// words are a multiple of 256, not of 512), and its export reads back to it.
+TEST(SearchCli, EachLayoutTrainsTheTokenizersWordsPaddedAtItsOwnTp) {
+  TempDir dir;
+  const std::vector<std::string> line = {
+      "search", "--num-layers", "4", "--hidden-size", "1024", "--num-attention-heads", "16", "--seq-length", "1024",
+      "--max-position-embeddings", "1024", "--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model",
+      "meta-llama/Meta-Llama-3-8B", "--cluster", "dgx-h100", "--gpus", "8", "--global-batch-size", "32", "--pp", "1",
+      "--top", "100", "--json"};
+  const RunResult r = run_clustercast(with(line, {"--tp", "4", "--export-megatron", dir.file("tp4.args")}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& layout : nlohmann::json::parse(r.out).at("results"))
+    EXPECT_EQ(layout.at("model").at("vocab_size"), 128512) << "128,256 padded to 512 x 251";
+  EXPECT_NE(read_file(dir.file("tp4.args")).find("--vocab-size 128512"), std::string::npos);
+  const auto tp1 = nlohmann::json::parse(run_clustercast(with(line, {"--tp", "1"})).out).at("results");
+  ASSERT_FALSE(tp1.empty());
+  for (const auto& layout : tp1) EXPECT_EQ(layout.at("model").at("vocab_size"), 128256);
+  EXPECT_NE(r.err.find("each layout trains it padded to a multiple of 128 x its TP"), std::string::npos) << r.err;
+}
+
 // Under another stack (NeMo's overlaps the distributed optimizer's parameter gather by default)
 // every export carries the stack and reads back to the search's own prediction: simulate applies
 // the stack's defaults as the search does.
