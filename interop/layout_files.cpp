@@ -60,8 +60,15 @@ LayoutFile read_layout_file(const std::string& path) {
 
 AttentionKernel attention_backend_from(const std::string& name, const std::string& where) {
   if (name == "auto" || name == "flash" || name == "fused") return AttentionKernel::Flash;
-  if (name == "unfused" || name == "local") return AttentionKernel::Unfused;
-  fail("{}: --attention-backend '{}' is not one of auto, flash, fused, unfused, local", where, name);
+  if (name == "unfused") return AttentionKernel::Unfused;
+  // Megatron-LM asserts `args.spec[0] == 'local'` for it (arguments.py): a model spec module
+  // clustercast does not read. Megatron-Core's local layers run the same unfused kernels.
+  if (name == "local")
+    fail_at("--attention-backend", "{}: --attention-backend local runs only beside --spec local (Megatron-LM asserts "
+            "it), which clustercast does not read; use --transformer-impl local (Megatron-Core's local layers, the same "
+            "unfused attention) or --attention-backend unfused", where);
+  fail_at("--attention-backend", "{}: --attention-backend '{}' is not one of Megatron-LM's: auto, flash, fused, "
+          "unfused, local", where, name);
 }
 
 }  // namespace cc

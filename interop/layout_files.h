@@ -61,7 +61,8 @@ LayoutFile parse_layout_text(const std::string& text, const std::string& where);
 LayoutFile read_layout_file(const std::string& path);
 
 // Megatron-LM's --attention-backend: auto, flash and fused never store the s x s scores
-// (Flash); unfused and local do (Unfused). Anything else is a SpecError naming `where`.
+// (Flash); unfused does (Unfused). local (Megatron-LM takes it only beside --spec local) and
+// anything else is a SpecError naming `where`.
 AttentionKernel attention_backend_from(const std::string& name, const std::string& where);
 
 std::string layout_json(const SimResult& result, const MemoryReserve& reserve);

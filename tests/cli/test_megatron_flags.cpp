@@ -23,7 +23,7 @@ nlohmann::json simulate_json(const std::vector<std::string>& args) {
   return nlohmann::json::parse(r.out);
 }
 
-TEST(MegatronFlags, AttentionBackendAutoFlashAndFusedAreFlashLocalAndUnfusedStoreTheScores) {
+TEST(MegatronFlags, AttentionBackendAutoFlashAndFusedAreFlashUnfusedAndLocalLayersStoreTheScores) {
   const auto flash = simulate_json(with(kGpt3, {"--use-flash-attn"}));
   const auto unfused = simulate_json(with(kGpt3, {"--attention-backend", "unfused"}));
   ASSERT_TRUE(flash.contains("peak_memory_gib") && unfused.contains("peak_memory_gib"));
@@ -34,9 +34,14 @@ TEST(MegatronFlags, AttentionBackendAutoFlashAndFusedAreFlashLocalAndUnfusedStor
     EXPECT_EQ(j.at("config").at("attention"), "flash") << backend;
     EXPECT_EQ(j.at("iteration_time_s"), flash.at("iteration_time_s")) << backend;
   }
-  const auto local = simulate_json(with(kGpt3, {"--attention-backend", "local"}));
-  EXPECT_EQ(local.at("config").at("attention"), "unfused");
-  EXPECT_EQ(local.at("peak_memory_gib"), unfused.at("peak_memory_gib"));
+  // Megatron-LM asserts --spec local beside it, a model spec module clustercast does not read.
+  const RunResult local = run_clustercast(with(kGpt3, {"--attention-backend", "local"}));
+  EXPECT_EQ(local.exit_code, 2);
+  EXPECT_TRUE(local.out.empty());
+  EXPECT_NE(local.err.find("--attention-backend local runs only beside --spec local"), std::string::npos) << local.err;
+  const auto layers = simulate_json(with(kGpt3, {"--transformer-impl", "local"}));
+  EXPECT_EQ(layers.at("config").at("attention"), "unfused");
+  EXPECT_EQ(layers.at("peak_memory_gib"), unfused.at("peak_memory_gib"));
 }
 
 TEST(MegatronFlags, PrecisionRecomputeAndIterationBudgetSpellings) {
