@@ -43,6 +43,7 @@ struct SearchFlags {
   bool moe_grouped_gemm = false, moe_pad_to_capacity = false, moe_shared_expert_overlap = false,
        overlap_moe_ep_comm = false;
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
+  int distopt_instances = 1;
   bool allow_cross_node_tp = false, overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false, grad_reduce_in_bf16 = false,
        flash = false;
   std::string precision = "bf16";
@@ -98,6 +99,10 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured, const
   s.overlap_param_gather = f.overlap_param_gather;
   s.tp_comm_overlap = f.tp_comm_overlap;
   s.grad_reduce_in_bf16 = f.grad_reduce_in_bf16;
+  if (f.distopt_instances < 1)
+    fail_at("--num-distributed-optimizer-instances", "--num-distributed-optimizer-instances is {}; it must be >= 1",
+            f.distopt_instances);
+  s.distributed_optimizer_instances = f.distopt_instances;
   s.precision = precision_from(f.precision, "--precision");
   const FrameworkSpec& stack = load_framework(resolved_stack(f.framework, measured));
   s.framework = stack.name;
@@ -302,6 +307,10 @@ void add_search_command(CLI::App& app) {
   sub->add_flag("--no-sequence-parallel", f->sp_off, "Only layouts without it")->group(g);
   sub->add_flag("--use-distributed-optimizer", f->distopt_on, "Only the distributed optimizer")->group(g);
   sub->add_flag("--no-distributed-optimizer", f->distopt_off, "Only the plain optimizer")->group(g);
+  sub->add_option("--num-distributed-optimizer-instances", f->distopt_instances,
+                  "Every layout with the distributed optimizer shards its state within this many blocks of DP x CP "
+                  "(Megatron-LM's partial distributed optimizer; default 1); layouts it does not divide are excluded")
+      ->group(g);
   sub->add_option("--recompute-granularity", f->recompute, "none,selective,full (default: all three)")->group(g);
   sub->add_option("--recompute-method", f->recompute_method, "uniform,block (default: both)")->group(g);
   sub->add_option("--recompute-num-layers", f->recompute_num_layers, "Layer counts for full recompute (default: all)")

@@ -92,6 +92,7 @@ Project search_inputs(Project p) {
   read.overlap_param_gather = p.config.overlap_param_gather;
   read.tp_comm_overlap = p.config.tp_comm_overlap;
   read.grad_reduce_in_bf16 = p.config.grad_reduce_in_bf16;
+  read.distributed_optimizer_instances = p.config.distributed_optimizer_instances;
   read.precision = p.config.precision;
   read.attention = p.config.attention;
   p.config = read;
@@ -297,6 +298,7 @@ SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const
   r.space.overlap_param_gather = base.config.overlap_param_gather;
   r.space.tp_comm_overlap = base.config.tp_comm_overlap;  // as the setup asks, for every SP layout
   r.space.grad_reduce_in_bf16 = base.config.grad_reduce_in_bf16;
+  r.space.distributed_optimizer_instances = base.config.distributed_optimizer_instances;
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;
   r.space.framework = resolved_stack(base.framework, db.get());

@@ -309,6 +309,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   row(l, tr("Recompute method"), method_);
   recompute_layers_ = spin(l, tr("Recompute layers"), 1, 100000);
   distopt_ = check(l, tr("Distributed optimizer"), "distributed_optimizer");
+  distopt_instances_ = spin(l, tr("Optimizer instances"), 1, 65536, "num_distributed_optimizer_instances");
   overlap_grad_ = check(l, tr("Overlap grad reduce"));
   overlap_param_ = check(l, tr("Overlap param gather"));
   tp_overlap_ = check(l, tr("TP comm overlap"), "tp_comm_overlap");
@@ -636,6 +637,7 @@ Project SetupPanel::project() const {
   c.recompute_method = recompute_method_from(method_->currentText().toStdString(), "recompute method");
   c.recompute_num_layers = recompute_layers_->value();
   c.distributed_optimizer = distopt_->isChecked();
+  c.distributed_optimizer_instances = distopt_instances_->value();
   c.overlap_grad_reduce = overlap_grad_->isChecked();
   c.overlap_param_gather = overlap_param_->isChecked();
   c.tp_comm_overlap = tp_overlap_->isChecked();
@@ -743,6 +745,7 @@ void SetupPanel::set_project(const Project& p) {
   method_->setCurrentText(to_string(c.recompute_method));
   recompute_layers_->setValue(c.recompute_num_layers);
   distopt_->setChecked(c.distributed_optimizer);
+  distopt_instances_->setValue(c.distributed_optimizer_instances);
   overlap_grad_->setChecked(c.overlap_grad_reduce);
   overlap_param_->setChecked(c.overlap_param_gather);
   tp_overlap_->setChecked(c.tp_comm_overlap);

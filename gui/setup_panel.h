@@ -90,7 +90,8 @@ class SetupPanel : public QWidget {
   QComboBox* costs_;
   QLabel* costs_info_;
   QLabel* coverage_;
-  QSpinBox *tp_, *cp_, *cp_a2a_, *pp_, *dp_, *micro_, *global_, *virtual_, *first_, *last_, *recompute_layers_;
+  QSpinBox *tp_, *cp_, *cp_a2a_, *pp_, *dp_, *micro_, *global_, *virtual_, *first_, *last_, *recompute_layers_,
+      *distopt_instances_;
   QSpinBox* microbatch_group_;
   QLineEdit* pipeline_layout_;
   QCheckBox *account_embedding_, *account_loss_;

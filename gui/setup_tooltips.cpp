@@ -58,6 +58,9 @@ void SetupPanel::describe_fields() {
   recompute_layers_->setToolTip(tr("--recompute-num-layers: layers per recomputed chunk (uniform) or recomputed "
                                    "layers per stage (block)"));
   distopt_->setToolTip(tr("--use-distributed-optimizer: optimizer state sharded over data-parallel ranks (ZeRO-1)"));
+  distopt_instances_->setToolTip(tr("--num-distributed-optimizer-instances: the optimizer state sharded within this "
+                                    "many equal blocks of the data-parallel ranks, its shards all-reduced across them "
+                                    "(1: over all of them)"));
   overlap_grad_->setToolTip(tr("--overlap-grad-reduce: the gradient reduction runs during the backward pass"));
   overlap_param_->setToolTip(tr("--overlap-param-gather: the distributed optimizer's parameter all-gather runs "
                                 "during the next forward pass"));

@@ -34,6 +34,7 @@ std::string setup_field_of(const std::string& field) {
       {"--recompute-num-layers", "recompute"},
       {"--sequence-parallel", "sequence_parallel"},
       {"--use-distributed-optimizer", "distributed_optimizer"},
+      {"--num-distributed-optimizer-instances", "num_distributed_optimizer_instances"},
       {"--tp-comm-overlap", "tp_comm_overlap"},
       {"--precision", "precision"},
       {"--attention-backend", "attention"},

@@ -170,6 +170,8 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
     arg("--recompute-num-layers", std::to_string(c.recompute_num_layers));
   }
   if (c.distributed_optimizer) arg("--use-distributed-optimizer");
+  if (c.distributed_optimizer_instances > 1)
+    arg("--num-distributed-optimizer-instances", std::to_string(c.distributed_optimizer_instances));
   if (c.overlap_grad_reduce) arg("--overlap-grad-reduce");
   if (c.overlap_param_gather) arg("--overlap-param-gather");
   if (c.tp_comm_overlap) arg("--tp-comm-overlap");

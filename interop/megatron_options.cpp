@@ -152,6 +152,10 @@ const MegatronOption<L> kLayoutOptions[] = {
      "Layers per recompute group (uniform) or recomputed layers per stage (block)", &L::recompute_num_layers},
     {"--recompute-activations", nullptr, kLayout, "= --recompute-granularity selective", &L::recompute_activations},
     {"--use-distributed-optimizer", nullptr, kLayout, "Shard optimizer state over DP", &L::distributed_optimizer},
+    {"--num-distributed-optimizer-instances", nullptr, kLayout,
+     "Partial distributed optimizer: shard the optimizer state within this many equal blocks of DP x CP, the shards "
+     "all-reduced across the blocks (needs --use-distributed-optimizer)",
+     &L::distributed_optimizer_instances},
     {"--overlap-grad-reduce", nullptr, kLayout, "Reduce gradients in buckets during backward", &L::overlap_grad_reduce},
     {"--overlap-param-gather", nullptr, kLayout, "Hide the parameter all-gather (distributed optimizer)",
      &L::overlap_param_gather},
@@ -703,6 +707,7 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.recompute_method) c.recompute_method = recompute_method_from(*a.recompute_method, prefix(where) + "--recompute-method");
   if (a.recompute_num_layers) c.recompute_num_layers = *a.recompute_num_layers;
   if (a.distributed_optimizer) c.distributed_optimizer = true;
+  if (a.distributed_optimizer_instances) c.distributed_optimizer_instances = *a.distributed_optimizer_instances;
   if (a.overlap_grad_reduce) c.overlap_grad_reduce = true;
   if (a.overlap_param_gather) c.overlap_param_gather = true;
   if (a.tp_comm_overlap) c.tp_comm_overlap = true;

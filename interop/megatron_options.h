@@ -50,6 +50,7 @@ struct MegatronLayoutArgs {
   std::optional<int> tp, pp, micro_batch, global_batch, layers_per_virtual_stage, virtual_stages_per_rank,
       first_stage_layers, last_stage_layers, recompute_num_layers, context_parallel_size, microbatch_group_size;
   std::optional<int> expert_model_parallel_size, expert_tensor_parallel_size;
+  std::optional<int> distributed_optimizer_instances;  // --num-distributed-optimizer-instances
   // MoE run-time switches (ParallelConfig::moe).
   std::optional<std::string> moe_token_dispatcher_type, moe_flex_dispatcher_backend, moe_token_drop_policy;
   std::optional<double> moe_expert_capacity_factor;

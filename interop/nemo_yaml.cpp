@@ -394,6 +394,9 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
     fail("--export-nemo: NeMo reduces gradients in bf16 only through a distributed optimizer's grad_sync_dtype, and "
          "the layout has none (--grad-reduce-in-bf16 without --use-distributed-optimizer); export it with "
          "--export-megatron or --export");
+  if (c.distributed_optimizer_instances > 1)
+    fail("--export-nemo: --num-distributed-optimizer-instances {} has no key in NeMo's megatron_gpt_config.yaml or "
+         "its launcher's recipes; export it with --export-megatron or --export", c.distributed_optimizer_instances);
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
   // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or

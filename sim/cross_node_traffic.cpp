@@ -170,17 +170,34 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
 
   // Data parallel: a ring over DP x CP (in rank order) per (TP rank, stage); each member sends
   // its share of the buffer to the next: 2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter
-  // and for the distributed optimizer's parameter all-gather.
+  // and for the distributed optimizer's parameter all-gather. The partial distributed optimizer
+  // rings inside each instance's block, then all-reduces the shards over the members at the same
+  // place in each block.
   const std::vector<double> grads = bytes_named(recorder.recorded, "dp.grad_reduce");
   const std::vector<double> params = bytes_named(recorder.recorded, "dp.param_gather");
+  const std::vector<double> across = bytes_named(recorder.recorded, "dp.grad_all_reduce_across_instances");
   if (gradient_group_size(c) > 1) {
-    const double n = gradient_group_size(c);
+    const int instances = c.distributed_optimizer ? c.distributed_optimizer_instances : 1;
+    const auto block = static_cast<std::size_t>(gradient_group_size(c) / instances);
+    const double n = static_cast<double>(block);
+    const double k = instances;
     for (int s = 0; s < c.pp; ++s) {
       const auto i = static_cast<std::size_t>(s);
       double per_member = i < grads.size() ? grads[i] * (c.distributed_optimizer ? (n - 1) / n : 2 * (n - 1) / n) : 0;
       if (c.distributed_optimizer && i < params.size()) per_member += params[i] * (n - 1) / n;
-      for (int t = 0; t < c.tp; ++t)
-        ring(grid.group(rank_at(t, 0, 0, s), kGradientGroup), TrafficKind::DataParallel, per_member);
+      for (int t = 0; t < c.tp; ++t) {
+        const std::vector<int> members = grid.group(rank_at(t, 0, 0, s), kGradientGroup);
+        for (std::size_t b = 0; b < members.size(); b += block)
+          ring(std::vector<int>(members.begin() + static_cast<std::ptrdiff_t>(b),
+                                members.begin() + static_cast<std::ptrdiff_t>(b + block)),
+               TrafficKind::DataParallel, per_member);
+        if (instances == 1 || i >= across.size()) continue;
+        for (std::size_t j = 0; j < block; ++j) {
+          std::vector<int> peers;
+          for (std::size_t b = j; b < members.size(); b += block) peers.push_back(members[b]);
+          ring(peers, TrafficKind::DataParallel, across[i] * 2 * (k - 1) / k);
+        }
+      }
     }
   }
 

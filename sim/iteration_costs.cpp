@@ -149,7 +149,29 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   // DDP's default over its data-parallel group with context parallelism.
   out.bucket_params = std::max(40e6, 1e6 * dp_ranks);
   const CollectiveKind reduce_kind = c.distributed_optimizer ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
-  const double shard = c.distributed_optimizer ? dp_ranks : 1.0;
+  const double shard = optimizer_shard_size(c);
+  // The partial distributed optimizer (instances > 1) reduce-scatters and gathers inside each
+  // instance's block of the group (Megatron-Core's intra-instance group: consecutive members of
+  // it), then all-reduces each shard across the blocks (the members at the same place in each).
+  const int instances = c.distributed_optimizer ? c.distributed_optimizer_instances : 1;
+  GroupPlacement shard_group = dp_group, across_instances;
+  if (instances > 1) {
+    const std::vector<int> members = grid.group(0, kGradientGroup);
+    const auto block = static_cast<std::size_t>(shard);
+    shard_group = placed(std::vector<int>(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(block)));
+    std::vector<int> across;
+    for (std::size_t i = 0; i < members.size(); i += block) across.push_back(members[i]);
+    across_instances = placed(across);
+  }
+  // Seconds to reduce `bytes` of gradients; `track` counts them in the measured/modelled shares.
+  auto reduce_gradients = [&](const char* name, double bytes, bool track) {
+    auto seconds = [&](const OpCost& oc) { return track ? track_op(oc) : oc.seconds; };
+    double s = seconds(costs.collective({name, reduce_kind, Phase::Backward, bytes, shard_group}));
+    if (instances > 1)
+      s += seconds(costs.collective(
+          {"dp.grad_all_reduce_across_instances", CollectiveKind::AllReduce, Phase::Backward, bytes / shard, across_instances}));
+    return s;
+  };
   // Routed experts' gradients (and parameter gathers) go over their expert-data-parallel group
   // (EDP, expert grid), as Megatron-Core's DDP keeps expert parameters in buffers of their own.
   const bool experts = m.moe.enabled();
@@ -162,13 +184,12 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     out.stage_params.push_back(params);
     const double bytes = dense_params * c.main_grad_bytes();
     const double expert_bytes = static_cast<double>(expert_params) * c.main_grad_bytes();
-    double reduce = track_op(costs.collective({"dp.grad_reduce", reduce_kind, Phase::Backward, bytes, dp_group}));
+    double reduce = reduce_gradients("dp.grad_reduce", bytes, true);
     if (expert_params > 0)
       reduce += track_op(
           costs.collective({"edp.grad_reduce", reduce_kind, Phase::Backward, expert_bytes, edp_group}));
     out.grad_reduce_s.push_back(reduce);
-    out.bucket_reduce_s.push_back(costs.collective(
-        {"dp.grad_reduce_bucket", reduce_kind, Phase::Backward, out.bucket_params * c.main_grad_bytes(), dp_group}).seconds);
+    out.bucket_reduce_s.push_back(reduce_gradients("dp.grad_reduce_bucket", out.bucket_params * c.main_grad_bytes(), false));
     // Adam over the local shard: read grad, master, two moments; write master, moments and
     // the bf16 weight (30 B/param); the gradient-norm pass reads the shard's fp32 grads
     // (4 B) and the grad buffer is zeroed for the next iteration (a main-gradient element over all of it).
@@ -184,7 +205,7 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     double gather = 0;
     if (c.distributed_optimizer) {
       gather = track_op(costs.collective(
-          {"dp.param_gather", CollectiveKind::AllGather, Phase::Forward, dense_params * shape.elem, dp_group}));
+          {"dp.param_gather", CollectiveKind::AllGather, Phase::Forward, dense_params * shape.elem, shard_group}));
       if (expert_params > 0)
         gather += track_op(costs.collective({"edp.param_gather", CollectiveKind::AllGather, Phase::Forward,
                                              static_cast<double>(expert_params) * shape.elem, edp_group}));

@@ -416,6 +416,31 @@ void refuse_unpriced_architecture(const ParallelConfig& c, const ModelSpec& m) {
             m.name);
 }
 
+namespace {
+
+// Megatron-Core's partial distributed optimizer: its instances split the DP x CP group into equal
+// blocks (parallel_state.py asserts the division whether or not the optimizer is distributed; only
+// the distributed optimizer's state is sharded by them). Experts shard theirs over intra-instance
+// expert groups, which are not modelled.
+void validate_optimizer_instances(const ParallelConfig& c, const ModelSpec& m, const std::string& w) {
+  const int n = c.distributed_optimizer_instances;
+  if (n < 1)
+    fail_at("--num-distributed-optimizer-instances", "{}: --num-distributed-optimizer-instances is {}; it must be >= 1",
+            w, n);
+  if (n == 1) return;
+  const int group = c.dp * c.cp;
+  if (group % n != 0)
+    fail_at("--num-distributed-optimizer-instances",
+            "{}: --num-distributed-optimizer-instances {} does not divide DP x CP = {}, as Megatron-Core requires; "
+            "give a divisor of {}", w, n, group, group);
+  if (m.moe.enabled() && c.distributed_optimizer)
+    fail_at("--num-distributed-optimizer-instances",
+            "{}: --num-distributed-optimizer-instances {} with experts (model '{}') is not modelled: their optimizer "
+            "state shards over expert groups inside each instance; leave it out", w, n, m.name);
+}
+
+}  // namespace
+
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   const std::string w = "parallel config";
   // Each refusal's field (sim/error.h) is the flag the user should change; where a check is
@@ -476,6 +501,7 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   // The gather it hides exists only with the distributed optimizer: that is the one to turn on.
   if (c.overlap_param_gather && !c.distributed_optimizer)
     fail_at("--use-distributed-optimizer", "{}: --overlap-param-gather needs --use-distributed-optimizer", w);
+  validate_optimizer_instances(c, m, w);
   // Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence
   // parallelism is enabled".
   if (c.tp_comm_overlap && !c.sequence_parallel)  // the overlap is the extra asked for

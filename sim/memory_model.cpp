@@ -141,6 +141,10 @@ double layer_activation_bytes_without_recompute(const ModelSpec& m, const Parall
 
 int gradient_group_size(const ParallelConfig& c) { return c.grid().group_size(kGradientGroup); }
 
+int optimizer_shard_size(const ParallelConfig& c) {
+  return c.distributed_optimizer ? gradient_group_size(c) / std::max(1, c.distributed_optimizer_instances) : 1;
+}
+
 int stage_moe_layer_count(const ModelSpec& m, const ParallelConfig& c, int stage) {
   if (!m.moe.enabled()) return 0;
   int n = mtp_moe_layers_on_stage(m, c, stage);
@@ -259,7 +263,7 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
                           const GpuSpec* gpu) {
   MemoryReport report;
   const double workspaces = gpu ? library_workspace_bytes(*gpu, m, c) : 0.0;
-  const double shard = c.distributed_optimizer ? gradient_group_size(c) : 1.0;
+  const double shard = optimizer_shard_size(c);
 
   for (int s = 0; s < c.pp; ++s) {
     StageMemory stage;

@@ -101,6 +101,9 @@ MemoryReport memory_model(const ModelSpec& model, const ParallelConfig& config, 
 // context parallelism (each CP rank saw other tokens of the same sequences), as grid dimensions.
 inline constexpr std::string_view kGradientGroup = "cp-dp";
 int gradient_group_size(const ParallelConfig& config);  // DP x CP
+// The ranks one copy of the dense optimizer state is sharded over: DP x CP over the distributed
+// optimizer's instances with it, 1 without.
+int optimizer_shard_size(const ParallelConfig& config);
 
 // Parameters one GPU of pipeline stage `stage` holds (TP-split tensors divided, norms and
 // row-parallel biases replicated; the embedding on the first stage, the output layer on

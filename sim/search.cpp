@@ -151,6 +151,7 @@ const char* exclusion_for(const std::string& field) {
       {"--moe-shared-expert-overlap", "shared-expert overlap does not apply (Megatron-Core's rules)"},
       {"--moe-token-dispatcher-type", "the flex dispatcher is priced at ETP 1 (and DeepEP needs EP > 1)"},
       {"--multi-latent-attention", "multi-latent attention is priced without CP and with flash attention only"},
+      {"--num-distributed-optimizer-instances", "DP x CP not divisible by the distributed optimizer's instances"},
   };
   for (const auto& [flag, reason] : kReasons)
     if (field == flag) return reason;
@@ -270,6 +271,7 @@ class Enumerator {
               c.distributed_optimizer = distopt;
               c.overlap_grad_reduce = space_.overlap_grad_reduce;
               c.overlap_param_gather = space_.overlap_param_gather && distopt;  // it overlaps the optimizer's gather
+              c.distributed_optimizer_instances = space_.distributed_optimizer_instances;
               c.tp_comm_overlap = space_.tp_comm_overlap && sp;
               // Megatron-LM reads it under --bf16 only (resolve_run leaves it aside elsewhere).
               c.grad_reduce_in_bf16 = space_.grad_reduce_in_bf16 && (space_.precision == Precision::BF16 ||

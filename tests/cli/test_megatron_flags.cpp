@@ -270,6 +270,49 @@ TEST(MegatronFlags, AFilesDefaultBatchAndVocabularyFollowTheRunsLayout) {
   EXPECT_NE(unknown.err.find("meta-llama/Meta-Llama-3-8B"), std::string::npos) << unknown.err;  // the known ones
 }
 
+// The partial distributed optimizer (Megatron-LM's functional test of it): the state sharded over
+// half the DP group takes more memory; the Megatron export writes the flag and reads back to its
+// own prediction; NeMo's config has no key for it.
+TEST(MegatronFlags, PartialDistributedOptimizerIsReadPricedAndExported) {
+  const TempDir dir;
+  const std::vector<std::string> run = {
+      "simulate", "--config", kReference + "megatron/functional/gpt3_mcore_te_tp2_pp1_multi_dist_optimizer_instances.args",
+      "--cluster", "dgx-a100-80gb", "--gpus", "8", "--framework", "megatron-core-ci", "--json"};
+  const auto two = simulate_json(run);
+  EXPECT_EQ(two.at("config").at("num_distributed_optimizer_instances"), 2);
+  const auto one = simulate_json(with(run, {"--num-distributed-optimizer-instances", "1"}));
+  EXPECT_FALSE(one.at("config").contains("num_distributed_optimizer_instances"));
+  EXPECT_GT(two.at("peak_memory_gib").get<double>(), one.at("peak_memory_gib").get<double>());
+  // Without the distributed optimizer it changes nothing, as in Megatron-Core, and a warning says so.
+  const std::vector<std::string> plain = {"simulate", "--model", "gpt3-1.3b", "--cluster", "dgx-h100",
+                                          "--gpus", "16", "--global-batch-size", "64", "--json"};
+  const RunResult unsharded = run_clustercast(with(plain, {"--num-distributed-optimizer-instances", "2"}));
+  ASSERT_EQ(unsharded.exit_code, 0) << unsharded.err;
+  EXPECT_NE(unsharded.err.find("changes nothing without --use-distributed-optimizer"), std::string::npos)
+      << unsharded.err;
+  EXPECT_EQ(nlohmann::json::parse(unsharded.out).at("iteration_time_s"), simulate_json(plain).at("iteration_time_s"));
+  // search applies it to every distributed-optimizer layout; its exports carry it.
+  const std::vector<std::string> search = {"search", "--model", "gpt3-1.3b", "--cluster", "dgx-h100", "--gpus", "16",
+                                           "--global-batch-size", "64", "--use-distributed-optimizer",
+                                           "--num-distributed-optimizer-instances", "2", "--top", "1", "--json"};
+  const RunResult found =
+      run_clustercast(with(search, {"--export-megatron", dir.file("p.args"), "--export", dir.file("p.json")}));
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  const auto best = nlohmann::json::parse(found.out).at("results").at(0);
+  EXPECT_EQ(best.at("config").at("num_distributed_optimizer_instances"), 2);
+  EXPECT_NE(read_file(dir.file("p.args")).find("--num-distributed-optimizer-instances 2"), std::string::npos);
+  for (const char* file : {"p.args", "p.json"}) {
+    const auto again = simulate_json({"simulate", "--config", dir.file(file), "--json"});
+    EXPECT_EQ(again.at("iteration_time_s"), best.at("iteration_time_s")) << file;
+    EXPECT_EQ(again.at("peak_memory_gib"), best.at("peak_memory_gib")) << file;
+    EXPECT_EQ(again.at("config"), best.at("config")) << file;
+  }
+  const RunResult nemo = run_clustercast(with(search, {"--export-nemo", dir.file("p.yaml")}));
+  EXPECT_EQ(nemo.exit_code, 2);
+  EXPECT_NE(nemo.err.find("--num-distributed-optimizer-instances 2 has no key in NeMo"), std::string::npos) << nemo.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.yaml")));
+}
+
 // Tokenizer flags after a file replace the file's own, as later flags do on Megatron-LM's command
 // line (`pretrain_gpt.py $(cat FILE) FLAGS`, how an export's launch script passes extra arguments);
 // beside a format with no such flags they are refused by name.

@@ -235,6 +235,30 @@ class TestSearch : public QObject {
     QVERIFY(w.result()->config.grad_reduce_in_bf16);
   }
 
+  // The optimizer's instances (--num-distributed-optimizer-instances) show in their own field, reach
+  // every searched distributed-optimizer layout as `search --num-distributed-optimizer-instances`
+  // gives them, and the layout loaded from the results keeps them.
+  void partialDistributedOptimizerIsShownAndReachesTheSearch() {
+    MainWindow w;
+    Project p = project_from_presets("gpt3-1.3b", "dgx-a100-80gb", 16);
+    p.config.global_batch = 64;
+    p.config.distributed_optimizer = true;
+    p.config.distributed_optimizer_instances = 2;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    auto* instances = qobject_cast<QSpinBox*>(w.setup()->field("num_distributed_optimizer_instances"));
+    QVERIFY(instances);
+    QCOMPARE(instances->value(), 2);
+    QCOMPARE(w.result()->config.distributed_optimizer_instances, 2);
+    QCOMPARE(w.search_page()->request_for(w.setup()->project()).space.distributed_optimizer_instances, 2);
+    QVERIFY(run_search(w));
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    w.search_page()->view()->selectRow(0);
+    QVERIFY(shown.wait(120000));
+    QCOMPARE(w.result()->config.distributed_optimizer_instances, 2);
+    QCOMPARE(instances->value(), 2);
+  }
+
   // A new project and a launch line without an attention flag mean the same run: the
   // stack's default kernel (megatron-core: flash), the same prediction.
   void defaultProjectPredictsWhatSimulateDoesWithoutAnAttentionFlag() {

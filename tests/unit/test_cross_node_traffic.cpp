@@ -51,6 +51,27 @@ TEST(CrossNodeTraffic, DataParallelRingOfTwoSendsTheGradientsEachWay) {
   EXPECT_NEAR(t.busiest_node_seconds, 2 * 8 * grads / (2 * 8 * 25e9), 1e-12);
 }
 
+// The partial distributed optimizer (--num-distributed-optimizer-instances 2): DP 4, one replica
+// per node, blocks {0, 1} and {2, 3}. Inside a block each member reduce-scatters and gathers as a
+// ring of 2: (n-1)/n = 1/2 of the fp32 gradients G and of the bf16 parameters W; across the blocks
+// the members at one place ({0, 2}, {1, 3}) all-reduce their shard G/2, 2(k-1)/k = 1 of it each.
+// Per TP rank: blocks 2 x 2 x (G + W)/2, across 2 x 2 x G/2, so 4G + 2W; a ring of 4 instead
+// sends 4 x 3/4 x (G + W) = 3G + 3W.
+TEST(CrossNodeTraffic, PartialDistributedOptimizerRingsInsideBlocksThenAcrossThem) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
+  ParallelConfig c;
+  c.tp = 8;
+  c.dp = 4;
+  c.global_batch = 4;
+  c.distributed_optimizer = true;
+  const double params = static_cast<double>(stage_parameters(m, c, 0));
+  const double grads = 4 * params, weights = 2 * params;
+  EXPECT_DOUBLE_EQ(bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::DataParallel), 8 * (3 * grads + 3 * weights));
+  c.distributed_optimizer_instances = 2;
+  EXPECT_DOUBLE_EQ(bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::DataParallel), 8 * (4 * grads + 2 * weights));
+}
+
 TEST(CrossNodeTraffic, TensorParallelGroupOfSixteenRingsOverTwoNodes) {
   const ModelSpec m = load_model("gpt3-175b");
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");

@@ -122,6 +122,16 @@ TEST(MemoryModel, WeightsGradientsAndAdamStateFollowMegatronBytesPerParameter) {
                    (6 + 12.0 / 4) * params);
 }
 
+// The partial distributed optimizer shards the state over DP / instances: 6 + 12/(d/n).
+TEST(MemoryModel, PartialDistributedOptimizerShardsOverEachInstancesBlock) {
+  const ModelSpec m = load_model("gpt3-175b");
+  ParallelConfig c = tp8_pp8_dp4();
+  c.distributed_optimizer = true;
+  c.distributed_optimizer_instances = 2;
+  const StageMemory s = memory_model(m, c).stages[3];
+  EXPECT_DOUBLE_EQ(s.bytes.weights + s.bytes.gradients + s.bytes.optimizer, (6 + 12.0 / 2) * static_cast<double>(s.parameters));
+}
+
 // --grad-reduce-in-bf16 (Megatron-LM arguments.py: accumulate_allreduce_grads_in_fp32 off for bf16):
 // bf16 main gradients, 2 B/param, and the optimizer steps on an fp32 copy of its shard's gradients
 // (4 B/param of the shard beside master weights and moments), as for fp16: 4 + 16/d. An fp16 run

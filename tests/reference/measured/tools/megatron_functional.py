@@ -194,6 +194,8 @@ def main(repo, out, context_parallel=False):
                 position_embedding=pos,
                 untie_embeddings=int(truthy(a, "--untie-embeddings-and-output-weights")),
                 add_bias_linear=int(not truthy(a, "--disable-bias-linear")),
+                distributed_optimizer_instances=(a["--num-distributed-optimizer-instances"]
+                                                 if int(a.get("--num-distributed-optimizer-instances", 1)) > 1 else ""),
                 iteration_time_s=f"{statistics.median(vals):.5f}", peak_memory_gib=peak,
                 assumed=";".join(ra),
                 note=(f"{f.split('/')[-1]}; median of {len(vals)} steps>{SKIP}; impl={impl}; "
