@@ -70,6 +70,7 @@ constexpr std::pair<const char*, bool MegatronSwitches::*> kSwitchKeys[] = {
     {"no_gradient_accumulation_fusion", &MegatronSwitches::no_gradient_accumulation_fusion},
     {"use_tp_pp_dp_mapping", &MegatronSwitches::tp_pp_dp_rank_order},
     {"overlap_p2p_communication_warmup_flush", &MegatronSwitches::overlap_p2p_warmup_flush},
+    {"overlap_param_gather_with_optimizer_step", &MegatronSwitches::param_gather_with_optimizer_step},
     {"transformer_impl_local", &MegatronSwitches::local_layers}};
 
 }  // namespace
@@ -138,8 +139,10 @@ Project project_from_json(const nlohmann::json& doc, const std::string& where) {
     p.reserve.comm_buffers_gib = r.at("comm_buffers_gib").get<double>();
     p.reserve.fragmentation_fraction = r.at("fragmentation_fraction").get<double>();
     p.reserve.headroom_fraction = r.at("headroom_fraction").get<double>();
+    // A switch added since the file was saved is off in it (Megatron-LM's default).
     if (version >= 5)
-      for (const auto& [key, member] : kSwitchKeys) p.switches.*member = doc.at("megatron_switches").at(key).get<bool>();
+      for (const auto& [key, member] : kSwitchKeys)
+        p.switches.*member = doc.at("megatron_switches").value(key, false);
     return p;
   } catch (const nlohmann::json::exception& e) {
     fail("{}: {}", where, e.what());

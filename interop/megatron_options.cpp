@@ -199,6 +199,10 @@ const MegatronOption<L> kLayoutOptions[] = {
      "The interleaved schedule's sends overlapped in its warm-up and flush too: priced as clustercast prices them "
      "in every phase, under a stack whose interleaved sends overlap (megatron-core, megatron-core-ci, nemo)",
      &L::overlap_p2p_warmup_flush},
+    {"--overlap-param-gather-with-optimizer-step", nullptr, kLayout,
+     "The first model chunk's parameter all-gather starts during the optimizer step: priced as clustercast prices "
+     "--overlap-param-gather, whose gather it already hides (needs it, the distributed optimizer and virtual stages)",
+     &L::overlap_param_gather_with_optimizer_step},
     {"--bf16", nullptr, kLayout, "= --precision bf16", &L::bf16},
     {"--fp16", nullptr, kLayout, "= --precision fp16", &L::fp16},
     {"--fp8-format", nullptr, kLayout,
@@ -419,6 +423,7 @@ MegatronSwitches& MegatronSwitches::operator|=(const MegatronSwitches& other) {
   no_gradient_accumulation_fusion |= other.no_gradient_accumulation_fusion;
   tp_pp_dp_rank_order |= other.tp_pp_dp_rank_order;
   overlap_p2p_warmup_flush |= other.overlap_p2p_warmup_flush;
+  param_gather_with_optimizer_step |= other.param_gather_with_optimizer_step;
   local_layers |= other.local_layers;
   return *this;
 }
@@ -429,6 +434,7 @@ MegatronSwitches megatron_switches(const MegatronLayoutArgs& args) {
           .no_gradient_accumulation_fusion = args.no_gradient_accumulation_fusion,
           .tp_pp_dp_rank_order = args.use_tp_pp_dp_mapping,
           .overlap_p2p_warmup_flush = args.overlap_p2p_warmup_flush,
+          .param_gather_with_optimizer_step = args.overlap_param_gather_with_optimizer_step,
           .local_layers = args.transformer_impl == "local"};
 }
 std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options() { return kLayoutOptions; }

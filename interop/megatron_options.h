@@ -66,7 +66,8 @@ struct MegatronLayoutArgs {
        overlap_param_gather = false, tp_comm_overlap = false, use_flash_attn = false, bf16 = false, fp16 = false,
        recompute_activations = false, account_for_embedding = false, account_for_loss = false,
        no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false,
-       use_tp_pp_dp_mapping = false, grad_reduce_in_bf16 = false, overlap_p2p_warmup_flush = false;
+       use_tp_pp_dp_mapping = false, grad_reduce_in_bf16 = false, overlap_p2p_warmup_flush = false,
+       overlap_param_gather_with_optimizer_step = false;
 };
 
 // Megatron-LM switches that are no field of the layout: each matters only beside what flags next
@@ -79,6 +80,7 @@ struct MegatronSwitches {
   bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
   bool tp_pp_dp_rank_order = false;              // --use-tp-pp-dp-mapping: ranks ordered TP, CP, EP, PP, DP
   bool overlap_p2p_warmup_flush = false;         // --overlap-p2p-communication-warmup-flush
+  bool param_gather_with_optimizer_step = false;  // --overlap-param-gather-with-optimizer-step
   bool local_layers = false;                     // --transformer-impl local (apply_transformer_impl)
 
   MegatronSwitches& operator|=(const MegatronSwitches& other);

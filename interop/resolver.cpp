@@ -133,6 +133,23 @@ void check_warmup_flush_overlap(const MegatronSwitches& switches, const Parallel
             c.framework, stacks_that(&FrameworkSpec::interleaved_p2p_overlap, true));
 }
 
+// --overlap-param-gather-with-optimizer-step: Megatron-Core gives the first model chunk an optimizer
+// of its own and starts that chunk's parameter all-gather as soon as it has stepped, hiding the
+// gather the next forward would otherwise wait for first. The simulator prices the gather of
+// --overlap-param-gather as hidden whole, that first bucket's too, so the flag is read with the
+// prediction unchanged; Megatron-LM's asserts (arguments.py) are refused by name.
+void check_param_gather_with_optimizer_step(const MegatronSwitches& switches, const ParallelConfig& c) {
+  if (!switches.param_gather_with_optimizer_step) return;
+  const char* flag = "--overlap-param-gather-with-optimizer-step";
+  if (!c.distributed_optimizer)
+    fail_at("--use-distributed-optimizer", "{} needs --use-distributed-optimizer, as Megatron-LM asserts", flag);
+  if (!c.overlap_param_gather)
+    fail_at("--overlap-param-gather", "{} needs --overlap-param-gather, as Megatron-LM asserts", flag);
+  if (!c.interleaved())
+    fail_at(flag, "{} needs the interleaved schedule (virtual stages, --num-layers-per-virtual-pipeline-stage), as "
+                  "Megatron-LM asserts; drop the flag or interleave the pipeline", flag);
+}
+
 // --transformer-impl local, from a file or the command line, against the run both make together:
 // each set of flags was checked alone (apply_transformer_impl), and a flag beside a file may bring
 // what the local layers cannot run.
@@ -220,6 +237,7 @@ ResolvedRun resolve_run(RunRequest request) {
   }
   check_rank_order(layout.switches, c, request.cluster);  // with the ETP as given: Megatron-Core checks it
   check_warmup_flush_overlap(layout.switches, c, out.warnings);
+  check_param_gather_with_optimizer_step(layout.switches, c);
   check_local_layers(layout.switches, c);
   apply_dense_expert_tp(c, request.model, out.warnings);
   request.model.validate("model '" + request.model.name + "'");

@@ -313,6 +313,28 @@ TEST(MegatronFlags, PartialDistributedOptimizerIsReadPricedAndExported) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("p.yaml")));
 }
 
+// --overlap-param-gather-with-optimizer-step hides the first chunk's parameter gather, which the
+// simulator already prices as hidden under --overlap-param-gather: Megatron-LM's functional test of
+// it is read, to the prediction without it.
+TEST(MegatronFlags, ParamGatherWithTheOptimizerStepIsReadToThePredictionOfTheOverlapItExtends) {
+  const std::string file =
+      kReference + "megatron/functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather_overlap_optimizer.args";
+  const std::vector<std::string> run = {"simulate", "--config", file, "--cluster", "dgx-h100", "--gpus", "8",
+                                        "--framework", "megatron-core-ci", "--json"};
+  const auto with_flag = simulate_json(run);
+  std::string text = read_file(file);
+  const std::string flag = "--overlap-param-gather-with-optimizer-step\n";
+  ASSERT_NE(text.find(flag), std::string::npos);
+  text.erase(text.find(flag), flag.size());
+  const TempDir dir;
+  write_file(dir.file("without.args"), text);
+  std::vector<std::string> without = run;
+  without[2] = dir.file("without.args");
+  EXPECT_EQ(with_flag.at("iteration_time_s"), simulate_json(without).at("iteration_time_s"));
+  EXPECT_EQ(with_flag.at("peak_memory_gib"), simulate_json(without).at("peak_memory_gib"));
+  EXPECT_GT(with_flag.at("config").at("virtual_pipeline_stages").get<int>(), 1);
+}
+
 // Tokenizer flags after a file replace the file's own, as later flags do on Megatron-LM's command
 // line (`pretrain_gpt.py $(cat FILE) FLAGS`, how an export's launch script passes extra arguments);
 // beside a format with no such flags they are refused by name.
