@@ -149,6 +149,7 @@ nlohmann::json outcome_json(const SearchOutcome& out, const SearchRequest& r) {
 void run(const SearchFlags& f) {
   SearchRequest r;
   r.model = f.model.resolve();
+  f.model.refuse_tokenizer_flags_beside_model();
   // Model flags alone: their tokenizer's vocabulary, which Megatron-LM pads by the TP the search
   // varies: each layout is priced with its own TP's padding.
   if (f.model.model.empty() && !f.model.vocab_size) {
@@ -309,7 +310,7 @@ void add_search_command(CLI::App& app) {
   sub->add_flag("--no-distributed-optimizer", f->distopt_off, "Only the plain optimizer")->group(g);
   sub->add_option("--num-distributed-optimizer-instances", f->distopt_instances,
                   "Every layout with the distributed optimizer shards its state within this many blocks of DP x CP "
-                  "(Megatron-LM's partial distributed optimizer; default 1); layouts it does not divide are excluded")
+                  "(Megatron-LM's partial distributed optimizer; default 1); those it does not divide are excluded")
       ->group(g);
   sub->add_option("--recompute-granularity", f->recompute, "none,selective,full (default: all three)")->group(g);
   sub->add_option("--recompute-method", f->recompute_method, "uniform,block (default: both)")->group(g);

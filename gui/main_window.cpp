@@ -330,7 +330,10 @@ void MainWindow::export_search_csv(const QString& path) {
 
 void MainWindow::load_layout(const ParallelConfig& config) {
   Project p = setup_->project();
+  const int instances = p.config.distributed_optimizer_instances;
   p.config = config;
+  // A plain-optimizer layout leaves the greyed-out instances field as the user set it.
+  if (!config.distributed_optimizer) p.config.distributed_optimizer_instances = instances;
   p.auto_dp = config.gpus() == p.gpus;
   setup_->set_project(p);
   setWindowModified(true);  // the user chose it: an edit like any other

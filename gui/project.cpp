@@ -22,6 +22,8 @@ RunRequest Project::request() const {
   l.config.framework = kDefaultFramework;  // the stack is `framework`, or the database's
   l.from_file = true;  // every value the setup shows stands as the user left it...
   if (!auto_dp) l.dp = config.dp;  // ...but DP, which follows the GPU count unless given
+  // The optimizer's instances, a field greyed out without the distributed optimizer, apply with it.
+  if (!config.distributed_optimizer) l.config.distributed_optimizer_instances = 1;
   l.global_batch_named = true;
   l.attention_named = true;
   l.framework = framework;

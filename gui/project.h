@@ -46,7 +46,8 @@ struct Project {
   MegatronSwitches switches;
 
   // What the user set, as the resolver takes it (interop/resolver.h): every field of the setup
-  // is named, except DP when auto_dp and the stack when `framework` is none.
+  // is named, except DP when auto_dp and the stack when `framework` is none; the optimizer's
+  // instances apply with the distributed optimizer only.
   RunRequest request() const;
   // The config the simulator gets (the resolver's, so DP from the GPU count when auto_dp and
   // the stack of the cost database). Throws SpecError on what the CLI would refuse.

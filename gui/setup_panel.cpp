@@ -441,6 +441,9 @@ void SetupPanel::update_context_parallel_rows() {
   // chosen, or while it holds a size (the library then says why it is refused).
   layout_form_->setRowVisible(cp_a2a_, cp_comm_->currentData().toInt() == static_cast<int>(CpCommType::AllToAllP2P) ||
                                            cp_a2a_->value() != 0);
+  // The optimizer's instances apply with the distributed optimizer only (Project::request); the
+  // field keeps its value while greyed out.
+  distopt_instances_->setEnabled(distopt_->isChecked());
 }
 
 void SetupPanel::update_moe_rows() {

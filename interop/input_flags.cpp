@@ -35,6 +35,16 @@ void add_megatron_options(CLI::App& app, Args& args, std::span<const MegatronOpt
 
 }  // namespace
 
+void ModelFlags::refuse_tokenizer_flags_beside_model() const {
+  if (model.empty() || vocab_size) return;
+  const char* flag = tokenizer_type                 ? "--tokenizer-type"
+                     : tokenizer_model              ? "--tokenizer-model"
+                     : make_vocab_size_divisible_by ? "--make-vocab-size-divisible-by"
+                                                    : nullptr;
+  if (flag)
+    fail_at(flag, "{} beside --model {}: the model's vocabulary is its own; give --vocab-size to change it", flag, model);
+}
+
 void ModelFlags::add_to(CLI::App& app) {
   app.add_option("--model", model, "Model preset name, model JSON, or HuggingFace config.json")
       ->group("Model");
@@ -224,6 +234,7 @@ namespace {
 // --vocab-size on the command line, is the vocabulary as simulated. One note says where the words
 // came from, at the run's TP.
 void train_vocabulary(const ModelFlags& flags, const LayoutFile* file, const std::string& path, int tp, ModelSpec& m) {
+  flags.refuse_tokenizer_flags_beside_model();
   if (!flags.model.empty() || flags.vocab_size) return;
   const bool from_file = file && file->model;
   const std::string where = from_file ? fmt::format("layout file '{}'", path) : "";
@@ -259,6 +270,9 @@ void train_vocabulary(const ModelFlags& flags, const LayoutFile* file, const std
             v.vocabulary->words, padded);
   m.vocab_size = static_cast<int>(padded);
   if (!v.note.empty()) fmt::print(stderr, "note: {}\n", v.note);
+  else if (from_file && tp != file->config.tp && padded != v.vocabulary->words)  // a stated --vocab-size, at another TP
+    fmt::print(stderr, "note: {}: --vocab-size {} is padded to {} ({} x TP {})\n", where, v.vocabulary->words, padded,
+               v.vocabulary->divisible_by, tp);
 }
 
 }  // namespace

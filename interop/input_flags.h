@@ -29,6 +29,10 @@ struct ModelFlags : MegatronModelArgs {
   void add_to(CLI::App& app);
   // `from_file`: the model a layout file carries, used when --model is not given.
   ModelSpec resolve(const std::optional<ModelSpec>& from_file = std::nullopt) const;
+  // Tokenizer flags (--tokenizer-type, --tokenizer-model, --make-vocab-size-divisible-by) say a
+  // vocabulary; beside --model, whose vocabulary is its own, they are refused by name unless
+  // --vocab-size gives the vocabulary outright.
+  void refuse_tokenizer_flags_beside_model() const;
 };
 
 struct ClusterFlags {

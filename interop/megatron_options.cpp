@@ -174,9 +174,10 @@ const MegatronOption<L> kLayoutOptions[] = {
      "DotProductAttention (s x s scores kept); no FP8, flash attention or --tp-comm-overlap with them",
      &L::transformer_impl},
     {"--attention-backend", nullptr, kLayout,
-     "auto, flash or fused: scores never stored; unfused or local: the s x s scores are materialised, as in the "
-     "2021-2022 papers' runs (default: the layout file's, else the stack's: flash for megatron-core and nemo, "
-     "unfused for megatron-2021, megatron-2022, megatron-deepspeed and our engine)",
+     "auto, flash or fused: scores never stored; unfused: the s x s scores are materialised, as in the 2021-2022 "
+     "papers' runs (default: the layout file's, else the stack's: flash for megatron-core and nemo, unfused for "
+     "megatron-2021, megatron-2022, megatron-deepspeed and our engine); local is refused (Megatron-LM takes it only "
+     "beside --spec local)",
      &L::attention_backend},
     {"--no-masked-softmax-fusion", nullptr, kLayout,
      "Megatron-LM's separate softmax kernels on the unfused attention path: left aside (with a warning) under "

@@ -93,8 +93,13 @@ TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, in
 MegatronModelArgs with_later_tokenizer_flags(MegatronModelArgs file, const MegatronModelArgs& later) {
   if (later.tokenizer_type) file.tokenizer_type = later.tokenizer_type;
   if (later.tokenizer_model) file.tokenizer_model = later.tokenizer_model;
-  if (later.vocab_size) file.vocab_size = later.vocab_size;
   if (later.make_vocab_size_divisible_by) file.make_vocab_size_divisible_by = later.make_vocab_size_divisible_by;
+  // A tokenizer named later counts its own words: Megatron-LM's build_tokenizer passes --vocab-size
+  // to TikTokenizer and NullTokenizer only, so the file's stands for those alone.
+  const std::string type = file.tokenizer_type.value_or("GPT2BPETokenizer");
+  if ((later.tokenizer_type || later.tokenizer_model) && type != "TikTokenizer" && type != "NullTokenizer")
+    file.vocab_size.reset();
+  if (later.vocab_size) file.vocab_size = later.vocab_size;
   return file;
 }
 

@@ -43,7 +43,9 @@ TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& args,
 
 // `file`'s model flags with the tokenizer flags `later` names (--tokenizer-type, --tokenizer-model,
 // --vocab-size, --make-vocab-size-divisible-by) in place of the file's: Megatron-LM's command line
-// `pretrain_gpt.py $(cat FILE) FLAGS` keeps the last value of each flag.
+// `pretrain_gpt.py $(cat FILE) FLAGS` keeps the last value of each flag, and a tokenizer named
+// later that counts its own words (all but TikTokenizer and NullTokenizer) sets the file's
+// --vocab-size aside, as Megatron-LM's build_tokenizer does.
 MegatronModelArgs with_later_tokenizer_flags(MegatronModelArgs file, const MegatronModelArgs& later);
 // Whether `args` names any of those four flags.
 bool names_tokenizer_flags(const MegatronModelArgs& args);

@@ -221,10 +221,6 @@ ResolvedRun resolve_run(RunRequest request) {
                                        "this run is {}",
                                        to_string(c.precision)));
   }
-  if (c.distributed_optimizer_instances > 1 && !c.distributed_optimizer)
-    out.warnings.push_back(fmt::format(
-        "--num-distributed-optimizer-instances {} changes nothing without --use-distributed-optimizer: Megatron-Core "
-        "shards only the distributed optimizer's state by it", c.distributed_optimizer_instances));
   // Megatron-LM's arguments.py (and NeMo after it) turns sequence parallelism off at TP 1 —
   // "Disabling sequence parallelism because tensor model parallelism is disabled" — so a launch
   // line that asks for both trains without it; the warning says so, as Megatron's does. (Its

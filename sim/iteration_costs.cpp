@@ -163,13 +163,13 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     for (std::size_t i = 0; i < members.size(); i += block) across.push_back(members[i]);
     across_instances = placed(across);
   }
-  // Seconds to reduce `bytes` of gradients; `track` counts them in the measured/modelled shares.
-  auto reduce_gradients = [&](const char* name, double bytes, bool track) {
+  // Seconds to reduce `bytes` of gradients (`across` names the all-reduce between instances);
+  // `track` counts them in the measured/modelled shares.
+  auto reduce_gradients = [&](const char* name, const char* across, double bytes, bool track) {
     auto seconds = [&](const OpCost& oc) { return track ? track_op(oc) : oc.seconds; };
     double s = seconds(costs.collective({name, reduce_kind, Phase::Backward, bytes, shard_group}));
     if (instances > 1)
-      s += seconds(costs.collective(
-          {"dp.grad_all_reduce_across_instances", CollectiveKind::AllReduce, Phase::Backward, bytes / shard, across_instances}));
+      s += seconds(costs.collective({across, CollectiveKind::AllReduce, Phase::Backward, bytes / shard, across_instances}));
     return s;
   };
   // Routed experts' gradients (and parameter gathers) go over their expert-data-parallel group
@@ -184,12 +184,13 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     out.stage_params.push_back(params);
     const double bytes = dense_params * c.main_grad_bytes();
     const double expert_bytes = static_cast<double>(expert_params) * c.main_grad_bytes();
-    double reduce = reduce_gradients("dp.grad_reduce", bytes, true);
+    double reduce = reduce_gradients("dp.grad_reduce", "dp.grad_all_reduce_across_instances", bytes, true);
     if (expert_params > 0)
       reduce += track_op(
           costs.collective({"edp.grad_reduce", reduce_kind, Phase::Backward, expert_bytes, edp_group}));
     out.grad_reduce_s.push_back(reduce);
-    out.bucket_reduce_s.push_back(reduce_gradients("dp.grad_reduce_bucket", out.bucket_params * c.main_grad_bytes(), false));
+    out.bucket_reduce_s.push_back(reduce_gradients("dp.grad_reduce_bucket", "dp.grad_reduce_bucket_across_instances",
+                                                   out.bucket_params * c.main_grad_bytes(), false));
     // Adam over the local shard: read grad, master, two moments; write master, moments and
     // the bf16 weight (30 B/param); the gradient-norm pass reads the shard's fp32 grads
     // (4 B) and the grad buffer is zeroed for the next iteration (a main-gradient element over all of it).

@@ -419,21 +419,24 @@ void refuse_unpriced_architecture(const ParallelConfig& c, const ModelSpec& m) {
 namespace {
 
 // Megatron-Core's partial distributed optimizer: its instances split the DP x CP group into equal
-// blocks (parallel_state.py asserts the division whether or not the optimizer is distributed; only
-// the distributed optimizer's state is sharded by them). Experts shard theirs over intra-instance
-// expert groups, which are not modelled.
+// blocks (parallel_state.py asserts the division, distributed_data_parallel.py the distributed
+// optimizer). Experts shard theirs over intra-instance expert groups, which are not modelled.
 void validate_optimizer_instances(const ParallelConfig& c, const ModelSpec& m, const std::string& w) {
   const int n = c.distributed_optimizer_instances;
   if (n < 1)
     fail_at("--num-distributed-optimizer-instances", "{}: --num-distributed-optimizer-instances is {}; it must be >= 1",
             w, n);
   if (n == 1) return;
+  if (!c.distributed_optimizer)
+    fail_at("--use-distributed-optimizer",
+            "{}: --num-distributed-optimizer-instances {} needs --use-distributed-optimizer, as Megatron-Core asserts "
+            "(\"Partial DistOpt cannot be used without DistOpt\")", w, n);
   const int group = c.dp * c.cp;
   if (group % n != 0)
     fail_at("--num-distributed-optimizer-instances",
             "{}: --num-distributed-optimizer-instances {} does not divide DP x CP = {}, as Megatron-Core requires; "
             "give a divisor of {}", w, n, group, group);
-  if (m.moe.enabled() && c.distributed_optimizer)
+  if (m.moe.enabled())
     fail_at("--num-distributed-optimizer-instances",
             "{}: --num-distributed-optimizer-instances {} with experts (model '{}') is not modelled: their optimizer "
             "state shards over expert groups inside each instance; leave it out", w, n, m.name);

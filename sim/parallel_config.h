@@ -110,8 +110,8 @@ struct ParallelConfig {
   // --num-distributed-optimizer-instances: the distributed optimizer's state sharded within each
   // of this many equal blocks of the DP x CP group (Megatron-Core's partial distributed
   // optimizer): gradients reduce-scattered inside a block, then all-reduced across the blocks
-  // shard by shard; parameters gathered inside a block. Without the distributed optimizer it
-  // changes nothing (Megatron-Core still asserts that it divides DP x CP).
+  // shard by shard; parameters gathered inside a block. Megatron-Core asserts the distributed
+  // optimizer beside it.
   int distributed_optimizer_instances = 1;
   bool overlap_grad_reduce = false;   // bucketed DP reduction during the last backward passes
   bool overlap_param_gather = false;  // distributed optimizer: parameter all-gather hidden in the next forward

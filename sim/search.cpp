@@ -271,7 +271,7 @@ class Enumerator {
               c.distributed_optimizer = distopt;
               c.overlap_grad_reduce = space_.overlap_grad_reduce;
               c.overlap_param_gather = space_.overlap_param_gather && distopt;  // it overlaps the optimizer's gather
-              c.distributed_optimizer_instances = space_.distributed_optimizer_instances;
+              c.distributed_optimizer_instances = distopt ? space_.distributed_optimizer_instances : 1;
               c.tp_comm_overlap = space_.tp_comm_overlap && sp;
               // Megatron-LM reads it under --bf16 only (resolve_run leaves it aside elsewhere).
               c.grad_reduce_in_bf16 = space_.grad_reduce_in_bf16 && (space_.precision == Precision::BF16 ||

@@ -51,8 +51,8 @@ struct SearchSpace {
   bool overlap_param_gather = false;  // to every layout with the distributed optimizer
   bool tp_comm_overlap = false;  // to every layout with sequence parallelism
   bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16 (ParallelConfig::main_grad_bytes)
-  // --num-distributed-optimizer-instances for every layout (it shards the distributed optimizer's
-  // state; a layout whose DP x CP it does not divide is excluded, as Megatron-Core asserts).
+  // --num-distributed-optimizer-instances for every layout with the distributed optimizer (one
+  // whose DP x CP it does not divide is excluded, as Megatron-Core asserts).
   int distributed_optimizer_instances = 1;
   MoeRunOptions moe;             // MoE models' run-time switches (dispatcher, grouped GEMM, overlaps)
   Precision precision = Precision::BF16;

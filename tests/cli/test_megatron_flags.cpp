@@ -283,14 +283,6 @@ TEST(MegatronFlags, PartialDistributedOptimizerIsReadPricedAndExported) {
   const auto one = simulate_json(with(run, {"--num-distributed-optimizer-instances", "1"}));
   EXPECT_FALSE(one.at("config").contains("num_distributed_optimizer_instances"));
   EXPECT_GT(two.at("peak_memory_gib").get<double>(), one.at("peak_memory_gib").get<double>());
-  // Without the distributed optimizer it changes nothing, as in Megatron-Core, and a warning says so.
-  const std::vector<std::string> plain = {"simulate", "--model", "gpt3-1.3b", "--cluster", "dgx-h100",
-                                          "--gpus", "16", "--global-batch-size", "64", "--json"};
-  const RunResult unsharded = run_clustercast(with(plain, {"--num-distributed-optimizer-instances", "2"}));
-  ASSERT_EQ(unsharded.exit_code, 0) << unsharded.err;
-  EXPECT_NE(unsharded.err.find("changes nothing without --use-distributed-optimizer"), std::string::npos)
-      << unsharded.err;
-  EXPECT_EQ(nlohmann::json::parse(unsharded.out).at("iteration_time_s"), simulate_json(plain).at("iteration_time_s"));
   // search applies it to every distributed-optimizer layout; its exports carry it.
   const std::vector<std::string> search = {"search", "--model", "gpt3-1.3b", "--cluster", "dgx-h100", "--gpus", "16",
                                            "--global-batch-size", "64", "--use-distributed-optimizer",
@@ -354,6 +346,23 @@ TEST(MegatronFlags, TokenizerFlagsAfterAnArgumentFileReplaceItsOwn) {
             128256);
   EXPECT_EQ(vocab({"--tp", "4", "--make-vocab-size-divisible-by", "64"}), 50432);  // 256 x 197
   EXPECT_EQ(vocab({"--tp", "4"}), 50688);                                          // 512 x 99
+  // A file stating --vocab-size (as every export does): a HuggingFace tokenizer named after it counts
+  // its own words, as Megatron-LM's build_tokenizer passes --vocab-size to TikTokenizer and
+  // NullTokenizer only.
+  write_file(dir.file("stated.args"), read_file(dir.file("f.args")) + "--vocab-size 51200\n");
+  std::vector<std::string> stated = {"simulate", "--config", dir.file("stated.args"), "--gpus", "8", "--json"};
+  EXPECT_EQ(simulate_json(stated).at("model").at("vocab_size"), 51200);
+  EXPECT_EQ(simulate_json(with(stated, {"--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model",
+                                        "mistralai/Mixtral-8x7B-v0.1"}))
+                .at("model")
+                .at("vocab_size"),
+            32000);  // 32000 words, a multiple of 256
+  EXPECT_EQ(simulate_json(with(stated, {"--tokenizer-type", "TikTokenizer"})).at("model").at("vocab_size"), 51200);
+  // Beside --model, whose vocabulary is its own, tokenizer flags are refused by name.
+  const RunResult preset = run_clustercast({"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--tokenizer-type",
+                                            "TikTokenizer"});
+  EXPECT_EQ(preset.exit_code, 2);
+  EXPECT_NE(preset.err.find("--tokenizer-type beside --model gpt3-1.3b"), std::string::npos) << preset.err;
   const RunResult nemo = run_clustercast({"simulate", "--config", kReference + "nemo/mixtral_8x7b.yaml",
                                           "--tokenizer-type", "TikTokenizer"});
   EXPECT_EQ(nemo.exit_code, 2);

@@ -255,8 +255,11 @@ class TestSearch : public QObject {
     QSignalSpy shown(&w, &MainWindow::result_shown);
     w.search_page()->view()->selectRow(0);
     QVERIFY(shown.wait(120000));
-    QCOMPARE(w.result()->config.distributed_optimizer_instances, 2);
+    // A plain-optimizer layout runs one instance; the greyed-out field keeps the user's value.
+    QCOMPARE(w.result()->config.distributed_optimizer_instances, w.result()->config.distributed_optimizer ? 2 : 1);
     QCOMPARE(instances->value(), 2);
+    QCOMPARE(instances->isEnabled(), w.result()->config.distributed_optimizer);
+    QVERIFY(!w.search_page()->results_stale());
   }
 
   // A new project and a launch line without an attention flag mean the same run: the

@@ -57,19 +57,29 @@ TEST(CrossNodeTraffic, DataParallelRingOfTwoSendsTheGradientsEachWay) {
 // the members at one place ({0, 2}, {1, 3}) all-reduce their shard G/2, 2(k-1)/k = 1 of it each.
 // Per TP rank: blocks 2 x 2 x (G + W)/2, across 2 x 2 x G/2, so 4G + 2W; a ring of 4 instead
 // sends 4 x 3/4 x (G + W) = 3G + 3W.
+// With PP 2 each stage's DP members sit on nodes of their own as well, and each stage sends its own
+// parameters' share.
 TEST(CrossNodeTraffic, PartialDistributedOptimizerRingsInsideBlocksThenAcrossThem) {
   const ModelSpec m = load_model("gpt3-1.3b");
   const ClusterSpec cluster = load_cluster("dgx-a100-80gb");
-  ParallelConfig c;
-  c.tp = 8;
-  c.dp = 4;
-  c.global_batch = 4;
-  c.distributed_optimizer = true;
-  const double params = static_cast<double>(stage_parameters(m, c, 0));
-  const double grads = 4 * params, weights = 2 * params;
-  EXPECT_DOUBLE_EQ(bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::DataParallel), 8 * (3 * grads + 3 * weights));
-  c.distributed_optimizer_instances = 2;
-  EXPECT_DOUBLE_EQ(bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::DataParallel), 8 * (4 * grads + 2 * weights));
+  for (int pp : {1, 2}) {
+    ParallelConfig c;
+    c.tp = 8;
+    c.pp = pp;
+    c.dp = 4;
+    c.global_batch = 4 * pp;
+    c.distributed_optimizer = true;
+    double plain = 0, partial = 0;
+    for (int s = 0; s < pp; ++s) {
+      const double params = static_cast<double>(stage_parameters(m, c, s));
+      const double grads = 4 * params, weights = 2 * params;
+      plain += 8 * (3 * grads + 3 * weights);
+      partial += 8 * (4 * grads + 2 * weights);
+    }
+    EXPECT_DOUBLE_EQ(bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::DataParallel), plain) << "PP " << pp;
+    c.distributed_optimizer_instances = 2;
+    EXPECT_DOUBLE_EQ(bytes_of(cross_node_traffic(m, cluster, c), TrafficKind::DataParallel), partial) << "PP " << pp;
+  }
 }
 
 TEST(CrossNodeTraffic, TensorParallelGroupOfSixteenRingsOverTwoNodes) {
