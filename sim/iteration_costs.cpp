@@ -67,7 +67,6 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   const ParallelGrid grid = c.grid();
   auto placed = [&](const std::vector<int>& ranks) { return place_in_nvlink_domains(ranks, cluster); };
   const GroupPlacement dp_group = placed(grid.group(0, kGradientGroup));
-  const int dp_ranks = gradient_group_size(c);
   const LayerShape shape = make_layer_shape(m, c, place_layer_groups(c, cluster.nvlink_domain_size()));
   auto track_op = [&](const OpCost& oc) {
     out.measured_s += oc.measured ? oc.seconds : 0;
@@ -145,9 +144,10 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   }
 
   // Data parallel: fp32 main gradients all-reduced (or reduce-scattered with the distributed
-  // optimizer) over DP x CP in buckets of max(40M, 1M·(DP x CP)) parameters, Megatron-LM
-  // DDP's default over its data-parallel group with context parallelism.
-  out.bucket_params = std::max(40e6, 1e6 * dp_ranks);
+  // optimizer) over DP x CP in buckets of max(40M, 1M·DP) parameters: Megatron-Core DDP's
+  // default sizes them by its data-parallel group without context parallelism (dp_group), though
+  // it reduces over the group with it.
+  out.bucket_params = std::max(40e6, 1e6 * c.dp);
   const CollectiveKind reduce_kind = c.distributed_optimizer ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
   const double shard = optimizer_shard_size(c);
   // The partial distributed optimizer (instances > 1) reduce-scatters and gathers inside each
