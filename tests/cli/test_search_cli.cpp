@@ -70,7 +70,8 @@ TEST(SearchCli, EachLayoutTrainsTheTokenizersWordsPaddedAtItsOwnTp) {
       "--top", "100", "--json"};
   const RunResult r = run_clustercast(with(line, {"--tp", "4", "--export-megatron", dir.file("tp4.args")}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& layout : nlohmann::json::parse(r.out).at("results"))
+  const auto doc = nlohmann::json::parse(r.out);  // the loop reads into it: it must outlive the loop
+  for (const auto& layout : doc.at("results"))
     EXPECT_EQ(layout.at("model").at("vocab_size"), 128512) << "128,256 padded to 512 x 251";
   EXPECT_NE(read_file(dir.file("tp4.args")).find("--vocab-size 128512"), std::string::npos);
   const auto tp1 = nlohmann::json::parse(run_clustercast(with(line, {"--tp", "1"})).out).at("results");
