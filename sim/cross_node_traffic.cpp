@@ -7,6 +7,7 @@
 #include "sim/analytic_costs.h"
 #include "sim/iteration_costs.h"
 #include "sim/memory_model.h"
+#include "sim/optimizer_instances.h"
 #include "sim/parallel_layout.h"
 #include "sim/step_plan.h"
 
@@ -187,16 +188,11 @@ CrossNodeTraffic cross_node_traffic(const ModelSpec& m, const ClusterSpec& clust
       if (c.distributed_optimizer && i < params.size()) per_member += params[i] * (n - 1) / n;
       for (int t = 0; t < c.tp; ++t) {
         const std::vector<int> members = grid.group(rank_at(t, 0, 0, s), kGradientGroup);
-        for (std::size_t b = 0; b < members.size(); b += block)
-          ring(std::vector<int>(members.begin() + static_cast<std::ptrdiff_t>(b),
-                                members.begin() + static_cast<std::ptrdiff_t>(b + block)),
-               TrafficKind::DataParallel, per_member);
+        for (std::size_t b = 0; b * block < members.size(); ++b)
+          ring(instance_block(members, block, b), TrafficKind::DataParallel, per_member);
         if (instances == 1 || i >= across.size()) continue;
-        for (std::size_t j = 0; j < block; ++j) {
-          std::vector<int> peers;
-          for (std::size_t b = j; b < members.size(); b += block) peers.push_back(members[b]);
-          ring(peers, TrafficKind::DataParallel, across[i] * 2 * (k - 1) / k);
-        }
+        for (std::size_t j = 0; j < block; ++j)
+          ring(across_instances(members, block, j), TrafficKind::DataParallel, across[i] * 2 * (k - 1) / k);
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/memory_model.h"
+#include "sim/optimizer_instances.h"
 #include "sim/parallel_layout.h"
 
 namespace cc {
@@ -154,14 +155,12 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
   // instance's block of the group (Megatron-Core's intra-instance group: consecutive members of
   // it), then all-reduces each shard across the blocks (the members at the same place in each).
   const int instances = c.distributed_optimizer ? c.distributed_optimizer_instances : 1;
-  GroupPlacement shard_group = dp_group, across_instances;
+  GroupPlacement shard_group = dp_group, across_group;
   if (instances > 1) {
     const std::vector<int> members = grid.group(0, kGradientGroup);
     const auto block = static_cast<std::size_t>(shard);
-    shard_group = placed(std::vector<int>(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(block)));
-    std::vector<int> across;
-    for (std::size_t i = 0; i < members.size(); i += block) across.push_back(members[i]);
-    across_instances = placed(across);
+    shard_group = placed(instance_block(members, block, 0));
+    across_group = placed(across_instances(members, block, 0));
   }
   // Seconds to reduce `bytes` of gradients (`across` names the all-reduce between instances);
   // `track` counts them in the measured/modelled shares.
@@ -169,7 +168,7 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     auto seconds = [&](const OpCost& oc) { return track ? track_op(oc) : oc.seconds; };
     double s = seconds(costs.collective({name, reduce_kind, Phase::Backward, bytes, shard_group}));
     if (instances > 1)
-      s += seconds(costs.collective({across, CollectiveKind::AllReduce, Phase::Backward, bytes / shard, across_instances}));
+      s += seconds(costs.collective({across, CollectiveKind::AllReduce, Phase::Backward, bytes / shard, across_group}));
     return s;
   };
   // Routed experts' gradients (and parameter gathers) go over their expert-data-parallel group
