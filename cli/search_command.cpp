@@ -44,8 +44,8 @@ struct SearchFlags {
        overlap_moe_ep_comm = false;
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
   int distopt_instances = 1;
-  bool allow_cross_node_tp = false, overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false, grad_reduce_in_bf16 = false,
-       flash = false;
+  bool allow_cross_node_tp = false, overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false,
+       grad_reduce_in_bf16 = false, cross_entropy_fusion = false, no_rope_fusion = false, flash = false;
   std::string precision = "bf16";
   std::optional<std::string> framework;  // default: the cost database's stack, else Megatron-Core
   std::string costs;
@@ -99,6 +99,8 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured, const
   s.overlap_param_gather = f.overlap_param_gather;
   s.tp_comm_overlap = f.tp_comm_overlap;
   s.grad_reduce_in_bf16 = f.grad_reduce_in_bf16;
+  s.cross_entropy_fusion = f.cross_entropy_fusion;
+  s.rope_fusion = !f.no_rope_fusion;
   if (f.distopt_instances < 1)
     fail_at("--num-distributed-optimizer-instances", "--num-distributed-optimizer-instances is {}; it must be >= 1",
             f.distopt_instances);
@@ -328,6 +330,12 @@ void add_search_command(CLI::App& app) {
       ->group(g);
   sub->add_flag("--grad-reduce-in-bf16", f->grad_reduce_in_bf16,
                 "Every bf16 layout keeps and reduces its gradients in bf16 (Megatron-LM's --grad-reduce-in-bf16)")
+      ->group(g);
+  sub->add_flag("--cross-entropy-loss-fusion", f->cross_entropy_fusion,
+                "Every layout runs Megatron-Core's fused cross-entropy loss")
+      ->group(g);
+  sub->add_flag("--no-rope-fusion", f->no_rope_fusion,
+                "Every layout runs RoPE as separate PyTorch kernels instead of Transformer Engine's fused one")
       ->group(g);
   sub->add_flag("--use-flash-attn", f->flash, "Every layout uses flash attention")->group(g);
   sub->add_option("--precision", f->precision, "bf16, fp16, fp8 or fp32")->capture_default_str()->group(g);

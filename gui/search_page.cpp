@@ -92,6 +92,8 @@ Project search_inputs(Project p) {
   read.overlap_param_gather = p.config.overlap_param_gather;
   read.tp_comm_overlap = p.config.tp_comm_overlap;
   read.grad_reduce_in_bf16 = p.config.grad_reduce_in_bf16;
+  read.cross_entropy_fusion = p.config.cross_entropy_fusion;
+  read.rope_fusion = p.config.rope_fusion;
   read.distributed_optimizer_instances = p.config.distributed_optimizer_instances;
   read.precision = p.config.precision;
   read.attention = p.config.attention;
@@ -298,6 +300,8 @@ SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const
   r.space.overlap_param_gather = base.config.overlap_param_gather;
   r.space.tp_comm_overlap = base.config.tp_comm_overlap;  // as the setup asks, for every SP layout
   r.space.grad_reduce_in_bf16 = base.config.grad_reduce_in_bf16;
+  r.space.cross_entropy_fusion = base.config.cross_entropy_fusion;
+  r.space.rope_fusion = base.config.rope_fusion;
   r.space.distributed_optimizer_instances = base.config.distributed_optimizer_instances;
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;

@@ -314,6 +314,8 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   overlap_param_ = check(l, tr("Overlap param gather"));
   tp_overlap_ = check(l, tr("TP comm overlap"), "tp_comm_overlap");
   grad_bf16_ = check(l, tr("Grad reduce in bf16"));
+  fused_loss_ = check(l, tr("Fused cross-entropy"), "cross_entropy_loss_fusion");
+  fused_rope_ = check(l, tr("Fused RoPE"), "apply_rope_fusion");
   flash_ = check(l, tr("Flash attention"), "attention");
   precision_ = new QComboBox;
   precision_->addItems({"bf16", "fp16", "fp8", "fp32"});
@@ -645,6 +647,8 @@ Project SetupPanel::project() const {
   c.overlap_param_gather = overlap_param_->isChecked();
   c.tp_comm_overlap = tp_overlap_->isChecked();
   c.grad_reduce_in_bf16 = grad_bf16_->isChecked();
+  c.cross_entropy_fusion = fused_loss_->isChecked();
+  c.rope_fusion = fused_rope_->isChecked();
   c.attention = flash_->isChecked() ? AttentionKernel::Flash : AttentionKernel::Unfused;
   c.precision = precision_from(precision_->currentText().toStdString(), "precision");
   p.train_tokens = tokens_b_->value() * 1e9;
@@ -753,6 +757,8 @@ void SetupPanel::set_project(const Project& p) {
   overlap_param_->setChecked(c.overlap_param_gather);
   tp_overlap_->setChecked(c.tp_comm_overlap);
   grad_bf16_->setChecked(c.grad_reduce_in_bf16);
+  fused_loss_->setChecked(c.cross_entropy_fusion);
+  fused_rope_->setChecked(c.rope_fusion);
   flash_->setChecked(c.attention == AttentionKernel::Flash);
   precision_->setCurrentText(to_string(c.precision));
   tokens_b_->setValue(p.train_tokens / 1e9);

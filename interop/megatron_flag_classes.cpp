@@ -64,7 +64,7 @@ const IgnoredMegatronFlag kIgnored[] = {
     // checkpoints
     {"--save", 1}, {"--save-interval", 1}, {"--load", 1}, {"--no-load-optim", 0}, {"--no-load-rng", 0},
     {"--no-save-optim", 0}, {"--no-save-rng", 0}, {"--finetune", 0}, {"--pretrained-checkpoint", 1},
-    {"--ckpt-format", 1}, {"--ckpt-step", 1}, {"--use-checkpoint-args", 0}, {"--exit-on-missing-checkpoint", 0},
+    {"--ckpt-step", 1}, {"--use-checkpoint-args", 0}, {"--exit-on-missing-checkpoint", 0},
     {"--auto-detect-ckpt-format", 0}, {"--async-save", 0}, {"--use-dist-ckpt", 0}, {"--dist-ckpt-format", 1},
     {"--ckpt-fully-parallel-save", 0}, {"--ckpt-fully-parallel-load", 0}, {"--ckpt-assume-constant-structure", 0},
     {"--non-persistent-save-interval", 1}, {"--non-persistent-ckpt-type", 1}, {"--save-retain-interval", 1},

@@ -167,6 +167,21 @@ const MegatronOption<L> kLayoutOptions[] = {
      "Keep, accumulate and reduce a bf16 run's gradients in bf16 (Megatron-LM's default for bf16 is fp32): half the "
      "gradient memory and data-parallel traffic",
      &L::grad_reduce_in_bf16},
+    {"--cross-entropy-loss-fusion", nullptr, kLayout,
+     "Megatron-Core's fused vocab-parallel cross-entropy: fewer passes over the logits and one TP all-reduce fewer, "
+     "one more fp32 copy of the logits at the loss's peak",
+     &L::cross_entropy_loss_fusion},
+    {"--cross-entropy-fusion-impl", nullptr, kLayout,
+     "native (the default) or te; Megatron-LM refuses te beside --cross-entropy-loss-fusion",
+     &L::cross_entropy_fusion_impl},
+    {"--ckpt-format", nullptr, kLayout,
+     "Checkpoint format (torch_dist, Megatron-LM's default, torch, ...): no bearing on time or memory; "
+     "--overlap-param-gather-with-optimizer-step needs torch, as Megatron-LM asserts",
+     &L::ckpt_format},
+    {"--no-rope-fusion", nullptr, kLayout,
+     "RoPE by separate PyTorch kernels instead of Transformer Engine's fused one (about five times the memory "
+     "traffic)",
+     &L::no_rope_fusion},
     {"--use-flash-attn", nullptr, kLayout,
      "Flash attention instead of the unfused kernels (= --attention-backend flash)", &L::use_flash_attn},
     {"--transformer-impl", nullptr, kLayout,
@@ -426,6 +441,7 @@ MegatronSwitches& MegatronSwitches::operator|=(const MegatronSwitches& other) {
   overlap_p2p_warmup_flush |= other.overlap_p2p_warmup_flush;
   param_gather_with_optimizer_step |= other.param_gather_with_optimizer_step;
   local_layers |= other.local_layers;
+  if (!ckpt_format) ckpt_format = other.ckpt_format;  // the command line's over the file's
   return *this;
 }
 
@@ -436,7 +452,8 @@ MegatronSwitches megatron_switches(const MegatronLayoutArgs& args) {
           .tp_pp_dp_rank_order = args.use_tp_pp_dp_mapping,
           .overlap_p2p_warmup_flush = args.overlap_p2p_warmup_flush,
           .param_gather_with_optimizer_step = args.overlap_param_gather_with_optimizer_step,
-          .local_layers = args.transformer_impl == "local"};
+          .local_layers = args.transformer_impl == "local",
+          .ckpt_format = args.ckpt_format};
 }
 std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options() { return kLayoutOptions; }
 MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& where) {
@@ -719,6 +736,18 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.overlap_param_gather) c.overlap_param_gather = true;
   if (a.tp_comm_overlap) c.tp_comm_overlap = true;
   if (a.grad_reduce_in_bf16) c.grad_reduce_in_bf16 = true;
+  if (a.cross_entropy_loss_fusion) c.cross_entropy_fusion = true;
+  if (a.no_rope_fusion) c.rope_fusion = false;
+  if (a.cross_entropy_fusion_impl) {
+    if (*a.cross_entropy_fusion_impl != "native" && *a.cross_entropy_fusion_impl != "te")
+      fail_at("--cross-entropy-fusion-impl", "{}--cross-entropy-fusion-impl '{}' is not one of Megatron-LM's: native, te",
+              prefix(where), *a.cross_entropy_fusion_impl);
+    if (*a.cross_entropy_fusion_impl == "te" && c.cross_entropy_fusion)
+      fail_at("--cross-entropy-fusion-impl",
+              "{}--cross-entropy-fusion-impl te beside --cross-entropy-loss-fusion: Megatron-LM refuses it (Transformer "
+              "Engine's fused loss is disabled for stability); use native, the default",
+              prefix(where));
+  }
   if (a.use_flash_attn) c.attention = AttentionKernel::Flash;
   if (a.attention_backend) {
     c.attention = attention_backend_from(*a.attention_backend, where.empty() ? "simulate" : where);

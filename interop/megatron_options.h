@@ -59,7 +59,7 @@ struct MegatronLayoutArgs {
   bool moe_grouped_gemm = false, moe_pad_expert_input_to_capacity = false, moe_shared_expert_overlap = false,
        overlap_moe_expert_parallel_comm = false, moe_enable_deepep = false;
   std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout,
-      transformer_impl;
+      transformer_impl, cross_entropy_fusion_impl, ckpt_format;
   std::vector<std::string> cp_comm_type;  // one for every layer, or one for all
   std::vector<int> hierarchical_cp_sizes;
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,
@@ -67,7 +67,7 @@ struct MegatronLayoutArgs {
        recompute_activations = false, account_for_embedding = false, account_for_loss = false,
        no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false,
        use_tp_pp_dp_mapping = false, grad_reduce_in_bf16 = false, overlap_p2p_warmup_flush = false,
-       overlap_param_gather_with_optimizer_step = false;
+       overlap_param_gather_with_optimizer_step = false, cross_entropy_loss_fusion = false, no_rope_fusion = false;
 };
 
 // Megatron-LM switches that are no field of the layout: each matters only beside what flags next
@@ -82,6 +82,9 @@ struct MegatronSwitches {
   bool overlap_p2p_warmup_flush = false;         // --overlap-p2p-communication-warmup-flush
   bool param_gather_with_optimizer_step = false;  // --overlap-param-gather-with-optimizer-step
   bool local_layers = false;                     // --transformer-impl local (apply_transformer_impl)
+  // --ckpt-format: no bearing on time or memory, but Megatron-LM allows
+  // --overlap-param-gather-with-optimizer-step with the torch format only. Unset: its default, torch_dist.
+  std::optional<std::string> ckpt_format;
 
   MegatronSwitches& operator|=(const MegatronSwitches& other);
 };

@@ -328,13 +328,11 @@ LayoutFile read_nemo(const std::string& text, const std::string& where) {
   const bool transformer_engine = y.boolean("model.transformer_engine", false);
   c.attention = flash || transformer_engine ? AttentionKernel::Flash : AttentionKernel::Unfused;
   c.precision = nemo_precision(y);
-  // NeMo's base config leaves RoPE fusion off, and clustercast prices Transformer Engine's fused
-  // kernel: a recipe that does not turn it on runs slower kernels than predicted, which a note says.
-  const bool rope = y.get("model.position_embedding_type").value_or("learned_absolute") == "rope";
-  if (!y.boolean("model.apply_rope_fusion", false) && rope)
-    out.notes.push_back(fmt::format("{}: model.apply_rope_fusion is not true (NeMo's default is false): NeMo runs "
-                                    "PyTorch's RoPE kernels, priced here as Transformer Engine's fused one",
-                                    where));
+  // NeMo's base config leaves RoPE fusion off (PyTorch's separate RoPE kernels); its launcher's
+  // recipes turn it and the fused loss on. Both keys reach Megatron-Core's TransformerConfig.
+  const bool rope_fusion = y.boolean("model.apply_rope_fusion", false);  // read either way: moot without RoPE
+  if (y.get("model.position_embedding_type").value_or("learned_absolute") == "rope") c.rope_fusion = rope_fusion;
+  c.cross_entropy_fusion = y.boolean("model.cross_entropy_loss_fusion", false);
   // Our own export names the vocabulary in its clustercast line (NeMo has no key for it).
   const bool vocab_in_comment = text.find("# clustercast:") != std::string::npos &&
                                 text.find(" --vocab-size ", text.find("# clustercast:")) != std::string::npos;
@@ -397,6 +395,9 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (c.distributed_optimizer_instances > 1)
     fail("--export-nemo: --num-distributed-optimizer-instances {} has no key in NeMo's megatron_gpt_config.yaml or "
          "its launcher's recipes; export it with --export-megatron or --export", c.distributed_optimizer_instances);
+  if (c.cross_entropy_fusion)
+    fail("--export-nemo: --cross-entropy-loss-fusion has no key in NeMo's megatron_gpt_config.yaml (its launcher's "
+         "recipes add model.cross_entropy_loss_fusion); export it with --export-megatron or --export");
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
   // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or
@@ -521,8 +522,8 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   // was predicted.
   key("use_flash_attention") << (c.attention == AttentionKernel::Flash);
   key("transformer_engine") << (c.attention == AttentionKernel::Flash || c.precision == Precision::FP8);
-  // NeMo's base config has RoPE fusion off; the prediction priced the fused kernel (see read_nemo).
-  if (m.position_embedding == PositionEmbedding::Rope) key("apply_rope_fusion") << true;
+  // NeMo's base config has RoPE fusion off: the export states the kernel the prediction priced.
+  if (m.position_embedding == PositionEmbedding::Rope) key("apply_rope_fusion") << c.rope_fusion;
   key("fp8") << (c.precision == Precision::FP8);
   if (c.precision == Precision::FP8) {
     key("fp8_e4m3") << false;  // we model the hybrid recipe (E4M3 forward, E5M2 gradients)

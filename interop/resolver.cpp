@@ -148,6 +148,10 @@ void check_param_gather_with_optimizer_step(const MegatronSwitches& switches, co
   if (!c.interleaved())
     fail_at(flag, "{} needs the interleaved schedule (virtual stages, --num-layers-per-virtual-pipeline-stage), as "
                   "Megatron-LM asserts; drop the flag or interleave the pipeline", flag);
+  // Megatron-LM: "not supported with distributed checkpointing yet" (any format but torch).
+  if (switches.ckpt_format.value_or("torch_dist") != "torch")
+    fail_at("--ckpt-format", "{} needs --ckpt-format torch (this run's is {}), as Megatron-LM asserts: it is not "
+            "supported with distributed checkpointing", flag, switches.ckpt_format.value_or("torch_dist, the default"));
 }
 
 // --transformer-impl local, from a file or the command line, against the run both make together:
@@ -157,6 +161,18 @@ void check_local_layers(const MegatronSwitches& switches, const ParallelConfig& 
   if (!switches.local_layers) return;
   refuse_beside_local_layers(c.attention == AttentionKernel::Flash ? "a flash attention flag" : "",
                              c.precision == Precision::FP8, c.tp_comm_overlap, "");
+}
+
+// Megatron-LM's --deterministic-mode asserts that the loss is not fused and that TP
+// communication does not overlap (determinism.py: ARG_VALUES_REQUIRED_FOR_DETERMINISM), so a
+// launch line with either beside it never trains.
+void check_deterministic_mode(const MegatronSwitches& switches, const ParallelConfig& c) {
+  if (!switches.deterministic_mode) return;
+  for (const auto& [flag, on] : {std::pair{"--cross-entropy-loss-fusion", c.cross_entropy_fusion},
+                                 std::pair{"--tp-comm-overlap", c.tp_comm_overlap}})
+    if (on)
+      fail_at(flag, "--deterministic-mode beside {}: Megatron-LM refuses it (a deterministic run needs {} off); drop "
+              "one of them", flag, flag);
 }
 
 }  // namespace
@@ -235,6 +251,7 @@ ResolvedRun resolve_run(RunRequest request) {
   check_warmup_flush_overlap(layout.switches, c, out.warnings);
   check_param_gather_with_optimizer_step(layout.switches, c);
   check_local_layers(layout.switches, c);
+  check_deterministic_mode(layout.switches, c);
   apply_dense_expert_tp(c, request.model, out.warnings);
   request.model.validate("model '" + request.model.name + "'");
   try {

@@ -29,7 +29,7 @@ std::string search_csv(const SearchOutcome& outcome) {
     if (has_column(d)) out += fmt::format(",{}", d.name);
   out +=
       ",micro_batch_size,virtual_pipeline_stages,sequence_parallel,recompute_granularity,recompute_method,"
-      "recompute_num_layers,use_distributed_optimizer,iteration_time_s,tflops_per_gpu,mfu,peak_memory_gib,"
+      "recompute_num_layers,use_distributed_optimizer,num_distributed_optimizer_instances,iteration_time_s,tflops_per_gpu,mfu,peak_memory_gib,"
       "headroom_gib,training_days,tied\n";
   int rank = 0;
   for (const RankedLayout& l : outcome.ranked) {
@@ -42,12 +42,15 @@ std::string search_csv(const SearchOutcome& outcome) {
     for (const GridDimensionInfo& d : kGridDimensions)
       if (has_column(d)) out += fmt::format(",{}", std::max(dense.size(d.name), experts.size(d.name)));
     // Empty cells (NaN to pandas) where a value does not apply: the method and layer count of
-    // anything but full recompute, the days without a token budget.
+    // anything but full recompute, the optimizer instances without the distributed optimizer, the
+  // days without a token budget.
     const bool full = c.recompute == RecomputeGranularity::Full;
-    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.micro_batch, c.virtual_stages,
+    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.micro_batch, c.virtual_stages,
                        c.sequence_parallel ? "true" : "false", to_string(c.recompute),
                        full ? to_string(c.recompute_method) : "", full ? std::to_string(c.recompute_num_layers) : "",
-                       c.distributed_optimizer ? "true" : "false", r.iteration_time_s, r.tflops_per_gpu, r.mfu,
+                       c.distributed_optimizer ? "true" : "false",
+                       c.distributed_optimizer ? std::to_string(c.distributed_optimizer_instances) : "",
+                       r.iteration_time_s, r.tflops_per_gpu, r.mfu,
                        r.peak_memory_gib, r.usable_gib - r.peak_memory_gib,
                        r.training_days > 0 ? fmt::format("{}", r.training_days) : "", l.tied ? "true" : "false");
   }

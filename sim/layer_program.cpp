@@ -120,6 +120,8 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.dropout = m.dropout;
   x.gated = m.gated_mlp();
   x.rope = m.position_embedding == PositionEmbedding::Rope;
+  x.rope_fusion = c.rope_fusion;
+  x.cross_entropy_fusion = c.cross_entropy_fusion;
   x.flash = c.attention == AttentionKernel::Flash;
   x.attention_softcap = m.attention_softcap > 0;
   x.logit_softcap = m.final_logit_softcap > 0;
@@ -579,6 +581,17 @@ std::int64_t block_weights(const LayerShape& x) {
   return x.h * e.experts + e.local_experts * mlp_weights(x, e.expert_ffn) + mlp_weights(x, e.shared_ffn);
 }
 
+// RoPE's HBM traffic per rotated element (Q and K). Transformer Engine's fused kernel reads and
+// writes each element once. Megatron-Core's unfused path (rope_utils.py's
+// _apply_rotary_pos_emb_bshd) runs t·cos, the rotated half's negation and concatenation, ·sin,
+// the sum and the final concatenation with the unrotated part: about 11 element passes forward,
+// and in backward the two products' gradients, the negation, the chunks reassembled, their sum
+// and the slice's copy, about 10.
+double rope_bytes(const LayerShape& x, bool backward) {
+  if (x.rope_fusion) return 2 * x.elem;
+  return (backward ? 10 : 11) * x.elem;
+}
+
 // Multi-latent attention's projections up to the core attention (Megatron-Core's
 // MLASelfAttention.get_query_key_value_tensors with Transformer Engine's spec): the replicated
 // down-projections over the rank's region rows (no TP collective: each rank holds the whole
@@ -600,7 +613,7 @@ void mla_projections_forward(Builder& b, const LayerShape& x) {
   b.elementwise("kv_norm", rows * a.kv_rank, 2 * x.elem, 8);
   b.sp_gather_bytes("sp_all_gather.kv_latent", x.elem * static_cast<double>(x.tokens * (a.kv_rank + a.rope)));
   b.gemm("kv_up_proj", x.tokens, key_value, a.kv_rank);
-  b.elementwise("rope", x.tokens * (x.heads * a.rope + a.rope), 2 * x.elem, 6);
+  b.elementwise("rope", x.tokens * (x.heads * a.rope + a.rope), rope_bytes(x, false), 6);
   b.elementwise("mla.key_assemble", x.tokens * x.heads * (a.qk + a.rope), 2 * x.elem, 0);
 }
 
@@ -613,7 +626,7 @@ void mla_projections_backward(Builder& b, const LayerShape& x) {
   const std::int64_t rows = x.region_tokens;
   const std::int64_t query = x.heads * (a.qk + a.rope), key_value = x.heads * (a.qk + a.v);
   b.elementwise("mla.key_assemble.backward", x.tokens * x.heads * (a.qk + a.rope), 2 * x.elem, 1);
-  b.elementwise("rope.backward", x.tokens * (x.heads * a.rope + a.rope), 2 * x.elem, 6);
+  b.elementwise("rope.backward", x.tokens * (x.heads * a.rope + a.rope), rope_bytes(x, true), 6);
   const double kv_latent = x.elem * static_cast<double>(x.tokens * (a.kv_rank + a.rope));
   const int kv_dgrad = b.gemm("kv_up_proj.dgrad", x.tokens, a.kv_rank, key_value);
   b.sp_gather_bytes("sp_all_gather.wgrad_input", kv_latent, kv_dgrad);
@@ -657,7 +670,7 @@ OpProgram layer_forward(const LayerShape& x, Phase phase) {
     mla_projections_forward(b, x);
   } else {
     b.gathered_gemm("sp_all_gather", "qkv", x.tokens, x.qkv_out, x.h);
-    if (x.rope) b.elementwise("rope", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);  // rotates Q and K
+    if (x.rope) b.elementwise("rope", x.tokens * (x.qkv_out - x.kv_width), rope_bytes(x, false), 6);  // rotates Q and K
   }
   attention_core(b, x);
   b.reduce_after("tp_reduce", b.gemm("attention_proj", x.tokens, x.h, x.heads * x.v_width()));
@@ -703,7 +716,7 @@ OpProgram layer_backward(const LayerShape& x) {
   if (x.mla.on) {
     mla_projections_backward(b, x);
   } else {
-    if (x.rope) b.elementwise("rope.backward", x.tokens * (x.qkv_out - x.kv_width), 2 * x.elem, 6);
+    if (x.rope) b.elementwise("rope.backward", x.tokens * (x.qkv_out - x.kv_width), rope_bytes(x, true), 6);
     const int dgrad = b.gemm("qkv.dgrad", x.tokens, x.h, x.qkv_out);
     b.sp_gather("sp_all_gather.wgrad_input", dgrad);
     const int wgrad = b.gemm("qkv.wgrad", x.h, x.qkv_out, x.tokens);
@@ -739,19 +752,35 @@ OpProgram embedding_backward(const LayerShape& x) {
 namespace {
 
 // The output layer over the rank's hidden states: final norm, logits over this rank's
-// vocabulary slice, and vocab-parallel cross-entropy in fp32 (cast, max, exp-sum, loss: about
-// five passes).
+// vocabulary slice, and vocab-parallel cross-entropy in fp32. Megatron-Core's plain loss
+// (tensor_parallel/cross_entropy.py) passes over the logits slice six times: the fp32 cast
+// (e + 4 bytes per element), the max (4), the in-place shift (8), exp (8), the sum (4) and the
+// division into the softmax it keeps (8); each rank's max, target logit and exp-sum are
+// all-reduced over TP one after another. --cross-entropy-loss-fusion compiles it into three
+// functions: cast and max (e + 4), shift, exp and sum, whose mutated input is written back beside
+// a new output (12), and the division (8); the target logits and sums travel in one all-reduce.
+// The new output is the second fp32 copy the fused loss holds at its peak (memory_model).
 void logits_and_loss_forward(Builder& b, const LayerShape& x) {
   b.elementwise("final_norm", x.region_tokens * x.h, 2 * x.elem, 8);
   b.sp_gather("sp_all_gather");
   b.gemm("logits", x.tokens, x.vocab, x.h);
   if (x.logit_softcap) b.elementwise("logit_softcap", x.tokens * x.vocab, 2 * x.elem, 3);
-  b.elementwise("cross_entropy", x.tokens * x.vocab, x.elem + 16, 6);
-  b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, 3.0 * 4.0 * static_cast<double>(x.tokens));
+  b.elementwise("cross_entropy", x.tokens * x.vocab, x.elem + (x.cross_entropy_fusion ? 24 : 36), 6);
+  const double per_token = 4.0 * static_cast<double>(x.tokens);  // one fp32 value per token
+  b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, per_token);  // the max
+  if (x.cross_entropy_fusion) {
+    b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, 2 * per_token);
+  } else {
+    b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, per_token);
+    b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, per_token);
+  }
 }
 
+// The loss's backward: the target entries lowered in the kept softmax, scaled by the loss
+// gradient in place (8) and cast back to the logits' type (4 + e): e + 12 plain; fused, one kernel
+// that writes the mutated softmax back beside the cast (e + 8).
 void logits_and_loss_backward(Builder& b, const LayerShape& x) {
-  b.elementwise("cross_entropy.backward", x.tokens * x.vocab, x.elem + 8, 3);
+  b.elementwise("cross_entropy.backward", x.tokens * x.vocab, x.elem + (x.cross_entropy_fusion ? 8 : 12), 3);
   if (x.logit_softcap) b.elementwise("logit_softcap.backward", x.tokens * x.vocab, 3 * x.elem, 3);
   b.gemm("logits.dgrad", x.tokens, x.h, x.vocab);
   const int wgrad = b.gemm("logits.wgrad", x.h, x.vocab, x.tokens);

@@ -66,7 +66,8 @@ struct StageActivations {
   double fixed = 0;
   // The 16-bit logits are still referenced while the loss works on their fp32 copy
   // (Megatron-Core's vocab-parallel cross-entropy starts with logits.float(); the backward
-  // casts the fp32 gradient back down beside it): e·s·b·v/t beyond the kept fp32 logits.
+  // casts the fp32 gradient back down beside it): e·s·b·v/t beyond the kept fp32 logits; the
+  // fused loss (--cross-entropy-loss-fusion) holds a second fp32 copy besides, 4·s·b·v/t more.
   // Not at the same moment as a recomputed layer's working set.
   double loss_workspace = 0;
   // Context parallelism: what one layer's attention holds beyond the kept activations while

@@ -210,6 +210,8 @@ nlohmann::json config_to_json(const ParallelConfig& c) {
   for (int i = 0; i < grid.dimension_count(); ++i)
     j[std::string(dimension_info(grid.dimension(i).name).json_key)] = grid.dimension(i).size;
   if (c.grad_reduce_in_bf16) j["grad_reduce_in_bf16"] = true;  // written only where set: older files read as before
+  if (c.cross_entropy_fusion) j["cross_entropy_loss_fusion"] = true;
+  if (!c.rope_fusion) j["apply_rope_fusion"] = false;
   if (c.distributed_optimizer_instances > 1) j["num_distributed_optimizer_instances"] = c.distributed_optimizer_instances;
   if (c.moe != MoeRunOptions{}) {
     // Megatron-LM's argument names; written only where a run set them, so dense exports read as before.
@@ -295,6 +297,8 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
   c.overlap_param_gather = f.boolean_or("overlap_param_gather", c.overlap_param_gather);
   c.tp_comm_overlap = f.boolean_or("tp_comm_overlap", c.tp_comm_overlap);
   c.grad_reduce_in_bf16 = f.boolean_or("grad_reduce_in_bf16", c.grad_reduce_in_bf16);
+  c.cross_entropy_fusion = f.boolean_or("cross_entropy_loss_fusion", c.cross_entropy_fusion);
+  c.rope_fusion = f.boolean_or("apply_rope_fusion", c.rope_fusion);
   c.distributed_optimizer_instances = as_int("num_distributed_optimizer_instances", 1, c.distributed_optimizer_instances);
   if (f.has("precision")) c.precision = precision_from(f.string("precision"), where);
   if (f.has("attention")) c.attention = attention_from(f.string("attention"), where);

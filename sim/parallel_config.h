@@ -121,6 +121,12 @@ struct ParallelConfig {
   // --grad-reduce-in-bf16: a bf16 run keeps, accumulates and reduces its gradients in bf16
   // instead of fp32 (main_grad_bytes).
   bool grad_reduce_in_bf16 = false;
+  // --cross-entropy-loss-fusion: Megatron-Core's native fused vocab-parallel cross-entropy, three
+  // fused kernels and two TP all-reduces where the plain one runs six and three (layer_program).
+  bool cross_entropy_fusion = false;
+  // --no-rope-fusion turns this off: RoPE by separate PyTorch kernels instead of Transformer
+  // Engine's one fused kernel (Megatron-LM's default is the fused one).
+  bool rope_fusion = true;
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
   MoeRunOptions moe;

@@ -276,6 +276,8 @@ class Enumerator {
               // Megatron-LM reads it under --bf16 only (resolve_run leaves it aside elsewhere).
               c.grad_reduce_in_bf16 = space_.grad_reduce_in_bf16 && (space_.precision == Precision::BF16 ||
                                                                       space_.precision == Precision::FP8);
+              c.cross_entropy_fusion = space_.cross_entropy_fusion;
+              c.rope_fusion = space_.rope_fusion;
               c.precision = space_.precision;
               c.attention = space_.attention;
               apply_framework(c, space_.framework);  // the stack's own defaults, as simulate applies them
@@ -453,6 +455,8 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     c.tp_comm_overlap = r.space.tp_comm_overlap && c.sequence_parallel;
     c.grad_reduce_in_bf16 = r.space.grad_reduce_in_bf16 &&
                             (r.space.precision == Precision::BF16 || r.space.precision == Precision::FP8);
+    c.cross_entropy_fusion = r.space.cross_entropy_fusion;
+    c.rope_fusion = r.space.rope_fusion;
     c.precision = r.space.precision;
     c.attention = r.space.attention;
     c.framework = r.space.framework;

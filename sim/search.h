@@ -51,6 +51,8 @@ struct SearchSpace {
   bool overlap_param_gather = false;  // to every layout with the distributed optimizer
   bool tp_comm_overlap = false;  // to every layout with sequence parallelism
   bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16 (ParallelConfig::main_grad_bytes)
+  bool cross_entropy_fusion = false;  // --cross-entropy-loss-fusion
+  bool rope_fusion = true;            // off: --no-rope-fusion
   // --num-distributed-optimizer-instances for every layout with the distributed optimizer (one
   // whose DP x CP it does not divide is excluded, as Megatron-Core asserts).
   int distributed_optimizer_instances = 1;

@@ -25,14 +25,14 @@ namespace {
 
 // The corpus schema (tests/reference/measured/README.md, tools/schema.py); the reader matches columns
 // by name.
-constexpr std::array<const char*, 44> kColumns = {
+constexpr std::array<const char*, 46> kColumns = {
     "id", "source", "model", "num_layers", "hidden_size", "num_attention_heads", "num_query_groups",
     "ffn_hidden_size", "swiglu", "normalization", "seq_length", "vocab_size", "cluster", "gpus", "framework",
     "attention", "precision", "tp", "cp", "cp_comm_type", "pp", "dp", "virtual_stages", "pipeline_layout", "first_stage_layers", "last_stage_layers",
     "sequence_parallel", "recompute_granularity", "recompute_method", "recompute_num_layers", "micro_batch",
     "global_batch", "distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "iteration_time_s", "peak_memory_gib", "assumed", "note", "position_embedding", "untie_embeddings",
-    "add_bias_linear", "distributed_optimizer_instances"};
+    "add_bias_linear", "distributed_optimizer_instances", "cross_entropy_loss_fusion", "apply_rope_fusion"};
 
 // The mixture-of-experts runs (tests/reference/measured/moe/README.md, schema in
 // tools/schema_moe.py): the columns above, then these. Only the MoE runs' loader reads them.
@@ -189,6 +189,9 @@ CorpusRow stated_run(const RowFields& f) {
   c.global_batch = f.integer("global_batch", 1);
   c.distributed_optimizer = f.flag("distributed_optimizer");
   c.distributed_optimizer_instances = f.integer_or("distributed_optimizer_instances", 1, 1);
+  // Kernel fusions as the row states them, else Megatron-LM's defaults (fused RoPE, plain loss).
+  if (!f.text("cross_entropy_loss_fusion").empty()) c.cross_entropy_fusion = f.flag("cross_entropy_loss_fusion");
+  if (!f.text("apply_rope_fusion").empty()) c.rope_fusion = f.flag("apply_rope_fusion");
   // A run overlaps as its stack does by default, unless its row states otherwise.
   apply_framework(c, f.text("framework"));
   for (auto [column, field] : {std::pair{"overlap_grad_reduce", &ParallelConfig::overlap_grad_reduce},

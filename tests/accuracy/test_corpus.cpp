@@ -21,18 +21,19 @@ constexpr const char* kHeader =
     "first_stage_layers,last_stage_layers,sequence_parallel,recompute_granularity,recompute_method,"
     "recompute_num_layers,micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
     "tp_comm_overlap,iteration_time_s,peak_memory_gib,position_embedding,untie_embeddings,add_bias_linear,"
-    "distributed_optimizer_instances,assumed,note\n";
+    "distributed_optimizer_instances,cross_entropy_loss_fusion,apply_rope_fusion,assumed,note\n";
 
 // A NeMo run of a Llama-shaped model on `gpus` H100s, TP 4 with SP, CP `cp` exchanging keys
 // and values by `cp_comm_type`, PP 8, distributed optimizer, with the three overlap columns
 // given as `overlaps` ("grad,param,tp") and the three architecture columns as `architecture`
-// ("position,untie,bias"; empty: the reader's rule) and the distributed optimizer's instances.
+// ("position,untie,bias"; empty: the reader's rule), the distributed optimizer's instances and
+// the two fusion columns as `fusions` ("loss,rope"; empty: Megatron-LM's defaults).
 std::string row(const std::string& id, const std::string& overlaps, int gpus = 64, const std::string& cp = "1",
                 const std::string& cp_comm_type = "p2p", const std::string& architecture = ",,",
-                const std::string& instances = "") {
+                const std::string& instances = "", const std::string& fusions = ",") {
   return id + ",test,llama,80,8192,64,8,28672,1,rmsnorm,8192,128256,dgx-h100," + std::to_string(gpus) +
          ",nemo,flash,bf16,4," + cp + "," + cp_comm_type + ",8,2,1,,,,1,none,,,1,256,1," + overlaps + ",20.0,," +
-         architecture + "," + instances + ",,\n";
+         architecture + "," + instances + "," + fusions + ",,\n";
 }
 
 std::string corpus_with(const std::string& rows) {
@@ -65,6 +66,18 @@ TEST(CorpusLoader, OptimizerInstancesReachTheConfig) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].config.distributed_optimizer_instances, 1);
   EXPECT_EQ(rows[1].config.distributed_optimizer_instances, 2);
+}
+
+// A row states its kernel fusions (Megatron-LM's --cross-entropy-loss-fusion, --no-rope-fusion),
+// or leaves Megatron-LM's defaults: the plain loss and fused RoPE.
+TEST(CorpusLoader, FusionColumnsReachTheConfig) {
+  const auto rows = load_corpus(corpus_with(row("defaults", ",,") +
+                                            row("stated", ",,", 64, "1", "p2p", ",,", "", "1,0")));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].config.cross_entropy_fusion);
+  EXPECT_TRUE(rows[0].config.rope_fusion);
+  EXPECT_TRUE(rows[1].config.cross_entropy_fusion);
+  EXPECT_FALSE(rows[1].config.rope_fusion);
 }
 
 // A row states its positions, tying and biases (Megatron-LM's flags), or leaves them to the
@@ -195,7 +208,7 @@ std::string moe_corpus_with(const std::string& features, const std::string& fram
          "qk_pos_emb_head_dim,v_head_dim,mtp_num_layers,fp8_recipe,overlap_moe_expert_parallel_comm,"
          "moe_shared_expert_overlap,allocated_memory_gib,features,assumed,note\n"
       << "moe,test,moe-l12-h512-e4,12,512,8,8,2048,0,layernorm,1024,50257,dgx-a100-80gb,8," << framework
-      << ",flash,bf16,1,1,,2,4,1,,,,0,none,,,4,32,0,0,0,0,0.3,1.9,,,,,,4,1,2048,,([0]*2+[1]*10),2,2,1," << dispatcher
+      << ",flash,bf16,1,1,,2,4,1,,,,0,none,,,4,32,0,0,0,0,0.3,1.9,,,,,,,,4,1,2048,,([0]*2+[1]*10),2,2,1," << dispatcher
       << ",0,,0,softmax,sinkhorn,0,,,,,,0,,0,0,1.0," << features << ",,\n";
   return dir.string();
 }

@@ -325,6 +325,22 @@ TEST(MegatronFlags, ParamGatherWithTheOptimizerStepIsReadToThePredictionOfTheOve
   EXPECT_EQ(with_flag.at("iteration_time_s"), simulate_json(without).at("iteration_time_s"));
   EXPECT_EQ(with_flag.at("peak_memory_gib"), simulate_json(without).at("peak_memory_gib"));
   EXPECT_GT(with_flag.at("config").at("virtual_pipeline_stages").get<int>(), 1);
+  // Megatron-LM allows it with the torch checkpoint format only, which the file gives: another format
+  // after the file, or the file without its own (torch_dist, the default), is refused by name.
+  const RunResult dist = run_clustercast(with(run, {"--ckpt-format", "torch_dist"}));
+  EXPECT_EQ(dist.exit_code, 2);
+  EXPECT_TRUE(dist.out.empty());
+  EXPECT_NE(dist.err.find("needs --ckpt-format torch (this run's is torch_dist)"), std::string::npos) << dist.err;
+  const std::string format = "--ckpt-format torch\n";
+  ASSERT_NE(text.find(format), std::string::npos);
+  std::string defaulted = read_file(file);
+  defaulted.erase(defaulted.find(format), format.size());
+  write_file(dir.file("defaulted.args"), defaulted);
+  std::vector<std::string> default_format = run;
+  default_format[2] = dir.file("defaulted.args");
+  const RunResult refused = run_clustercast(default_format);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("(this run's is torch_dist, the default)"), std::string::npos) << refused.err;
 }
 
 // Tokenizer flags after a file replace the file's own, as later flags do on Megatron-LM's command

@@ -120,7 +120,7 @@ TEST(SearchCli, CsvHasTheRankedLayoutsAsTheJsonHasThem) {
   // A small search (under the sanitizers GPT-3's 1,024-GPU space takes a minute): the same writer.
   const RunResult r = run_clustercast({"search", "--model", "llama3-8b", "--cluster", "dgx-a100-80gb", "--gpus", "64",
                                        "--global-batch-size", "512", "--train-tokens", "300e9", "--top", "5", "--json",
-                                       "--csv", dir.file("ranked.csv")});
+                                       "--num-distributed-optimizer-instances", "2", "--csv", dir.file("ranked.csv")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto results = nlohmann::json::parse(r.out).at("results");
   std::istringstream in(read_file(dir.file("ranked.csv")));
@@ -144,6 +144,12 @@ TEST(SearchCli, CsvHasTheRankedLayoutsAsTheJsonHasThem) {
     EXPECT_EQ(cells[column("dp")], std::to_string(expected["config"]["data_parallel_size"].get<int>()));
     EXPECT_EQ(std::stod(cells[column("iteration_time_s")]), expected["iteration_time_s"].get<double>());
     EXPECT_EQ(std::stod(cells[column("training_days")]), expected["training_days"].get<double>());  // 300e9 tokens
+    // The partial distributed optimizer's instances, on distributed-optimizer layouts only.
+    const bool distopt = expected["config"]["use_distributed_optimizer"].get<bool>();
+    EXPECT_EQ(cells[column("num_distributed_optimizer_instances")], distopt ? "2" : "");
+    if (distopt) {
+      EXPECT_EQ(expected["config"]["num_distributed_optimizer_instances"], 2);
+    }
     ++rows;
   }
   EXPECT_EQ(rows, results.size());

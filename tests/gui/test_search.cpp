@@ -3,6 +3,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QChartView>
+#include <QCheckBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QItemSelectionModel>
@@ -260,6 +261,36 @@ class TestSearch : public QObject {
     QCOMPARE(instances->value(), 2);
     QCOMPARE(instances->isEnabled(), w.result()->config.distributed_optimizer);
     QVERIFY(!w.search_page()->results_stale());
+  }
+
+  // A launch line's kernel fusions are shown, kept when the setup is read back, and searched with.
+  void kernelFusionsAreShownAndReachTheSearch() {
+    MainWindow w;
+    Project p = project_from_presets("llama3-8b", "dgx-h100", 16);
+    p.config.global_batch = 64;
+    p.config.cross_entropy_fusion = true;
+    p.config.rope_fusion = false;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    auto* loss = qobject_cast<QCheckBox*>(w.setup()->field("cross_entropy_loss_fusion"));
+    auto* rope = qobject_cast<QCheckBox*>(w.setup()->field("apply_rope_fusion"));
+    QVERIFY(loss && rope);
+    QVERIFY(loss->isChecked());
+    QVERIFY(!rope->isChecked());
+    QVERIFY(w.result()->config.cross_entropy_fusion);
+    QVERIFY(!w.result()->config.rope_fusion);
+    const SearchRequest r = w.search_page()->request_for(w.setup()->project());
+    QVERIFY(r.space.cross_entropy_fusion);
+    QVERIFY(!r.space.rope_fusion);
+    // The same run as simulate's with both flags.
+    QProcess cli;
+    cli.start(CLUSTERCAST_BINARY, {"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                                   "--global-batch-size", "64", "--cross-entropy-loss-fusion", "--no-rope-fusion",
+                                   "--json"});
+    QVERIFY(cli.waitForFinished(120000));
+    QCOMPARE(cli.exitCode(), 0);
+    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+    QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
   }
 
   // A new project and a launch line without an attention flag mean the same run: the

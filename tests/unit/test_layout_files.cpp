@@ -321,11 +321,10 @@ TEST(NemoYaml, FlashAttentionIsExportedAsTransformerEngine) {
   }));
 }
 
-// NeMo's base config leaves apply_rope_fusion false, and clustercast prices Transformer Engine's
-// fused RoPE kernel: every export of a RoPE model turns it on, and a recipe that leaves it off is
-// read with a note that it runs slower kernels than priced (NeMo-Framework-Launcher's Llama and
-// Mixtral recipes all set it).
-TEST(NemoYaml, RopeModelsExportTheFusedRopeKernelThatWasPriced) {
+// NeMo's base config leaves apply_rope_fusion false, so a recipe that does not set it runs
+// PyTorch's RoPE kernels and is priced so; NeMo-Framework-Launcher's Llama recipes set it, and the
+// fused loss beside it. Every export of a RoPE model states the kernel that was priced.
+TEST(NemoYaml, RopeFusionAndTheFusedLossAreReadAndRopeFusionWritten) {
   bool rope_seen = false;
   for (const SimResult& r : exports_to_check()) {
     const YAML::Node doc = YAML::Load(nemo_yaml(r, {}));
@@ -333,22 +332,19 @@ TEST(NemoYaml, RopeModelsExportTheFusedRopeKernelThatWasPriced) {
     rope_seen |= rope;
     EXPECT_EQ(doc["model"]["apply_rope_fusion"].IsDefined(), rope) << r.model.name;
     if (rope) {
-      EXPECT_TRUE(doc["model"]["apply_rope_fusion"].as<bool>()) << r.model.name;
+      EXPECT_EQ(doc["model"]["apply_rope_fusion"].as<bool>(), r.config.rope_fusion) << r.model.name;
     }
   }
   EXPECT_TRUE(rope_seen);
-  auto read = [](const std::string& name) { return read_layout_file(reference(name)); };
-  auto noted = [](const LayoutFile& f) {
-    return std::any_of(f.notes.begin(), f.notes.end(),
-                       [](const std::string& n) { return n.find("apply_rope_fusion is not true") != std::string::npos; });
-  };
   const std::string rope_model =
       "model:\n  num_layers: 2\n  hidden_size: 512\n  num_attention_heads: 8\n  encoder_seq_length: 1024\n"
       "  max_position_embeddings: 1024\n  position_embedding_type: rope\n  tokenizer:\n    type: GPT2BPETokenizer\n";
-  EXPECT_TRUE(noted(parse_layout_text(rope_model, "n.yaml")));
-  EXPECT_FALSE(noted(parse_layout_text(rope_model + "  apply_rope_fusion: true\n", "n.yaml")));
-  EXPECT_FALSE(noted(read("nemo/llama/llama3_8b.yaml")));
-  EXPECT_FALSE(noted(read("nemo/gpt3_175b.yaml")));  // learned positions
+  EXPECT_FALSE(parse_layout_text(rope_model, "n.yaml").config.rope_fusion);
+  EXPECT_TRUE(parse_layout_text(rope_model + "  apply_rope_fusion: true\n", "n.yaml").config.rope_fusion);
+  const LayoutFile llama = read_layout_file(reference("nemo/llama/llama3_1_70b.yaml"));
+  EXPECT_TRUE(llama.config.rope_fusion);
+  EXPECT_TRUE(llama.config.cross_entropy_fusion);
+  EXPECT_FALSE(read_layout_file(reference("nemo/gpt3_175b.yaml")).config.cross_entropy_fusion);
 }
 
 // NeMo-Framework-Launcher's Mixtral recipe reduces gradients in bf16 (mcore_distributed_optim with

@@ -219,8 +219,9 @@ TEST(MegatronArguments, FlagsThatWouldChangeTheLayoutAreRefusedByName) {
   EXPECT_NE(refusal("--num-experts 8\n").find("the model flags need --num-layers"), std::string::npos);
   EXPECT_NE(refusal("--frobnicate 3 --tensor-model-parallel-size 2\n").find("--frobnicate"), std::string::npos);
   // Everything refused is named in one message, the MoE switches with what they change.
-  const std::string all = refusal("--moe-layer-recompute --no-rope-fusion --moe-use-upcycling\n");
-  for (const char* part : {"--moe-layer-recompute (recomputes", "--moe-use-upcycling (converts", "--no-rope-fusion (kernel"})
+  const std::string all = refusal("--moe-layer-recompute --no-bias-swiglu-fusion --moe-use-upcycling\n");
+  for (const char* part :
+       {"--moe-layer-recompute (recomputes", "--moe-use-upcycling (converts", "--no-bias-swiglu-fusion (kernel"})
     EXPECT_NE(all.find(part), std::string::npos) << part << " in " << all;
   // Their no-op values are what Megatron-LM runs without them.
   EXPECT_EQ(parse_layout_text("--context-parallel-size 1\n--expert-model-parallel-size 1\n", "f").config.tp, 1);

@@ -196,6 +196,8 @@ def main(repo, out, context_parallel=False):
                 add_bias_linear=int(not truthy(a, "--disable-bias-linear")),
                 distributed_optimizer_instances=(a["--num-distributed-optimizer-instances"]
                                                  if int(a.get("--num-distributed-optimizer-instances", 1)) > 1 else ""),
+                cross_entropy_loss_fusion=int(truthy(a, "--cross-entropy-loss-fusion")),
+                apply_rope_fusion=int(not truthy(a, "--no-rope-fusion")),
                 iteration_time_s=f"{statistics.median(vals):.5f}", peak_memory_gib=peak,
                 assumed=";".join(ra),
                 note=(f"{f.split('/')[-1]}; median of {len(vals)} steps>{SKIP}; impl={impl}; "

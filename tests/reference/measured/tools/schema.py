@@ -7,7 +7,8 @@ COLUMNS = ("id,source,model,num_layers,hidden_size,num_attention_heads,num_query
            "sequence_parallel,recompute_granularity,recompute_method,recompute_num_layers,"
            "micro_batch,global_batch,distributed_optimizer,overlap_grad_reduce,overlap_param_gather,"
            "tp_comm_overlap,iteration_time_s,peak_memory_gib,position_embedding,untie_embeddings,"
-           "add_bias_linear,distributed_optimizer_instances,assumed,note").split(",")
+           "add_bias_linear,distributed_optimizer_instances,cross_entropy_loss_fusion,apply_rope_fusion,"
+           "assumed,note").split(",")
 # Architecture a run states (Megatron-LM's --position-embedding-type learned_absolute|rope,
 # --untie-embeddings-and-output-weights 1/0, --disable-bias-linear as add_bias_linear 0/1), or
 # leaves empty for the reader's rule: a Llama-style row (SwiGLU with RMSNorm) RoPE, untied and
@@ -18,6 +19,10 @@ ARCHITECTURE_COLUMNS = ("position_embedding", "untie_embeddings", "add_bias_line
 OVERLAP_COLUMNS = ("overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap")
 # Megatron-LM's --num-distributed-optimizer-instances where a run sets it above 1 (the partial
 # distributed optimizer); empty: one instance.
+# Kernel fusions a run states (1/0) or leaves to Megatron-LM's defaults (empty): the fused
+# cross-entropy loss (--cross-entropy-loss-fusion; default off) and RoPE's fused kernel (off:
+# --no-rope-fusion; default on).
+FUSION_COLUMNS = ("cross_entropy_loss_fusion", "apply_rope_fusion")
 
 # Context parallelism: CP ranks each hold 1/CP of every sequence; how they exchange keys and
 # values is Megatron-LM's --cp-comm-type (its default p2p; the type of a CP 1 run is moot).
@@ -39,6 +44,9 @@ def check(row):
     row.setdefault("distributed_optimizer_instances", "")
     n = str(row["distributed_optimizer_instances"])
     assert n == "" or (n.isdigit() and int(n) > 1 and row["distributed_optimizer"] in (1, "1")), (row["id"], n)
+    for c in FUSION_COLUMNS:
+        row.setdefault(c, "")
+        assert str(row[c]) in ("", "0", "1"), (row["id"], c, row[c])
     row.setdefault("pipeline_layout", "")
     row.setdefault("cp", 1)
     row.setdefault("cp_comm_type", "p2p")
