@@ -1,6 +1,6 @@
 // The Megatron-LM flags clustercast does not model, in two classes: those with no bearing on an
 // iteration's time or memory, left aside (at any value, or at Megatron-LM's default only), and
-// why each of the rest is refused. The flags it models are megatron_options.cpp's tables.
+// why each of the rest is refused. The flags it models are megatron_option_tables.cpp's tables.
 #include <fmt/format.h>
 
 #include "interop/megatron_options.h"
