@@ -100,6 +100,7 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured, const
   s.tp_comm_overlap = f.tp_comm_overlap;
   s.grad_reduce_in_bf16 = f.grad_reduce_in_bf16;
   s.cross_entropy_fusion = f.cross_entropy_fusion;
+  check_fused_cross_entropy(s.cross_entropy_fusion, resolved_stack(f.framework, measured));
   s.rope_fusion = !f.no_rope_fusion;
   if (f.distopt_instances < 1)
     fail_at("--num-distributed-optimizer-instances", "--num-distributed-optimizer-instances is {}; it must be >= 1",

@@ -106,6 +106,7 @@ nlohmann::json project_to_json(const Project& p) {
          nlohmann::json on = nlohmann::json::object();
          for (const auto& [key, member] : kSwitchKeys) on[key] = p.switches.*member;
          if (p.switches.ckpt_format) on["ckpt_format"] = *p.switches.ckpt_format;
+         if (p.switches.cross_entropy_fusion_impl) on["cross_entropy_fusion_impl"] = *p.switches.cross_entropy_fusion_impl;
          return on;
        }()},
   };
@@ -146,8 +147,12 @@ Project project_from_json(const nlohmann::json& doc, const std::string& where) {
     if (version >= 5)
       for (const auto& [key, member] : kSwitchKeys)
         p.switches.*member = doc.at("megatron_switches").value(key, false);
-    if (doc.contains("megatron_switches") && doc.at("megatron_switches").contains("ckpt_format"))
-      p.switches.ckpt_format = doc.at("megatron_switches").at("ckpt_format").get<std::string>();
+    if (doc.contains("megatron_switches")) {
+      const auto& switches = doc.at("megatron_switches");
+      if (switches.contains("ckpt_format")) p.switches.ckpt_format = switches.at("ckpt_format").get<std::string>();
+      if (switches.contains("cross_entropy_fusion_impl"))
+        p.switches.cross_entropy_fusion_impl = switches.at("cross_entropy_fusion_impl").get<std::string>();
+    }
     return p;
   } catch (const nlohmann::json::exception& e) {
     fail("{}: {}", where, e.what());

@@ -306,6 +306,7 @@ SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;
   r.space.framework = resolved_stack(base.framework, db.get());
+  check_fused_cross_entropy(r.space.cross_entropy_fusion, r.space.framework);
   // Ties as the CLI marks them: within the cost source's cross-validated error (a measured
   // database has none, so it ties nothing).
   r.tie_tolerance = !db

@@ -109,6 +109,13 @@ int vocab_unit(const ModelSpec& m, int tp) {
   return 1;
 }
 
+// The stack's deterministic kernels, where the run can have them: Megatron-LM's
+// --deterministic-mode asserts the plain loss and no TP communication overlap
+// (determinism.py), so a run with either trains without it, as its functional tests do.
+bool exports_deterministic_mode(const ParallelConfig& c) {
+  return load_framework(c.framework).deterministic_mode && !c.cross_entropy_fusion && !c.tp_comm_overlap;
+}
+
 }  // namespace
 
 std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
@@ -180,7 +187,7 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   if (!c.rope_fusion && m.position_embedding == PositionEmbedding::Rope) arg("--no-rope-fusion");
   // The kernel choices of the stack the prediction was priced under: the run makes them too.
   const FrameworkSpec& stack = load_framework(c.framework);
-  if (stack.deterministic_mode) arg("--deterministic-mode");
+  if (exports_deterministic_mode(c)) arg("--deterministic-mode");
   if (!stack.gradient_accumulation_fusion) arg("--no-gradient-accumulation-fusion");
   if (c.moe != MoeRunOptions{}) {
     const MoeRunOptions& o = c.moe;
@@ -287,7 +294,7 @@ std::string megatron_launch_script(const SimResult& r, const MemoryReserve& rese
     out += "# Megatron-LM asserts it under tensor (and sequence) parallelism on GPUs before Blackwell: one\n"
            "# hardware queue keeps the TP communication kernels in the order they were issued.\n"
            "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
-  if (load_framework(c.framework).deterministic_mode)
+  if (exports_deterministic_mode(c))
     out += "# --deterministic-mode: Megatron-LM asserts NCCL_ALGO is set (Ring, as its functional tests run), and\n"
            "# deterministic cuBLAS needs a fixed workspace (torch.use_deterministic_algorithms).\n"
            "export NCCL_ALGO=Ring\n"

@@ -164,8 +164,8 @@ const MegatronOption<L> kLayoutOptions[] = {
      "--overlap-param-gather-with-optimizer-step needs torch, as Megatron-LM asserts",
      &L::ckpt_format},
     {"--no-rope-fusion", nullptr, kLayout,
-     "RoPE by separate PyTorch kernels instead of Transformer Engine's fused one (about five times the memory "
-     "traffic)",
+     "RoPE by separate PyTorch kernels instead of Transformer Engine's fused one (about six times the memory "
+     "traffic forward, seven backward)",
      &L::no_rope_fusion},
     {"--use-flash-attn", nullptr, kLayout,
      "Flash attention instead of the unfused kernels (= --attention-backend flash)", &L::use_flash_attn},

@@ -202,6 +202,7 @@ MegatronSwitches& MegatronSwitches::operator|=(const MegatronSwitches& other) {
   param_gather_with_optimizer_step |= other.param_gather_with_optimizer_step;
   local_layers |= other.local_layers;
   if (!ckpt_format) ckpt_format = other.ckpt_format;  // the command line's over the file's
+  if (!cross_entropy_fusion_impl) cross_entropy_fusion_impl = other.cross_entropy_fusion_impl;
   return *this;
 }
 
@@ -213,7 +214,8 @@ MegatronSwitches megatron_switches(const MegatronLayoutArgs& args) {
           .overlap_p2p_warmup_flush = args.overlap_p2p_warmup_flush,
           .param_gather_with_optimizer_step = args.overlap_param_gather_with_optimizer_step,
           .local_layers = args.transformer_impl == "local",
-          .ckpt_format = args.ckpt_format};
+          .ckpt_format = args.ckpt_format,
+          .cross_entropy_fusion_impl = args.cross_entropy_fusion_impl};
 }
 MegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& where) {
   MegatronArgs out;
@@ -497,15 +499,19 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.grad_reduce_in_bf16) c.grad_reduce_in_bf16 = true;
   if (a.cross_entropy_loss_fusion) c.cross_entropy_fusion = true;
   if (a.no_rope_fusion) c.rope_fusion = false;
-  if (a.cross_entropy_fusion_impl) {
-    if (*a.cross_entropy_fusion_impl != "native" && *a.cross_entropy_fusion_impl != "te")
-      fail_at("--cross-entropy-fusion-impl", "{}--cross-entropy-fusion-impl '{}' is not one of Megatron-LM's: native, te",
-              prefix(where), *a.cross_entropy_fusion_impl);
-    if (*a.cross_entropy_fusion_impl == "te" && c.cross_entropy_fusion)
-      fail_at("--cross-entropy-fusion-impl",
-              "{}--cross-entropy-fusion-impl te beside --cross-entropy-loss-fusion: Megatron-LM refuses it (Transformer "
-              "Engine's fused loss is disabled for stability); use native, the default",
-              prefix(where));
+  // Beside the fusion, te is refused once a file and a command line are merged (resolve_run).
+  if (a.cross_entropy_fusion_impl && *a.cross_entropy_fusion_impl != "native" && *a.cross_entropy_fusion_impl != "te")
+    fail_at("--cross-entropy-fusion-impl", "{}--cross-entropy-fusion-impl '{}' is not one of Megatron-LM's: native, te",
+            prefix(where), *a.cross_entropy_fusion_impl);
+  // Megatron-LM's formats (TrainingConfig.ckpt_format); the two FSDP ones need an FSDP it asserts.
+  if (a.ckpt_format) {
+    const std::string& f = *a.ckpt_format;
+    if (f != "torch" && f != "torch_dist" && f != "torch_dcp" && f != "fsdp_dtensor")
+      fail_at("--ckpt-format", "{}--ckpt-format '{}' is not one of Megatron-LM's: torch, torch_dist, torch_dcp, "
+              "fsdp_dtensor", prefix(where), f);
+    if (f == "torch_dcp" || f == "fsdp_dtensor")
+      fail_at("--ckpt-format", "{}--ckpt-format {} needs {}, as Megatron-LM asserts, and FSDP is not modelled",
+              prefix(where), f, f == "torch_dcp" ? "--use-torch-fsdp2" : "--use-megatron-fsdp");
   }
   if (a.use_flash_attn) c.attention = AttentionKernel::Flash;
   if (a.attention_backend) {

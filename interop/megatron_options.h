@@ -85,6 +85,9 @@ struct MegatronSwitches {
   // --ckpt-format: no bearing on time or memory, but Megatron-LM allows
   // --overlap-param-gather-with-optimizer-step with the torch format only. Unset: its default, torch_dist.
   std::optional<std::string> ckpt_format;
+  // --cross-entropy-fusion-impl (native, Megatron-LM's default, or te): Megatron-LM refuses te beside
+  // --cross-entropy-loss-fusion, which a file and a command line may give apart.
+  std::optional<std::string> cross_entropy_fusion_impl;
 
   MegatronSwitches& operator|=(const MegatronSwitches& other);
 };

@@ -396,8 +396,9 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
     fail("--export-nemo: --num-distributed-optimizer-instances {} has no key in NeMo's megatron_gpt_config.yaml or "
          "its launcher's recipes; export it with --export-megatron or --export", c.distributed_optimizer_instances);
   if (c.cross_entropy_fusion)
-    fail("--export-nemo: --cross-entropy-loss-fusion has no key in NeMo's megatron_gpt_config.yaml (its launcher's "
-         "recipes add model.cross_entropy_loss_fusion); export it with --export-megatron or --export");
+    fail("--export-nemo: --cross-entropy-loss-fusion has no key in NeMo's base megatron_gpt_config.yaml, which the "
+         "export keeps to (NeMo reads model.cross_entropy_loss_fusion where a recipe adds it, as the launcher's Llama "
+         "recipes do); export it with --export-megatron or --export");
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
   // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or

@@ -74,7 +74,20 @@ void check_stated_kernels(const LayoutRequest& layout, const std::string& framew
             "kernels are priced only as part of a stack whose measured runs used them ({}; give --framework), or "
             "drop the flag",
             framework, stacks_that(&FrameworkSpec::gradient_accumulation_fusion, false));
+  check_fused_cross_entropy(layout.config.cross_entropy_fusion, framework);
 }
+
+}  // namespace
+
+void check_fused_cross_entropy(bool fused, const std::string& framework) {
+  if (fused && !load_framework(framework).fused_cross_entropy)
+    fail_at("--cross-entropy-loss-fusion",
+            "--cross-entropy-loss-fusion under stack '{}': its Megatron-LM has no fused cross-entropy (Megatron-Core's "
+            "fusions/fused_cross_entropy.py; stacks with it: {}); drop the flag or give --framework",
+            framework, stacks_that(&FrameworkSpec::fused_cross_entropy, true));
+}
+
+namespace {
 
 // --expert-tensor-parallel-size on a model without experts: Megatron-Core builds the expert groups
 // (ETP x EP x EDP over each stage's ranks, parallel_state.py) and no layer uses them, so the run
@@ -166,6 +179,15 @@ void check_local_layers(const MegatronSwitches& switches, const ParallelConfig& 
 // Megatron-LM's --deterministic-mode asserts that the loss is not fused and that TP
 // communication does not overlap (determinism.py: ARG_VALUES_REQUIRED_FOR_DETERMINISM), so a
 // launch line with either beside it never trains.
+// Megatron-LM asserts native beside the fused loss ("Transformer Engine cross entropy loss fusion
+// is disabled due to stability issues"), whichever of a file and a command line gave each.
+void check_cross_entropy_fusion_impl(const MegatronSwitches& switches, const ParallelConfig& c) {
+  if (c.cross_entropy_fusion && switches.cross_entropy_fusion_impl == "te")
+    fail_at("--cross-entropy-fusion-impl",
+            "--cross-entropy-fusion-impl te beside --cross-entropy-loss-fusion: Megatron-LM refuses it (Transformer "
+            "Engine's fused loss is disabled for stability); use native, the default");
+}
+
 void check_deterministic_mode(const MegatronSwitches& switches, const ParallelConfig& c) {
   if (!switches.deterministic_mode) return;
   for (const auto& [flag, on] : {std::pair{"--cross-entropy-loss-fusion", c.cross_entropy_fusion},
@@ -252,6 +274,7 @@ ResolvedRun resolve_run(RunRequest request) {
   check_param_gather_with_optimizer_step(layout.switches, c);
   check_local_layers(layout.switches, c);
   check_deterministic_mode(layout.switches, c);
+  check_cross_entropy_fusion_impl(layout.switches, c);
   apply_dense_expert_tp(c, request.model, out.warnings);
   request.model.validate("model '" + request.model.name + "'");
   try {

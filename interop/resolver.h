@@ -72,6 +72,10 @@ std::unique_ptr<CostSource> make_cost_source(const std::shared_ptr<const CostDat
                                              const std::string& costs_file, const ClusterSpec& cluster,
                                              Precision precision, const std::string& framework);
 
+// --cross-entropy-loss-fusion under a stack without Megatron-Core's fused loss (FrameworkSpec::
+// fused_cross_entropy) is refused by name: simulate, search and the GUI alike.
+void check_fused_cross_entropy(bool fused, const std::string& framework);
+
 // The software stack a run is priced under: the one named, else the one a measured database
 // ran (its predictions replay that stack), else Megatron-Core.
 std::string resolved_stack(const std::optional<std::string>& named, const CostDatabase* measured);

@@ -43,7 +43,7 @@ std::string search_csv(const SearchOutcome& outcome) {
       if (has_column(d)) out += fmt::format(",{}", std::max(dense.size(d.name), experts.size(d.name)));
     // Empty cells (NaN to pandas) where a value does not apply: the method and layer count of
     // anything but full recompute, the optimizer instances without the distributed optimizer, the
-  // days without a token budget.
+    // days without a token budget.
     const bool full = c.recompute == RecomputeGranularity::Full;
     out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.micro_batch, c.virtual_stages,
                        c.sequence_parallel ? "true" : "false", to_string(c.recompute),

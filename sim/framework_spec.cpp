@@ -30,6 +30,7 @@ FrameworkSpec framework_from_json(const nlohmann::json& doc, const std::string& 
   s.cublas_workspace_mib = f.number("cublas_workspace_mib", 0);
   s.deterministic_mode = f.boolean_or("deterministic_mode", false);
   s.gradient_accumulation_fusion = f.boolean_or("gradient_accumulation_fusion", true);
+  s.fused_cross_entropy = f.boolean_or("fused_cross_entropy", false);
   return s;
 }
 

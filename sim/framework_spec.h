@@ -43,6 +43,9 @@ struct FrameworkSpec {
   // whose runs made it.
   bool deterministic_mode = false;            // Megatron-LM --deterministic-mode
   bool gradient_accumulation_fusion = true;   // off: --no-gradient-accumulation-fusion
+  // Megatron-Core's fused vocab-parallel cross-entropy (fusions/fused_cross_entropy.py) exists in
+  // the stack, so --cross-entropy-loss-fusion can run (and is priced) under it.
+  bool fused_cross_entropy = false;
 };
 
 inline constexpr const char* kDefaultFramework = "megatron-core";

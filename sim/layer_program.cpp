@@ -424,13 +424,14 @@ std::int64_t block_weights(const LayerShape& x) {
 
 // RoPE's HBM traffic per rotated element (Q and K). Transformer Engine's fused kernel reads and
 // writes each element once. Megatron-Core's unfused path (rope_utils.py's
-// _apply_rotary_pos_emb_bshd) runs t·cos, the rotated half's negation and concatenation, ·sin,
-// the sum and the final concatenation with the unrotated part: about 11 element passes forward,
-// and in backward the two products' gradients, the negation, the chunks reassembled, their sum
-// and the slice's copy, about 10.
+// _apply_rotary_pos_emb_bshd) passes over the elements 12 times forward: t·cos (2), the negated
+// half (1) and its concatenation with the other (2), ·sin (2), the sum (3), the concatenation
+// with the unrotated part (2); and about 14 backward: the two products' gradients (4), the
+// negation (1), the halves reassembled (2), the two gradients of t summed (3), the slice's zero
+// fill and sum (4).
 double rope_bytes(const LayerShape& x, bool backward) {
   if (x.rope_fusion) return 2 * x.elem;
-  return (backward ? 10 : 11) * x.elem;
+  return (backward ? 14 : 12) * x.elem;
 }
 
 // Multi-latent attention's projections up to the core attention (Megatron-Core's
@@ -600,13 +601,21 @@ namespace {
 // all-reduced over TP one after another. --cross-entropy-loss-fusion compiles it into three
 // functions: cast and max (e + 4), shift, exp and sum, whose mutated input is written back beside
 // a new output (12), and the division (8); the target logits and sums travel in one all-reduce.
-// The new output is the second fp32 copy the fused loss holds at its peak (memory_model).
+// Only the second function is charged the write-back: the measured peak shows its new fp32 output
+// beside the shifted copy (memory_model), the division's in-place result aliases its input.
+// fp32 logits skip the cast (the max then only reads them).
+double cross_entropy_forward_bytes(const LayerShape& x) {
+  const bool cast = x.elem != 4;
+  if (x.cross_entropy_fusion) return (cast ? x.elem + 4 : 4) + 20;
+  return (cast ? x.elem + 4 : 0) + 32;
+}
+
 void logits_and_loss_forward(Builder& b, const LayerShape& x) {
   b.elementwise("final_norm", x.region_tokens * x.h, 2 * x.elem, 8);
   b.sp_gather("sp_all_gather");
   b.gemm("logits", x.tokens, x.vocab, x.h);
   if (x.logit_softcap) b.elementwise("logit_softcap", x.tokens * x.vocab, 2 * x.elem, 3);
-  b.elementwise("cross_entropy", x.tokens * x.vocab, x.elem + (x.cross_entropy_fusion ? 24 : 36), 6);
+  b.elementwise("cross_entropy", x.tokens * x.vocab, cross_entropy_forward_bytes(x), 6);
   const double per_token = 4.0 * static_cast<double>(x.tokens);  // one fp32 value per token
   b.collective("cross_entropy.all_reduce", CollectiveKind::AllReduce, per_token);  // the max
   if (x.cross_entropy_fusion) {
@@ -618,10 +627,17 @@ void logits_and_loss_forward(Builder& b, const LayerShape& x) {
 }
 
 // The loss's backward: the target entries lowered in the kept softmax, scaled by the loss
-// gradient in place (8) and cast back to the logits' type (4 + e): e + 12 plain; fused, one kernel
-// that writes the mutated softmax back beside the cast (e + 8).
+// gradient in place (8) and, for 16-bit logits, cast back (4 + e): e + 12 plain. Fused, one kernel
+// that writes the mutated softmax back beside a bf16 cast (10), which fused_cross_entropy.py
+// hard-codes: fp32 logits then take one more cast back (2 + 4). (fp16 runs are priced as bf16.)
+double cross_entropy_backward_bytes(const LayerShape& x) {
+  const bool cast = x.elem != 4;
+  if (x.cross_entropy_fusion) return 10 + (cast ? 0 : 2 + x.elem);
+  return 8 + (cast ? 4 + x.elem : 0);
+}
+
 void logits_and_loss_backward(Builder& b, const LayerShape& x) {
-  b.elementwise("cross_entropy.backward", x.tokens * x.vocab, x.elem + (x.cross_entropy_fusion ? 8 : 12), 3);
+  b.elementwise("cross_entropy.backward", x.tokens * x.vocab, cross_entropy_backward_bytes(x), 3);
   if (x.logit_softcap) b.elementwise("logit_softcap.backward", x.tokens * x.vocab, 3 * x.elem, 3);
   b.gemm("logits.dgrad", x.tokens, x.h, x.vocab);
   const int wgrad = b.gemm("logits.wgrad", x.h, x.vocab, x.tokens);

@@ -120,7 +120,9 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.dropout = m.dropout;
   x.gated = m.gated_mlp();
   x.rope = m.position_embedding == PositionEmbedding::Rope;
-  x.rope_fusion = c.rope_fusion;
+  // Megatron-LM turns RoPE fusion off for any position type but rope (arguments.py), which
+  // multi-latent attention still rotates its RoPE parts under.
+  x.rope_fusion = c.rope_fusion && m.position_embedding == PositionEmbedding::Rope;
   x.cross_entropy_fusion = c.cross_entropy_fusion;
   x.flash = c.attention == AttentionKernel::Flash;
   x.attention_softcap = m.attention_softcap > 0;

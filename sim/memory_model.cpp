@@ -243,9 +243,11 @@ StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, 
   if (s == 0 && m.dropout) a.per_in_flight += sb * h / region_split / c.virtual_stages;
   if (s == c.pp - 1) {
     a.fixed = e * sb * h / region_split + e * sb * h / t + 4.0 * sb * m.vocab_size / t;
-    // The loss's transient: the 16-bit logits while the fp32 copy is made; the fused loss
-    // (--cross-entropy-loss-fusion) holds a second fp32 copy while it exponentiates (layer_program).
-    a.loss_workspace = (e + (c.cross_entropy_fusion ? 4.0 : 0.0)) * sb * m.vocab_size / t;
+    // The loss's transient: the 16-bit logits while the fp32 copy is made (fp32 logits are that
+    // copy); the fused loss (--cross-entropy-loss-fusion) holds a second fp32 copy while it
+    // exponentiates (layer_program).
+    const double cast_copy = c.precision == Precision::FP32 ? 0.0 : e;
+    a.loss_workspace = (cast_copy + (c.cross_entropy_fusion ? 4.0 : 0.0)) * sb * m.vocab_size / t;
     // A final logit soft cap keeps its tanh output beside the logits.
     if (m.final_logit_softcap > 0) a.fixed += e * sb * m.vocab_size / t;
     // Multi-token prediction layers, kept whole (not recomputed): their transformer layer of

@@ -74,6 +74,31 @@ TEST(KernelFusionFlags, SearchAppliesThemAndItsExportsReadBackToTheirOwnPredicti
   EXPECT_FALSE(std::filesystem::exists(dir.file("n.yaml")));
 }
 
+// Megatron-LM's deterministic mode asserts the plain loss: the export of a run of the
+// functional-test stack with the fused loss leaves --deterministic-mode out, as that stack's own
+// fused-loss tests do, and reads back to its own prediction.
+TEST(KernelFusionFlags, TheFunctionalTestStacksExportOfTheFusedLossLeavesDeterministicModeOut) {
+  const TempDir dir;
+  const RunResult search = run_clustercast(
+      {"search", "--model", "llama3-8b", "--gpus", "8", "--global-batch-size", "64", "--framework", "megatron-core-ci",
+       "--cross-entropy-loss-fusion", "--top", "1", "--export-megatron", dir.file("ci.args"), "--export",
+       dir.file("ci.json")});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  const std::string text = read_file(dir.file("ci.args"));
+  EXPECT_NE(text.find("--cross-entropy-loss-fusion"), std::string::npos);
+  EXPECT_EQ(text.find("--deterministic-mode"), std::string::npos) << text;
+  const auto args = simulate_json({"simulate", "--config", dir.file("ci.args"), "--json"});
+  const auto json = simulate_json({"simulate", "--config", dir.file("ci.json"), "--json"});
+  ASSERT_TRUE(args.contains("iteration_time_s") && json.contains("iteration_time_s"));
+  EXPECT_EQ(args.at("iteration_time_s"), json.at("iteration_time_s"));
+  // Without the fusion the stack's deterministic kernels are written, as before.
+  const RunResult plain = run_clustercast({"search", "--model", "llama3-8b", "--gpus", "8", "--global-batch-size", "64",
+                                           "--framework", "megatron-core-ci", "--top", "1", "--export-megatron",
+                                           dir.file("plain.args")});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(read_file(dir.file("plain.args")).find("--deterministic-mode"), std::string::npos);
+}
+
 TEST(KernelFusionFlags, WhatMegatronRefusesBesideThemIsRefusedByName) {
   struct Case {
     std::vector<std::string> flags;
@@ -92,6 +117,30 @@ TEST(KernelFusionFlags, WhatMegatronRefusesBesideThemIsRefusedByName) {
     EXPECT_EQ(r.exit_code, 2) << c.message;
     EXPECT_TRUE(r.out.empty()) << c.message;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  // te in a file beside the fusion on the command line is the same run: refused too.
+  const TempDir dir;
+  write_file(dir.file("te.args"), "--cross-entropy-fusion-impl te\n");
+  const RunResult split = run_clustercast(with(kLlama, {"--config", dir.file("te.args"), "--cross-entropy-loss-fusion"}));
+  EXPECT_EQ(split.exit_code, 2);
+  EXPECT_NE(split.err.find("--cross-entropy-fusion-impl te beside --cross-entropy-loss-fusion"), std::string::npos)
+      << split.err;
+  // A stack whose Megatron-LM has no fused loss refuses it, in simulate and in search.
+  const RunResult old_stack = run_clustercast(with(kLlama, {"--cross-entropy-loss-fusion", "--framework", "megatron-2021"}));
+  EXPECT_EQ(old_stack.exit_code, 2);
+  EXPECT_NE(old_stack.err.find("--cross-entropy-loss-fusion under stack 'megatron-2021'"), std::string::npos)
+      << old_stack.err;
+  const RunResult old_search = run_clustercast({"search", "--model", "llama3-8b", "--gpus", "8", "--global-batch-size",
+                                                "32", "--cross-entropy-loss-fusion", "--framework", "megatron-deepspeed"});
+  EXPECT_EQ(old_search.exit_code, 2);
+  EXPECT_NE(old_search.err.find("stacks with it: megatron-core, megatron-core-ci, nemo"), std::string::npos)
+      << old_search.err;
+  // Megatron-LM's checkpoint formats only; the FSDP ones need an FSDP it asserts.
+  for (const auto& [format, message] : {std::pair{"bogus", "--ckpt-format 'bogus' is not one of Megatron-LM's"},
+                                        std::pair{"torch_dcp", "--ckpt-format torch_dcp needs --use-torch-fsdp2"}}) {
+    const RunResult r = run_clustercast(with(kLlama, {"--ckpt-format", format}));
+    EXPECT_EQ(r.exit_code, 2) << format;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
   // Without the fusion the implementation changes nothing, as in Megatron-LM.
   const auto te = simulate_json(with(kLlama, {"--cross-entropy-fusion-impl", "te"}));

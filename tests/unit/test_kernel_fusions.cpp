@@ -98,14 +98,14 @@ TEST(KernelFusions, TheFusedLossHoldsOneMoreFp32CopyOfTheLogitsAtItsPeak) {
   EXPECT_DOUBLE_EQ(fused.stages.front().bytes.total(), plain.stages.front().bytes.total());  // no loss on stage 0
 }
 
-TEST(KernelFusions, UnfusedRopeMakesElevenPassesForwardAndTenBackward) {
+TEST(KernelFusions, UnfusedRopeMakesTwelvePassesForwardAndFourteenBackward) {
   const ModelSpec m = functional_model(true);
   const GroupPlacement tp{2, 1, 2};
   const LayerShape fused = make_layer_shape(m, tp2_pp2(false, true), tp);
   const LayerShape plain = make_layer_shape(m, tp2_pp2(false, false), tp);
   const double rotated = kTokens * (512 + 512) / 2;  // Q and K on this rank
   for (const auto& [shape, forward, backward] :
-       {std::tuple{&fused, 2.0, 2.0}, std::tuple{&plain, 11.0, 10.0}}) {
+       {std::tuple{&fused, 2.0, 2.0}, std::tuple{&plain, 12.0, 14.0}}) {
     const OpProgram forward_program = layer_forward(*shape, Phase::Forward);
     const OpProgram backward_program = layer_backward(*shape);
     const ProgramStep* f = test::find_step(forward_program, "rope");
@@ -114,6 +114,32 @@ TEST(KernelFusions, UnfusedRopeMakesElevenPassesForwardAndTenBackward) {
     EXPECT_DOUBLE_EQ(f->op.bytes, forward * 2 * rotated);
     EXPECT_DOUBLE_EQ(b->op.bytes, backward * 2 * rotated);
   }
+}
+
+// fp32 logits need no cast: the plain loss reads and writes them 32 bytes per element forward and 8
+// backward, and holds no 16-bit copy beside its fp32 one.
+TEST(KernelFusions, Fp32LogitsSkipTheCasts) {
+  const ModelSpec m = functional_model(false);
+  ParallelConfig c = tp2_pp2(false);
+  c.precision = Precision::FP32;
+  const LayerShape x = make_layer_shape(m, c, GroupPlacement{2, 1, 2});
+  const OpProgram forward = output_forward(x), backward = output_backward(x);
+  const ProgramStep* f = test::find_step(forward, "cross_entropy");
+  const ProgramStep* b = test::find_step(backward, "cross_entropy.backward");
+  ASSERT_TRUE(f && b);
+  EXPECT_DOUBLE_EQ(f->op.bytes, 32 * kLogits);
+  EXPECT_DOUBLE_EQ(b->op.bytes, 8 * kLogits);
+  EXPECT_DOUBLE_EQ(stage_activations(m, c, 1).loss_workspace, 0.0);
+  c.cross_entropy_fusion = true;
+  EXPECT_DOUBLE_EQ(stage_activations(m, c, 1).loss_workspace, 4 * kLogits);  // the fused loss's second copy
+}
+
+// Megatron-LM turns RoPE fusion off for any position type but rope; multi-latent attention still
+// rotates its RoPE parts then, unfused.
+TEST(KernelFusions, RopeIsFusedOnlyUnderRopePositions) {
+  const GroupPlacement tp{2, 1, 2};
+  EXPECT_TRUE(make_layer_shape(functional_model(true), tp2_pp2(false, true), tp).rope_fusion);
+  EXPECT_FALSE(make_layer_shape(functional_model(false), tp2_pp2(false, true), tp).rope_fusion);
 }
 
 }  // namespace
