@@ -109,11 +109,10 @@ int vocab_unit(const ModelSpec& m, int tp) {
   return 1;
 }
 
-// The stack's deterministic kernels, where the run can have them: Megatron-LM's
-// --deterministic-mode asserts the plain loss and no TP communication overlap
-// (determinism.py), so a run with either trains without it, as its functional tests do.
+// The stack's deterministic kernels, where the run can have them: a run with a flag Megatron-LM's
+// --deterministic-mode refuses trains without it, as its functional tests do.
 bool exports_deterministic_mode(const ParallelConfig& c) {
-  return load_framework(c.framework).deterministic_mode && !c.cross_entropy_fusion && !c.tp_comm_overlap;
+  return load_framework(c.framework).deterministic_mode && !flag_refusing_deterministic_mode(c);
 }
 
 }  // namespace

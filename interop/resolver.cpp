@@ -190,11 +190,9 @@ void check_cross_entropy_fusion_impl(const MegatronSwitches& switches, const Par
 
 void check_deterministic_mode(const MegatronSwitches& switches, const ParallelConfig& c) {
   if (!switches.deterministic_mode) return;
-  for (const auto& [flag, on] : {std::pair{"--cross-entropy-loss-fusion", c.cross_entropy_fusion},
-                                 std::pair{"--tp-comm-overlap", c.tp_comm_overlap}})
-    if (on)
-      fail_at(flag, "--deterministic-mode beside {}: Megatron-LM refuses it (a deterministic run needs {} off); drop "
-              "one of them", flag, flag);
+  if (const char* flag = flag_refusing_deterministic_mode(c))
+    fail_at(flag, "--deterministic-mode beside {}: Megatron-LM refuses it (a deterministic run needs {} off); drop "
+            "one of them", flag, flag);
 }
 
 }  // namespace

@@ -186,6 +186,12 @@ void apply_framework(ParallelConfig& c, const std::string& framework) {
   c.overlap_param_gather = c.overlap_param_gather || (stack.overlap_param_gather && c.distributed_optimizer);
 }
 
+const char* flag_refusing_deterministic_mode(const ParallelConfig& c) {
+  if (c.cross_entropy_fusion) return "--cross-entropy-loss-fusion";
+  if (c.tp_comm_overlap) return "--tp-comm-overlap";
+  return nullptr;
+}
+
 double ParallelConfig::main_grad_bytes() const {
   if (precision == Precision::FP16) return 2;
   return grad_reduce_in_bf16 && precision != Precision::FP32 ? 2 : 4;

@@ -166,6 +166,11 @@ struct ParallelConfig {
 // torch.cuda.synchronize()), so the host cannot run ahead into the next pass either.
 bool pipeline_sends_block(const ParallelConfig& config);
 
+// The flag of `config` that Megatron-LM's --deterministic-mode refuses beside it (determinism.py,
+// ARG_VALUES_REQUIRED_FOR_DETERMINISM: the fused loss, TP communication overlap), or nullptr.
+// resolve_run refuses the pair; the Megatron export leaves the stack's deterministic mode out.
+const char* flag_refusing_deterministic_mode(const ParallelConfig& config);
+
 // Runs `config` under the stack `framework` (a preset name; unknown is a SpecError): names it,
 // and turns on the DP overlap the stack does by default (what a launch line asked stays on).
 void apply_framework(ParallelConfig& config, const std::string& framework);

@@ -26,6 +26,17 @@ namespace cc {
 
 namespace {
 
+// The run switches the space applies to every layout (not searched), given the layout's SP.
+void apply_space_switches(ParallelConfig& c, const SearchSpace& s) {
+  c.tp_comm_overlap = s.tp_comm_overlap && c.sequence_parallel;
+  // Megatron-LM reads it under --bf16 only (resolve_run leaves it aside elsewhere).
+  c.grad_reduce_in_bf16 = s.grad_reduce_in_bf16 && (s.precision == Precision::BF16 || s.precision == Precision::FP8);
+  c.cross_entropy_fusion = s.cross_entropy_fusion;
+  c.rope_fusion = s.rope_fusion;
+  c.precision = s.precision;
+  c.attention = s.attention;
+}
+
 // The estimate admits a layout to simulation when it is within this fraction of the
 // top-N-th estimate. tests/unit/test_search.cpp measures the estimate against the
 // simulator: it is never more than 6% off, and errs high mostly on bubble-bound layouts,
@@ -272,14 +283,7 @@ class Enumerator {
               c.overlap_grad_reduce = space_.overlap_grad_reduce;
               c.overlap_param_gather = space_.overlap_param_gather && distopt;  // it overlaps the optimizer's gather
               c.distributed_optimizer_instances = distopt ? space_.distributed_optimizer_instances : 1;
-              c.tp_comm_overlap = space_.tp_comm_overlap && sp;
-              // Megatron-LM reads it under --bf16 only (resolve_run leaves it aside elsewhere).
-              c.grad_reduce_in_bf16 = space_.grad_reduce_in_bf16 && (space_.precision == Precision::BF16 ||
-                                                                      space_.precision == Precision::FP8);
-              c.cross_entropy_fusion = space_.cross_entropy_fusion;
-              c.rope_fusion = space_.rope_fusion;
-              c.precision = space_.precision;
-              c.attention = space_.attention;
+              apply_space_switches(c, space_);
               apply_framework(c, space_.framework);  // the stack's own defaults, as simulate applies them
               try {
                 validate_layout(c, m_, r_.gpus);  // the rules every other path applies
@@ -452,13 +456,7 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
     c.cp_comm_type = key.cp_comm_type;
     c.micro_batch = key.micro_batch;
     c.sequence_parallel = key.sp;
-    c.tp_comm_overlap = r.space.tp_comm_overlap && c.sequence_parallel;
-    c.grad_reduce_in_bf16 = r.space.grad_reduce_in_bf16 &&
-                            (r.space.precision == Precision::BF16 || r.space.precision == Precision::FP8);
-    c.cross_entropy_fusion = r.space.cross_entropy_fusion;
-    c.rope_fusion = r.space.rope_fusion;
-    c.precision = r.space.precision;
-    c.attention = r.space.attention;
+    apply_space_switches(c, r.space);
     c.framework = r.space.framework;
     c.ep = key.ep;
     c.etp = key.etp;

@@ -10,13 +10,6 @@
 namespace cc::cli_test {
 namespace {
 
-nlohmann::json simulate_json(const std::vector<std::string>& args) {
-  const RunResult r = run_clustercast(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return nlohmann::json::object();
-  return nlohmann::json::parse(r.out);
-}
-
 // NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/recipes/llama/h100/llama3.py at commit
 // 067f987df03b8355b03192d88d70f1709fedf51a: every pre-training recipe with
 // context_parallel_size > 1, its GPU count from the recipe's name, its layout as the recipe
@@ -88,7 +81,7 @@ std::vector<std::string> recipe_flags(const BridgeRecipe& r) {
 
 TEST(ContextParallelCli, MegatronBridgesCpRecipesSimulateAsWritten) {
   for (const BridgeRecipe& r : bridge_cp_recipes()) {
-    const auto doc = simulate_json(recipe_flags(r));
+    const auto doc = json_output(recipe_flags(r));
     if (doc.empty()) {
       ADD_FAILURE() << r.name;
       continue;
@@ -116,7 +109,7 @@ TEST(ContextParallelCli, ExportsOfACpLayoutRoundTrip) {
   EXPECT_EQ(best.at("config").at("context_parallel_size"), 2);
   EXPECT_EQ(best.at("config").at("cp_comm_type"), "a2a");
   for (const char* file : {"cp.json", "cp.args", "cp.yaml"}) {
-    const auto again = simulate_json({"simulate", "--config", dir.file(file), "--json"});
+    const auto again = json_output({"simulate", "--config", dir.file(file), "--json"});
     ASSERT_FALSE(again.empty()) << file;
     EXPECT_EQ(again.at("config"), best.at("config")) << file;
     EXPECT_EQ(again.at("iteration_time_s"), best.at("iteration_time_s")) << file;

@@ -15,17 +15,10 @@ const std::string kFunctional = std::string(CLUSTERCAST_SOURCE_DIR) + "/tests/re
 const std::vector<std::string> kLlama = {"simulate", "--model", "llama3-8b", "--gpus", "8", "--tp", "2",
                                          "--micro-batch-size", "1", "--global-batch-size", "32", "--json"};
 
-nlohmann::json simulate_json(const std::vector<std::string>& args) {
-  const RunResult r = run_clustercast(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return nlohmann::json::object();
-  return nlohmann::json::parse(r.out);
-}
-
 TEST(KernelFusionFlags, TheFusedLossIsFasterAndHoldsMoreAndUnfusedRopeIsSlower) {
-  const auto plain = simulate_json(kLlama);
-  const auto fused_loss = simulate_json(with(kLlama, {"--cross-entropy-loss-fusion"}));
-  const auto plain_rope = simulate_json(with(kLlama, {"--no-rope-fusion"}));
+  const auto plain = json_output(kLlama);
+  const auto fused_loss = json_output(with(kLlama, {"--cross-entropy-loss-fusion"}));
+  const auto plain_rope = json_output(with(kLlama, {"--no-rope-fusion"}));
   ASSERT_TRUE(plain.contains("iteration_time_s") && fused_loss.contains("config") && plain_rope.contains("config"));
   EXPECT_EQ(fused_loss.at("config").at("cross_entropy_loss_fusion"), true);
   EXPECT_FALSE(plain.at("config").contains("cross_entropy_loss_fusion"));
@@ -38,11 +31,11 @@ TEST(KernelFusionFlags, TheFusedLossIsFasterAndHoldsMoreAndUnfusedRopeIsSlower) 
 
 // Megatron-LM's own test cases of both switches are read and simulated as its CI runs them.
 TEST(KernelFusionFlags, MegatronsFunctionalTestsOfBothSwitchesAreRead) {
-  const auto fused = simulate_json({"simulate", "--config", kFunctional + "gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion.args",
+  const auto fused = json_output({"simulate", "--config", kFunctional + "gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion.args",
                                     "--framework", "megatron-core-ci", "--cluster", "dgx-h100", "--gpus", "8", "--json"});
   ASSERT_TRUE(fused.contains("config"));
   EXPECT_EQ(fused.at("config").at("cross_entropy_loss_fusion"), true);
-  const auto rope = simulate_json({"simulate", "--config",
+  const auto rope = json_output({"simulate", "--config",
                                    kFunctional + "gpt3_mcore_te_tp1_pp2_rope_embeddings_interleaved_no_fusion.args",
                                    "--framework", "megatron-core-ci", "--cluster", "dgx-h100", "--gpus", "8", "--json"});
   ASSERT_TRUE(rope.contains("config"));
@@ -58,8 +51,8 @@ TEST(KernelFusionFlags, SearchAppliesThemAndItsExportsReadBackToTheirOwnPredicti
   const std::string args_text = read_file(dir.file("best.args"));
   EXPECT_NE(args_text.find("--cross-entropy-loss-fusion"), std::string::npos);
   EXPECT_NE(args_text.find("--no-rope-fusion"), std::string::npos);
-  const auto json = simulate_json({"simulate", "--config", dir.file("best.json"), "--json"});
-  const auto args = simulate_json({"simulate", "--config", dir.file("best.args"), "--json"});
+  const auto json = json_output({"simulate", "--config", dir.file("best.json"), "--json"});
+  const auto args = json_output({"simulate", "--config", dir.file("best.args"), "--json"});
   ASSERT_TRUE(json.contains("config") && args.contains("config"));
   EXPECT_EQ(json.at("config").at("cross_entropy_loss_fusion"), true);
   EXPECT_EQ(json.at("config").at("apply_rope_fusion"), false);
@@ -87,8 +80,8 @@ TEST(KernelFusionFlags, TheFunctionalTestStacksExportOfTheFusedLossLeavesDetermi
   const std::string text = read_file(dir.file("ci.args"));
   EXPECT_NE(text.find("--cross-entropy-loss-fusion"), std::string::npos);
   EXPECT_EQ(text.find("--deterministic-mode"), std::string::npos) << text;
-  const auto args = simulate_json({"simulate", "--config", dir.file("ci.args"), "--json"});
-  const auto json = simulate_json({"simulate", "--config", dir.file("ci.json"), "--json"});
+  const auto args = json_output({"simulate", "--config", dir.file("ci.args"), "--json"});
+  const auto json = json_output({"simulate", "--config", dir.file("ci.json"), "--json"});
   ASSERT_TRUE(args.contains("iteration_time_s") && json.contains("iteration_time_s"));
   EXPECT_EQ(args.at("iteration_time_s"), json.at("iteration_time_s"));
   // Without the fusion the stack's deterministic kernels are written, as before.
@@ -143,8 +136,8 @@ TEST(KernelFusionFlags, WhatMegatronRefusesBesideThemIsRefusedByName) {
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
   // Without the fusion the implementation changes nothing, as in Megatron-LM.
-  const auto te = simulate_json(with(kLlama, {"--cross-entropy-fusion-impl", "te"}));
-  EXPECT_EQ(te.at("iteration_time_s"), simulate_json(kLlama).at("iteration_time_s"));
+  const auto te = json_output(with(kLlama, {"--cross-entropy-fusion-impl", "te"}));
+  EXPECT_EQ(te.at("iteration_time_s"), json_output(kLlama).at("iteration_time_s"));
 }
 
 }  // namespace

@@ -12,13 +12,6 @@ namespace {
 
 const std::string kReference = std::string(CLUSTERCAST_SOURCE_DIR) + "/tests/reference/";
 
-nlohmann::json simulate_json(const std::vector<std::string>& args) {
-  const RunResult r = run_clustercast(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return nlohmann::json::object();
-  return nlohmann::json::parse(r.out);
-}
-
 TEST(LayoutInterop, EveryExportOfSearchReadsBackUnchanged) {
   const TempDir dir;
   const RunResult s = run_clustercast({"search", "--model", "gpt3-13b", "--gpus", "64", "--global-batch-size", "512",
@@ -26,7 +19,7 @@ TEST(LayoutInterop, EveryExportOfSearchReadsBackUnchanged) {
                                        dir.file("best.args"), "--export-nemo", dir.file("best.yaml")});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_EQ(dir.entries(), (std::set<std::string>{"best.json", "best.args", "best.args.sh", "best.yaml"}));
-  const auto json = simulate_json({"simulate", "--config", dir.file("best.json"), "--json"});
+  const auto json = json_output({"simulate", "--config", dir.file("best.json"), "--json"});
   for (const char* file : {"best.args", "best.yaml"}) {
     const RunResult r = run_clustercast({"simulate", "--config", dir.file(file), "--json"});
     ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
@@ -41,7 +34,7 @@ TEST(LayoutInterop, EveryExportOfSearchReadsBackUnchanged) {
   // Without its launch script the argument file still describes the layout; the GPU count and
   // cluster are then the command line's.
   std::filesystem::remove(dir.file("best.args.sh"));
-  const auto alone = simulate_json(
+  const auto alone = json_output(
       {"simulate", "--config", dir.file("best.args"), "--gpus", "64", "--cluster", "dgx-h100", "--json"});
   EXPECT_EQ(alone.at("iteration_time_s"), json.at("iteration_time_s"));
 }
@@ -115,13 +108,13 @@ TEST(LayoutInterop, MegatronLmsMixtralLaunchReadsAsMixtral) {
                              "cannot count; give it with --vocab-size"),
             std::string::npos)
       << unsized.err;
-  const auto file = simulate_json({"simulate", "--config", dir.file("mixtral.args"), "--gpus", "64", "--cluster",
+  const auto file = json_output({"simulate", "--config", dir.file("mixtral.args"), "--gpus", "64", "--cluster",
                                    "dgx-h100", "--vocab-size", "32000", "--micro-batch-size", "1",
                                    "--global-batch-size", "256", "--bf16", "--json"});
   EXPECT_EQ(file.at("parameters_total"), 46702792704);
   EXPECT_EQ(file.at("parameters_active"), 12879925248);
   // The same run from the preset at the script's sequence length predicts the same.
-  const auto preset = simulate_json({"simulate", "--model", "mixtral-8x7b", "--seq-length", "4096", "--gpus", "64",
+  const auto preset = json_output({"simulate", "--model", "mixtral-8x7b", "--seq-length", "4096", "--gpus", "64",
                                      "--cluster", "dgx-h100", "--pp", "4", "--ep", "8", "--use-distributed-optimizer",
                                      "--overlap-grad-reduce", "--overlap-param-gather", "--moe-grouped-gemm",
                                      "--moe-token-dispatcher-type", "alltoall", "--moe-aux-loss-coeff", "1e-2",
@@ -131,7 +124,7 @@ TEST(LayoutInterop, MegatronLmsMixtralLaunchReadsAsMixtral) {
 }
 
 TEST(LayoutInterop, NemosOwnConfigsSimulate) {
-  const auto launcher = simulate_json({"simulate", "--config", kReference + "nemo/gpt3_175b.yaml", "--json"});
+  const auto launcher = json_output({"simulate", "--config", kReference + "nemo/gpt3_175b.yaml", "--json"});
   EXPECT_EQ(launcher.at("config").at("data_parallel_size"), 32);  // 128 nodes x 8 / (TP 4 x PP 8)
   EXPECT_EQ(launcher.at("config").at("virtual_pipeline_stages"), 6);
   const RunResult base = run_clustercast({"simulate", "--config", kReference + "nemo/megatron_gpt_config.yaml"});
@@ -151,10 +144,10 @@ TEST(LayoutInterop, NemoLaunchersLlama2ConfigNeedsItsVocabulary) {
                              "clustercast cannot count; give it with --vocab-size"),
             std::string::npos)
       << refused.err;
-  const auto r = simulate_json({"simulate", "--config", config, "--vocab-size", "32000", "--json"});
+  const auto r = json_output({"simulate", "--config", config, "--vocab-size", "32000", "--json"});
   EXPECT_EQ(r.at("parameters_total"), 6'738'415'616);
   const auto preset =
-      simulate_json({"simulate", "--model", "llama2-7b", "--seq-length", "4096", "--gpus", "128", "--json"});
+      json_output({"simulate", "--model", "llama2-7b", "--seq-length", "4096", "--gpus", "128", "--json"});
   EXPECT_EQ(r.at("parameters_total"), preset.at("parameters_total"));
   EXPECT_EQ(r.at("config").at("data_parallel_size"), 128);  // 16 nodes x 8, TP 1, PP 1
 }
@@ -170,7 +163,7 @@ TEST(LayoutInterop, NemoLaunchersLlama3ConfigsSimulateWithContextParallelism) {
                             Expected{"llama3_70b", 128 * 8, 4, 2, 4, 5, 2048},
                             Expected{"llama3_1_70b", 128 * 8, 4, 2, 4, 10, 2048},
                             Expected{"llama3_1_405b", 576 * 8, 8, 2, 9, 7, 2016}}) {
-    const auto r = simulate_json({"simulate", "--config", kReference + "nemo/llama/" + e.file + ".yaml", "--json"});
+    const auto r = json_output({"simulate", "--config", kReference + "nemo/llama/" + e.file + ".yaml", "--json"});
     const auto& c = r.at("config");
     EXPECT_EQ(c.at("context_parallel_size"), e.cp) << e.file;
     EXPECT_EQ(c.at("tensor_model_parallel_size"), e.tp) << e.file;
@@ -212,9 +205,9 @@ TEST(LayoutInterop, MegatronDefaultsOnTheCommandLineAreLeftAsideOtherValuesRefus
     EXPECT_NE(r.err.find(std::string(flag) + " " + value + " ("), std::string::npos) << r.err;
   }
   // --transformer-impl is modelled: Megatron-Core's local layers run the unfused attention.
-  const auto te = simulate_json(with(run, {"--transformer-impl", "transformer_engine", "--json"}));
-  const auto local = simulate_json(with(run, {"--transformer-impl", "local", "--json"}));
-  const auto unfused = simulate_json(with(run, {"--attention-backend", "unfused", "--json"}));
+  const auto te = json_output(with(run, {"--transformer-impl", "transformer_engine", "--json"}));
+  const auto local = json_output(with(run, {"--transformer-impl", "local", "--json"}));
+  const auto unfused = json_output(with(run, {"--attention-backend", "unfused", "--json"}));
   EXPECT_EQ(te.at("config").at("attention"), "flash");
   EXPECT_EQ(local.at("config"), unfused.at("config"));
   EXPECT_EQ(local.at("iteration_time_s"), unfused.at("iteration_time_s"));

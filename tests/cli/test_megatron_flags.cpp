@@ -16,21 +16,14 @@ const std::string kReference = std::string(CLUSTERCAST_SOURCE_DIR) + "/tests/ref
 const std::vector<std::string> kGpt3 = {"simulate", "--model", "gpt3-175b", "--gpus", "1024", "--tp", "8", "--pp",
                                         "16", "--micro-batch-size", "1", "--global-batch-size", "1536", "--json"};
 
-nlohmann::json simulate_json(const std::vector<std::string>& args) {
-  const RunResult r = run_clustercast(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return nlohmann::json::object();
-  return nlohmann::json::parse(r.out);
-}
-
 TEST(MegatronFlags, AttentionBackendAutoFlashAndFusedAreFlashUnfusedAndLocalLayersStoreTheScores) {
-  const auto flash = simulate_json(with(kGpt3, {"--use-flash-attn"}));
-  const auto unfused = simulate_json(with(kGpt3, {"--attention-backend", "unfused"}));
+  const auto flash = json_output(with(kGpt3, {"--use-flash-attn"}));
+  const auto unfused = json_output(with(kGpt3, {"--attention-backend", "unfused"}));
   ASSERT_TRUE(flash.contains("peak_memory_gib") && unfused.contains("peak_memory_gib"));
   // Without this difference the equalities below would prove nothing.
   EXPECT_LT(flash.at("peak_memory_gib").get<double>(), unfused.at("peak_memory_gib").get<double>());
   for (const char* backend : {"auto", "flash", "fused"}) {
-    const auto j = simulate_json(with(kGpt3, {"--attention-backend", backend}));
+    const auto j = json_output(with(kGpt3, {"--attention-backend", backend}));
     EXPECT_EQ(j.at("config").at("attention"), "flash") << backend;
     EXPECT_EQ(j.at("iteration_time_s"), flash.at("iteration_time_s")) << backend;
   }
@@ -39,29 +32,29 @@ TEST(MegatronFlags, AttentionBackendAutoFlashAndFusedAreFlashUnfusedAndLocalLaye
   EXPECT_EQ(local.exit_code, 2);
   EXPECT_TRUE(local.out.empty());
   EXPECT_NE(local.err.find("--attention-backend local runs only beside --spec local"), std::string::npos) << local.err;
-  const auto layers = simulate_json(with(kGpt3, {"--transformer-impl", "local"}));
+  const auto layers = json_output(with(kGpt3, {"--transformer-impl", "local"}));
   EXPECT_EQ(layers.at("config").at("attention"), "unfused");
   EXPECT_EQ(layers.at("peak_memory_gib"), unfused.at("peak_memory_gib"));
 }
 
 TEST(MegatronFlags, PrecisionRecomputeAndIterationBudgetSpellings) {
-  EXPECT_EQ(simulate_json(with(kGpt3, {"--fp16"})).at("config").at("precision"), "fp16");
-  EXPECT_EQ(simulate_json(with(kGpt3, {"--bf16"})).at("config").at("precision"), "bf16");
-  EXPECT_EQ(simulate_json(with(kGpt3, {"--bf16", "--fp8-format", "hybrid", "--cluster", "dgx-h100"}))
+  EXPECT_EQ(json_output(with(kGpt3, {"--fp16"})).at("config").at("precision"), "fp16");
+  EXPECT_EQ(json_output(with(kGpt3, {"--bf16"})).at("config").at("precision"), "bf16");
+  EXPECT_EQ(json_output(with(kGpt3, {"--bf16", "--fp8-format", "hybrid", "--cluster", "dgx-h100"}))
                 .at("config")
                 .at("precision"),
             "fp8");
-  EXPECT_EQ(simulate_json(with(kGpt3, {"--recompute-activations"})).at("config").at("recompute_granularity"),
+  EXPECT_EQ(json_output(with(kGpt3, {"--recompute-activations"})).at("config").at("recompute_granularity"),
             "selective");
   // 1000 iterations x 1536 sequences x 2048 tokens.
-  const auto iters = simulate_json(with(kGpt3, {"--train-iters", "1000"}));
-  const auto tokens = simulate_json(with(kGpt3, {"--train-tokens", "3145728000"}));
+  const auto iters = json_output(with(kGpt3, {"--train-iters", "1000"}));
+  const auto tokens = json_output(with(kGpt3, {"--train-tokens", "3145728000"}));
   EXPECT_GT(tokens.at("training_days").get<double>(), 0);
   EXPECT_EQ(iters.at("training_days"), tokens.at("training_days"));
 }
 
 TEST(MegatronFlags, ArchitectureFlagsSetTheModel) {
-  const auto m = simulate_json({"simulate", "--gpus", "4", "--tp", "4", "--num-layers", "4", "--hidden-size", "1024",
+  const auto m = json_output({"simulate", "--gpus", "4", "--tp", "4", "--num-layers", "4", "--hidden-size", "1024",
                                 "--num-attention-heads", "16", "--group-query-attention", "--num-query-groups", "4",
                                 "--swiglu", "--disable-bias-linear", "--normalization", "RMSNorm",
                                 "--position-embedding-type", "rope", "--max-position-embeddings", "8192",
@@ -74,7 +67,7 @@ TEST(MegatronFlags, ArchitectureFlagsSetTheModel) {
   EXPECT_EQ(m.at("tied_embeddings"), false);
   EXPECT_EQ(m.at("dropout"), false);
   // Megatron-LM: --group-query-attention without --num-query-groups means one group.
-  EXPECT_EQ(simulate_json({"simulate", "--gpus", "1", "--num-layers", "2", "--hidden-size", "256",
+  EXPECT_EQ(json_output({"simulate", "--gpus", "1", "--num-layers", "2", "--hidden-size", "256",
                            "--num-attention-heads", "8", "--group-query-attention", "--json"})
                 .at("model")
                 .at("num_query_groups"),
@@ -94,24 +87,24 @@ TEST(MegatronFlags, TheSearchExportPastesIntoSimulateUnchanged) {
     for (std::string w; words >> w;) args.push_back(w);
   }
   ASSERT_GT(args.size(), 20u);
-  const auto pasted = simulate_json(args);
-  const auto from_file = simulate_json({"simulate", "--config", dir.file("best.args"), "--json"});
+  const auto pasted = json_output(args);
+  const auto from_file = json_output({"simulate", "--config", dir.file("best.args"), "--json"});
   EXPECT_EQ(pasted.at("iteration_time_s"), from_file.at("iteration_time_s"));
   EXPECT_EQ(pasted.at("config"), from_file.at("config"));
 }
 
 TEST(MegatronFlags, WithoutAnAttentionFlagEachStackRunsItsOwnDefault) {
   // Megatron-Core's --attention-backend auto: flash or fused; the 2021-2022 stacks stored scores.
-  EXPECT_EQ(simulate_json(kGpt3).at("config").at("attention"), "flash");
-  EXPECT_EQ(simulate_json(with(kGpt3, {"--framework", "nemo"})).at("config").at("attention"), "flash");
-  EXPECT_EQ(simulate_json(with(kGpt3, {"--framework", "megatron-2021"})).at("config").at("attention"), "unfused");
-  EXPECT_EQ(simulate_json(with(kGpt3, {"--framework", "megatron-deepspeed"})).at("config").at("attention"),
+  EXPECT_EQ(json_output(kGpt3).at("config").at("attention"), "flash");
+  EXPECT_EQ(json_output(with(kGpt3, {"--framework", "nemo"})).at("config").at("attention"), "flash");
+  EXPECT_EQ(json_output(with(kGpt3, {"--framework", "megatron-2021"})).at("config").at("attention"), "unfused");
+  EXPECT_EQ(json_output(with(kGpt3, {"--framework", "megatron-deepspeed"})).at("config").at("attention"),
             "unfused");
   // A Megatron argument file without the flag is read with Megatron-LM's default too.
   const TempDir dir;
   write_file(dir.file("launch.args"), "--tensor-model-parallel-size 8\n--pipeline-model-parallel-size 16\n"
                                       "--micro-batch-size 1\n--global-batch-size 1536\n");
-  EXPECT_EQ(simulate_json({"simulate", "--model", "gpt3-175b", "--gpus", "1024", "--config", dir.file("launch.args"),
+  EXPECT_EQ(json_output({"simulate", "--model", "gpt3-175b", "--gpus", "1024", "--config", dir.file("launch.args"),
                            "--json"})
                 .at("config")
                 .at("attention"),
@@ -134,7 +127,7 @@ TEST(MegatronFlags, HarnessKernelChoicesArePricedOnlyUnderTheStackThatRanThem) {
                              "give --framework)"),
             std::string::npos)
       << refused.err;
-  EXPECT_EQ(simulate_json(with(run, {"--framework", "megatron-core-ci", "--json"})).at("config").at("framework"),
+  EXPECT_EQ(json_output(with(run, {"--framework", "megatron-core-ci", "--json"})).at("config").at("framework"),
             "megatron-core-ci");
   const RunResult unfused = run_clustercast(with(kGpt3, {"--no-gradient-accumulation-fusion", "--framework", "nemo"}));
   EXPECT_EQ(unfused.exit_code, 2);
@@ -150,7 +143,7 @@ TEST(MegatronFlags, HarnessKernelChoicesArePricedOnlyUnderTheStackThatRanThem) {
   EXPECT_NE(args.find("--deterministic-mode\n"), std::string::npos) << args;
   EXPECT_NE(args.find("--no-gradient-accumulation-fusion\n"), std::string::npos) << args;
   EXPECT_NE(read_file(dir.file("best.args.sh")).find("export NCCL_ALGO=Ring\n"), std::string::npos);
-  const auto again = simulate_json({"simulate", "--config", dir.file("best.args"), "--json"});
+  const auto again = json_output({"simulate", "--config", dir.file("best.args"), "--json"});
   EXPECT_EQ(again.at("iteration_time_s"), nlohmann::json::parse(search.out).at("results").at(0).at("iteration_time_s"));
 }
 
@@ -173,7 +166,7 @@ TEST(MegatronFlags, TheOtherRankOrderIsReadOnOneNodeAndRefusedAcrossNodes) {
   EXPECT_NE(reordered.err.find("--expert-tensor-parallel-size 4 left aside: model 'from-layout-file' has no experts"),
             std::string::npos)
       << reordered.err;
-  const auto base = simulate_json({"simulate", "--config", dir.file("default-order.args"), "--framework",
+  const auto base = json_output({"simulate", "--config", dir.file("default-order.args"), "--framework",
                                    "megatron-core-ci", "--cluster", "dgx-h100", "--gpus", "8", "--json"});
   const auto json = nlohmann::json::parse(reordered.out);
   EXPECT_EQ(json.at("iteration_time_s"), base.at("iteration_time_s"));
@@ -211,7 +204,7 @@ TEST(MegatronFlags, ModelFlagsTrainTheirTokenizersVocabularyAsAnArgumentFileDoes
   const RunResult pasted = run_clustercast(with(line, {"--json"}));
   ASSERT_EQ(pasted.exit_code, 0) << pasted.err;
   EXPECT_NE(pasted.err.find("GPT-2's 50257 words, padded to 50432 (128 x TP 2)"), std::string::npos) << pasted.err;
-  const auto file = simulate_json({"simulate", "--config", dir.file("line.args"), "--gpus", "2", "--json"});
+  const auto file = json_output({"simulate", "--config", dir.file("line.args"), "--gpus", "2", "--json"});
   EXPECT_EQ(nlohmann::json::parse(pasted.out).at("parameters_total"), file.at("parameters_total"));
   EXPECT_EQ(nlohmann::json::parse(pasted.out).at("iteration_time_s"), file.at("iteration_time_s"));
   const RunResult sentencepiece = run_clustercast(with(line, {"--tokenizer-type", "GPTSentencePieceTokenizer"}));
@@ -237,7 +230,7 @@ TEST(MegatronFlags, AFilesDefaultBatchAndVocabularyFollowTheRunsLayout) {
       "--num-layers 2 --hidden-size 256 --num-attention-heads 8 --seq-length 512 --max-position-embeddings 512\n"
       "--micro-batch-size 2 --tensor-model-parallel-size 2\n";
   write_file(dir.file("f.args"), shape);
-  const auto four = simulate_json({"simulate", "--config", dir.file("f.args"), "--gpus", "8", "--json"});
+  const auto four = json_output({"simulate", "--config", dir.file("f.args"), "--gpus", "8", "--json"});
   EXPECT_EQ(four.at("config").at("data_parallel_size"), 4);
   EXPECT_EQ(four.at("config").at("global_batch_size"), 8);  // 2 x DP 4 (the file alone: 2 x DP 1)
   EXPECT_EQ(four.at("model").at("vocab_size"), 50432);      // GPT-2's 50,257 padded to 128 x TP 2
@@ -250,13 +243,13 @@ TEST(MegatronFlags, AFilesDefaultBatchAndVocabularyFollowTheRunsLayout) {
   EXPECT_NE(tp4.err.find("GPT-2's 50257 words, padded to 50688 (128 x TP 4)"), std::string::npos) << tp4.err;
   EXPECT_EQ(tp4.err.find("TP 2"), std::string::npos) << "one note, at the run's TP: " << tp4.err;
   write_file(dir.file("stated.args"), shape + "--global-batch-size 16\n");
-  EXPECT_EQ(simulate_json({"simulate", "--config", dir.file("stated.args"), "--gpus", "8", "--json"})
+  EXPECT_EQ(json_output({"simulate", "--config", dir.file("stated.args"), "--gpus", "8", "--json"})
                 .at("config")
                 .at("global_batch_size"),
             16);
   write_file(dir.file("hub.args"),
              shape + "--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B\n");
-  EXPECT_EQ(simulate_json({"simulate", "--config", dir.file("hub.args"), "--gpus", "2", "--json"})
+  EXPECT_EQ(json_output({"simulate", "--config", dir.file("hub.args"), "--gpus", "2", "--json"})
                 .at("model")
                 .at("vocab_size"),
             128256);  // meta-llama/Meta-Llama-3-8B's config.json vocab_size, a multiple of 256
@@ -278,9 +271,9 @@ TEST(MegatronFlags, PartialDistributedOptimizerIsReadPricedAndExported) {
   const std::vector<std::string> run = {
       "simulate", "--config", kReference + "megatron/functional/gpt3_mcore_te_tp2_pp1_multi_dist_optimizer_instances.args",
       "--cluster", "dgx-a100-80gb", "--gpus", "8", "--framework", "megatron-core-ci", "--json"};
-  const auto two = simulate_json(run);
+  const auto two = json_output(run);
   EXPECT_EQ(two.at("config").at("num_distributed_optimizer_instances"), 2);
-  const auto one = simulate_json(with(run, {"--num-distributed-optimizer-instances", "1"}));
+  const auto one = json_output(with(run, {"--num-distributed-optimizer-instances", "1"}));
   EXPECT_FALSE(one.at("config").contains("num_distributed_optimizer_instances"));
   EXPECT_GT(two.at("peak_memory_gib").get<double>(), one.at("peak_memory_gib").get<double>());
   // search applies it to every distributed-optimizer layout; its exports carry it.
@@ -294,7 +287,7 @@ TEST(MegatronFlags, PartialDistributedOptimizerIsReadPricedAndExported) {
   EXPECT_EQ(best.at("config").at("num_distributed_optimizer_instances"), 2);
   EXPECT_NE(read_file(dir.file("p.args")).find("--num-distributed-optimizer-instances 2"), std::string::npos);
   for (const char* file : {"p.args", "p.json"}) {
-    const auto again = simulate_json({"simulate", "--config", dir.file(file), "--json"});
+    const auto again = json_output({"simulate", "--config", dir.file(file), "--json"});
     EXPECT_EQ(again.at("iteration_time_s"), best.at("iteration_time_s")) << file;
     EXPECT_EQ(again.at("peak_memory_gib"), best.at("peak_memory_gib")) << file;
     EXPECT_EQ(again.at("config"), best.at("config")) << file;
@@ -313,7 +306,7 @@ TEST(MegatronFlags, ParamGatherWithTheOptimizerStepIsReadToThePredictionOfTheOve
       kReference + "megatron/functional/gpt3_mcore_te_tp1_pp4_vp1_dist_optimizer_overlap_grad_reduce_param_gather_overlap_optimizer.args";
   const std::vector<std::string> run = {"simulate", "--config", file, "--cluster", "dgx-h100", "--gpus", "8",
                                         "--framework", "megatron-core-ci", "--json"};
-  const auto with_flag = simulate_json(run);
+  const auto with_flag = json_output(run);
   std::string text = read_file(file);
   const std::string flag = "--overlap-param-gather-with-optimizer-step\n";
   ASSERT_NE(text.find(flag), std::string::npos);
@@ -322,8 +315,8 @@ TEST(MegatronFlags, ParamGatherWithTheOptimizerStepIsReadToThePredictionOfTheOve
   write_file(dir.file("without.args"), text);
   std::vector<std::string> without = run;
   without[2] = dir.file("without.args");
-  EXPECT_EQ(with_flag.at("iteration_time_s"), simulate_json(without).at("iteration_time_s"));
-  EXPECT_EQ(with_flag.at("peak_memory_gib"), simulate_json(without).at("peak_memory_gib"));
+  EXPECT_EQ(with_flag.at("iteration_time_s"), json_output(without).at("iteration_time_s"));
+  EXPECT_EQ(with_flag.at("peak_memory_gib"), json_output(without).at("peak_memory_gib"));
   EXPECT_GT(with_flag.at("config").at("virtual_pipeline_stages").get<int>(), 1);
   // Megatron-LM allows it with the torch checkpoint format only, which the file gives: another format
   // after the file, or the file without its own (torch_dist, the default), is refused by name.
@@ -354,7 +347,7 @@ TEST(MegatronFlags, TokenizerFlagsAfterAnArgumentFileReplaceItsOwn) {
   auto vocab = [&](std::vector<std::string> extra) {
     std::vector<std::string> line = {"simulate", "--config", dir.file("f.args"), "--gpus", "8", "--json"};
     line.insert(line.end(), extra.begin(), extra.end());
-    return simulate_json(line).at("model").at("vocab_size").get<long long>();
+    return json_output(line).at("model").at("vocab_size").get<long long>();
   };
   EXPECT_EQ(vocab({}), 50432);                                         // GPT-2's 50,257 at 128 x TP 2
   EXPECT_EQ(vocab({"--tokenizer-type", "TikTokenizer"}), 131072);      // 2^17, a multiple of 256
@@ -367,13 +360,13 @@ TEST(MegatronFlags, TokenizerFlagsAfterAnArgumentFileReplaceItsOwn) {
   // NullTokenizer only.
   write_file(dir.file("stated.args"), read_file(dir.file("f.args")) + "--vocab-size 51200\n");
   std::vector<std::string> stated = {"simulate", "--config", dir.file("stated.args"), "--gpus", "8", "--json"};
-  EXPECT_EQ(simulate_json(stated).at("model").at("vocab_size"), 51200);
-  EXPECT_EQ(simulate_json(with(stated, {"--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model",
+  EXPECT_EQ(json_output(stated).at("model").at("vocab_size"), 51200);
+  EXPECT_EQ(json_output(with(stated, {"--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model",
                                         "mistralai/Mixtral-8x7B-v0.1"}))
                 .at("model")
                 .at("vocab_size"),
             32000);  // 32000 words, a multiple of 256
-  EXPECT_EQ(simulate_json(with(stated, {"--tokenizer-type", "TikTokenizer"})).at("model").at("vocab_size"), 51200);
+  EXPECT_EQ(json_output(with(stated, {"--tokenizer-type", "TikTokenizer"})).at("model").at("vocab_size"), 51200);
   // Beside --model, whose vocabulary is its own, tokenizer flags are refused by name.
   const RunResult preset = run_clustercast({"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--tokenizer-type",
                                             "TikTokenizer"});
@@ -393,15 +386,15 @@ TEST(MegatronFlags, GradientsReducedInBf16HalveTheirBuffersAndTrafficAndExportTo
   const std::vector<std::string> run = {"simulate", "--model", "gpt3-1.3b", "--gpus", "16", "--tp", "2",
                                         "--micro-batch-size", "4", "--global-batch-size", "64",
                                         "--use-distributed-optimizer", "--json"};
-  const auto fp32 = simulate_json(with(run, {"--bf16"}));
-  const auto bf16 = simulate_json(with(run, {"--bf16", "--grad-reduce-in-bf16"}));
+  const auto fp32 = json_output(with(run, {"--bf16"}));
+  const auto bf16 = json_output(with(run, {"--bf16", "--grad-reduce-in-bf16"}));
   EXPECT_EQ(bf16.at("config").at("grad_reduce_in_bf16"), true);
   EXPECT_FALSE(fp32.at("config").contains("grad_reduce_in_bf16"));
   EXPECT_LT(bf16.at("peak_memory_gib").get<double>(), fp32.at("peak_memory_gib").get<double>());
   EXPECT_LT(bf16.at("iteration_time_s").get<double>(), fp32.at("iteration_time_s").get<double>());
   // On fp16 Megatron-LM already reduces in fp16: the switch changes nothing.
-  const auto fp16 = simulate_json(with(run, {"--fp16"}));
-  const auto fp16_switch = simulate_json(with(run, {"--fp16", "--grad-reduce-in-bf16"}));
+  const auto fp16 = json_output(with(run, {"--fp16"}));
+  const auto fp16_switch = json_output(with(run, {"--fp16", "--grad-reduce-in-bf16"}));
   EXPECT_EQ(fp16.at("iteration_time_s"), fp16_switch.at("iteration_time_s"));
   EXPECT_EQ(fp16.at("peak_memory_gib"), fp16_switch.at("peak_memory_gib"));
   EXPECT_FALSE(fp16_switch.at("config").contains("grad_reduce_in_bf16"));  // left aside, so exports omit it
@@ -413,8 +406,8 @@ TEST(MegatronFlags, GradientsReducedInBf16HalveTheirBuffersAndTrafficAndExportTo
                        dir.file("best.json")});
   ASSERT_EQ(search.exit_code, 0) << search.err;
   EXPECT_NE(read_file(dir.file("best.args")).find("--grad-reduce-in-bf16"), std::string::npos);
-  const auto json = simulate_json({"simulate", "--config", dir.file("best.json"), "--json"});
-  const auto args = simulate_json({"simulate", "--config", dir.file("best.args"), "--json"});
+  const auto json = json_output({"simulate", "--config", dir.file("best.json"), "--json"});
+  const auto args = json_output({"simulate", "--config", dir.file("best.args"), "--json"});
   EXPECT_EQ(json.at("config").at("grad_reduce_in_bf16"), true);
   EXPECT_EQ(args.at("config"), json.at("config"));
   EXPECT_EQ(args.at("iteration_time_s"), json.at("iteration_time_s"));
@@ -424,8 +417,8 @@ TEST(MegatronFlags, GradientsReducedInBf16HalveTheirBuffersAndTrafficAndExportTo
                                           "--export-nemo", dir.file("n.yaml"), "--export", dir.file("n.json")});
   ASSERT_EQ(nemo.exit_code, 0) << nemo.err;
   EXPECT_NE(read_file(dir.file("n.yaml")).find("grad_sync_dtype: bf16"), std::string::npos);
-  const auto yaml = simulate_json({"simulate", "--config", dir.file("n.yaml"), "--json"});
-  const auto yaml_json = simulate_json({"simulate", "--config", dir.file("n.json"), "--json"});
+  const auto yaml = json_output({"simulate", "--config", dir.file("n.yaml"), "--json"});
+  const auto yaml_json = json_output({"simulate", "--config", dir.file("n.json"), "--json"});
   EXPECT_EQ(yaml.at("config"), yaml_json.at("config"));
   EXPECT_EQ(yaml.at("iteration_time_s"), yaml_json.at("iteration_time_s"));
   // Without a distributed optimizer NeMo has no way to say it: refused, nothing written.
@@ -446,7 +439,7 @@ TEST(MegatronFlags, WarmupAndFlushOverlapIsReadWhereInterleavedSendsArePricedOve
   const std::vector<std::string> run = {"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--pp", "4",
                                         "--num-layers-per-virtual-pipeline-stage", "2", "--global-batch-size", "32",
                                         "--json"};
-  const auto plain = simulate_json(run);
+  const auto plain = json_output(run);
   const RunResult flagged = run_clustercast(with(run, {"--overlap-p2p-communication-warmup-flush"}));
   ASSERT_EQ(flagged.exit_code, 0) << flagged.err;
   EXPECT_EQ(nlohmann::json::parse(flagged.out).at("iteration_time_s"), plain.at("iteration_time_s"));
@@ -484,7 +477,7 @@ TEST(MegatronFlags, LocalLayersAreCheckedOnTheRunAFileAndFlagsMakeTogether) {
     EXPECT_EQ(r.exit_code, 2) << words.back();
     EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
   }
-  const auto local = simulate_json({"simulate", "--config", dir.file("local.args"), "--cluster", "dgx-h100", "--gpus",
+  const auto local = json_output({"simulate", "--config", dir.file("local.args"), "--cluster", "dgx-h100", "--gpus",
                                     "8", "--json"});
   EXPECT_EQ(local.at("config").at("attention"), "unfused");
 }
@@ -492,8 +485,8 @@ TEST(MegatronFlags, LocalLayersAreCheckedOnTheRunAFileAndFlagsMakeTogether) {
 // --swiglu over a GPT preset keeps its MLP's biases (Megatron-LM's default --add-bias-linear on a
 // SwiGLU MLP: gate and up 2 x 4h, down h per layer), so the model exports and reads back as itself.
 TEST(MegatronFlags, ASwigluOverAGptPresetKeepsItsBiasesAndExports) {
-  const auto gelu = simulate_json({"simulate", "--model", "gpt3-125m", "--gpus", "8", "--json"});
-  const auto swiglu = simulate_json({"simulate", "--model", "gpt3-125m", "--swiglu", "--gpus", "8", "--json"});
+  const auto gelu = json_output({"simulate", "--model", "gpt3-125m", "--gpus", "8", "--json"});
+  const auto swiglu = json_output({"simulate", "--model", "gpt3-125m", "--swiglu", "--gpus", "8", "--json"});
   // The FFN 3072 = 4h gains a third matrix (h x 3072) and one more bias of 3072, in 12 layers.
   EXPECT_EQ(swiglu.at("parameters_total").get<std::int64_t>() - gelu.at("parameters_total").get<std::int64_t>(),
             12 * (768 * 3072 + 3072));
@@ -503,32 +496,32 @@ TEST(MegatronFlags, ASwigluOverAGptPresetKeepsItsBiasesAndExports) {
                                             dir.file("best.args")});
   ASSERT_EQ(search.exit_code, 0) << search.err;
   EXPECT_EQ(read_file(dir.file("best.args")).find("--disable-bias-linear"), std::string::npos);
-  EXPECT_EQ(simulate_json({"simulate", "--config", dir.file("best.args"), "--json"}).at("parameters_total"),
+  EXPECT_EQ(json_output({"simulate", "--config", dir.file("best.args"), "--json"}).at("parameters_total"),
             swiglu.at("parameters_total"));
 }
 
 TEST(ShapeOverrides, HeadsOnAMultiHeadPresetMoveItsQueryGroups) {
   // small: 8 heads, 8 query groups. Before: --num-attention-heads 4 kept 8 groups and was refused.
-  const auto m = simulate_json({"simulate", "--model", "small", "--gpus", "1", "--num-attention-heads", "4", "--json"});
+  const auto m = json_output({"simulate", "--model", "small", "--gpus", "1", "--num-attention-heads", "4", "--json"});
   EXPECT_EQ(m.at("model").at("num_query_groups"), 4);
   // llama2-70b is grouped-query (64 heads, 8 groups): its groups stay.
-  const auto g = simulate_json(
+  const auto g = json_output(
       {"simulate", "--model", "llama2-70b", "--gpus", "8", "--tp", "8", "--num-attention-heads", "32", "--json"});
   EXPECT_EQ(g.at("model").at("num_query_groups"), 8);
 }
 
 TEST(ShapeOverrides, AnFfnThatIsAMultipleOfTheHiddenSizeFollowsIt) {
   // gpt3-175b: FFN 4 x 12288. With --hidden-size 6144 it is 4 x 6144.
-  const auto m = simulate_json({"simulate", "--model", "gpt3-175b", "--gpus", "8", "--tp", "8", "--hidden-size",
+  const auto m = json_output({"simulate", "--model", "gpt3-175b", "--gpus", "8", "--tp", "8", "--hidden-size",
                                 "6144", "--json"});
   EXPECT_EQ(m.at("model").at("ffn_hidden_size"), 24576);
   // llama2-7b: 11008 is no multiple of 4096, so it stays; --ffn-hidden-size always wins.
-  EXPECT_EQ(simulate_json({"simulate", "--model", "llama2-7b", "--gpus", "8", "--tp", "8", "--hidden-size", "2048",
+  EXPECT_EQ(json_output({"simulate", "--model", "llama2-7b", "--gpus", "8", "--tp", "8", "--hidden-size", "2048",
                            "--json"})
                 .at("model")
                 .at("ffn_hidden_size"),
             11008);
-  EXPECT_EQ(simulate_json({"simulate", "--model", "gpt3-175b", "--gpus", "8", "--tp", "8", "--hidden-size", "6144",
+  EXPECT_EQ(json_output({"simulate", "--model", "gpt3-175b", "--gpus", "8", "--tp", "8", "--hidden-size", "6144",
                            "--ffn-hidden-size", "16384", "--json"})
                 .at("model")
                 .at("ffn_hidden_size"),
