@@ -91,7 +91,12 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   ffn_ = spin(m, tr("FFN hidden size"), 1, 1 << 22);
   seq_ = spin(m, tr("Sequence length"), 1, 1 << 22);
   vocab_ = spin(m, tr("Vocabulary size"), 1, 1 << 24);
-  swiglu_ = check(m, tr("SwiGLU MLP"));
+  activation_ = new QComboBox;
+  // In Activation's order: project() and set_project() convert by index.
+  static_assert(static_cast<int>(Activation::SquaredReLU) == 3, "the activation entries follow Activation's order");
+  activation_->addItems({tr("GeLU"), tr("SwiGLU"), tr("GeGLU"), tr("squared ReLU")});
+  row(m, tr("MLP activation"), activation_, "activation");
+  connect(activation_, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
   model_form_ = m;
   // Mixture of experts (Megatron-LM's names in the tooltips; docs/moe.md). 0 experts: dense.
   experts_ = spin(m, tr("Routed experts"), 0, 1 << 20, "num_experts");

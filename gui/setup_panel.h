@@ -72,7 +72,7 @@ class SetupPanel : public QWidget {
 
   QComboBox* model_preset_;
   QSpinBox *layers_, *hidden_, *heads_, *groups_, *ffn_, *seq_, *vocab_;
-  QCheckBox* swiglu_;
+  QComboBox* activation_;  // the MLP's, one entry per Activation in its order
   // Mixture of experts, multi-latent attention and MTP (sim/moe_spec.h), in the Model group.
   QFormLayout* model_form_;
   QSpinBox *experts_, *topk_, *expert_ffn_, *shared_ffn_, *router_groups_, *router_group_topk_;

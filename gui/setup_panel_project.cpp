@@ -40,7 +40,7 @@ Project SetupPanel::project() const {
   p.model.ffn_hidden_size = ffn_->value();
   p.model.seq_length = seq_->value();
   p.model.vocab_size = vocab_->value();
-  p.model.change_activation(swiglu_->isChecked() ? Activation::SwiGLU : Activation::GeLU);
+  p.model.change_activation(static_cast<Activation>(activation_->currentIndex()));
   MoeSpec& e = p.model.moe;  // the layer frequency is model_base_'s, read when its field is finished
   e.num_experts = experts_->value();
   e.router_topk = topk_->value();
@@ -136,7 +136,7 @@ void SetupPanel::set_project(const Project& p) {
   ffn_->setValue(p.model.ffn_hidden_size);
   seq_->setValue(p.model.seq_length);
   vocab_->setValue(p.model.vocab_size);
-  swiglu_->setChecked(p.model.activation == Activation::SwiGLU);
+  activation_->setCurrentIndex(static_cast<int>(p.model.activation));
   experts_->setValue(p.model.moe.num_experts);
   topk_->setValue(p.model.moe.router_topk);
   expert_ffn_->setValue(p.model.moe.ffn_hidden_size);

@@ -22,7 +22,9 @@ void SetupPanel::describe_fields() {
   ffn_->setToolTip(tr("--ffn-hidden-size: the MLP's inner width"));
   seq_->setToolTip(tr("--seq-length: tokens per training sequence"));
   vocab_->setToolTip(tr("--vocab-size: the embedding and output tables' rows"));
-  swiglu_->setToolTip(tr("--swiglu: a gated MLP (three matrices, SwiGLU) instead of GeLU (two)"));
+  activation_->setToolTip(tr("The MLP's activation: GeLU (two matrices; Megatron-LM's default), SwiGLU (--swiglu: "
+                             "gated, three matrices), GeGLU (Gemma's gated GeLU) or squared ReLU (--squared-relu: "
+                             "Nemotron-4's, two matrices, no biases)"));
   q_lora_->setToolTip(tr("--q-lora-rank: multi-latent attention's query compression; none: full-rank queries"));
   kv_lora_->setToolTip(tr("--kv-lora-rank: multi-latent attention's key/value compression rank"));
   qk_head_->setToolTip(tr("--qk-head-dim: a query/key head's dimensions without rotary embedding"));

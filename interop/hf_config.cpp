@@ -13,7 +13,7 @@ namespace {
 
 // How one transformers model class is built. Each fact is read from the class's modelling code
 // (transformers/models/<type>/modeling_<type>.py), not from the keys a file happens to carry.
-enum class Mlp { Gelu, SwiGlu, GeGlu };
+enum class Mlp { Gelu, SwiGlu, GeGlu, SquaredRelu };
 enum class Positions { Learned, Rope, FalconAlibiKey, Alibi };
 enum class Keys { Gpt2, Bloom, Falcon, Standard };
 
@@ -54,6 +54,10 @@ const std::vector<Family>& families() {
        false, nullptr, true},
       {"phi", {"PhiForCausalLM"}, Keys::Standard, Mlp::Gelu, Normalization::LayerNorm, Positions::Rope, false, true,
        nullptr, false},
+      // Nemotron-4 and Minitron: NemotronMLP is up_proj, relu2, down_proj; NemotronLayerNorm1P is a
+      // LayerNorm (weight and bias) that stores its weight zero-centred.
+      {"nemotron", {"NemotronForCausalLM"}, Keys::Standard, Mlp::SquaredRelu, Normalization::LayerNorm,
+       Positions::Rope, false, false, nullptr, false},
       {"phi3", {"Phi3ForCausalLM"}, Keys::Standard, Mlp::SwiGlu, Normalization::RMSNorm, Positions::Rope, false,
        false, nullptr, true},
       // Mixtures of experts: their experts, attention biases and norms are read by read_mixture().
@@ -165,12 +169,13 @@ Activation activation_of(const JsonFields& f, const Family& fam) {
   const char* key = fam.keys == Keys::Gpt2 ? "activation_function" : fam.keys == Keys::Falcon ? "activation"
                     : f.has("hidden_activation") ? "hidden_activation"  // Gemma's newer key
                                                  : "hidden_act";
-  const std::string fallback = fam.mlp == Mlp::SwiGlu ? "silu" : "gelu";
+  const std::string fallback = fam.mlp == Mlp::SwiGlu ? "silu" : fam.mlp == Mlp::SquaredRelu ? "relu2" : "gelu";
   const std::string act = f.string_or(key, fallback);
   const bool gelu = act.rfind("gelu", 0) == 0;  // gelu, gelu_new, gelu_fast, gelu_pytorch_tanh: one cost
   if (fam.mlp == Mlp::SwiGlu && act == "silu") return Activation::SwiGLU;
   if (fam.mlp == Mlp::GeGlu && gelu) return Activation::GeGLU;
   if (fam.mlp == Mlp::Gelu && gelu) return Activation::GeLU;
+  if (fam.mlp == Mlp::SquaredRelu && act == "relu2") return Activation::SquaredReLU;
   fail("{}: {} '{}' in a {} model is not modelled; {} models use {}", f.where(), key, act, fam.model_type,
        fam.model_type, fallback);
 }
@@ -193,11 +198,11 @@ void read_dense_biases(const JsonFields& f, const Family& fam, ModelSpec& m) {
     // FalconLinear: one `bias` switch for query_key_value, dense and both MLP matrices.
     m.qkv_bias = m.projection_bias = f.boolean_or("bias", false);
     m.mlp_bias = m.qkv_bias;
-  } else {  // llama, gemma, gemma2: attention_bias on all four projections, off by default
+  } else {  // llama, gemma, gemma2, nemotron: attention_bias on all four projections, off by default
     m.qkv_bias = m.projection_bias = f.boolean_or("attention_bias", false);
-    // LlamaMLP's gate, up and down projections (transformers' mlp_bias, false by default); the
+    // LlamaMLP's and NemotronMLP's projections (transformers' mlp_bias, false by default); the
     // other classes build their MLPs without it, so there the key stays unread and is named.
-    if (type == "llama" && f.boolean_or("mlp_bias", false)) m.mlp_bias = true;
+    if ((type == "llama" || type == "nemotron") && f.boolean_or("mlp_bias", false)) m.mlp_bias = true;
   }
 }
 
@@ -450,8 +455,8 @@ HfImport model_from_hf_config(const nlohmann::json& doc, const std::string& wher
         "the same parameters and FLOPs, but with tensor parallelism the real model needs one all-reduce per layer "
         "where the simulation charges two",
         where, fam.model_type));
-  m.validate(where);
   if (!is_mixture(fam)) read_dense_biases(f, fam, m);
+  m.validate(where);
   out.unread_keys = f.unread();
   return out;
 }

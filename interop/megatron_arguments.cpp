@@ -35,7 +35,7 @@ std::vector<std::string> argument_words(const std::string& text) {
 
 bool names_the_model(const MegatronModelArgs& a) {
   return a.num_layers || a.hidden_size || a.num_attention_heads || a.num_query_groups || a.ffn_hidden_size ||
-         a.seq_length || a.vocab_size || a.kv_channels || a.max_position_embeddings || a.swiglu ||
+         a.seq_length || a.vocab_size || a.kv_channels || a.max_position_embeddings || a.swiglu || a.squared_relu ||
          a.normalization || a.position_embedding_type || a.qk_layernorm || a.add_qkv_bias || a.num_experts ||
          a.moe_router_topk || a.moe_ffn_hidden_size || a.moe_shared_expert_intermediate_size ||
          a.moe_shared_expert_gate || a.moe_layer_freq || a.moe_router_score_function || a.moe_router_num_groups ||
@@ -223,6 +223,7 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   arg("--vocab-size", std::to_string(m.vocab_size));
   arg("--make-vocab-size-divisible-by", std::to_string(vocab_unit(m, c.tp)));
   if (m.activation == Activation::SwiGLU) arg("--swiglu");
+  if (m.activation == Activation::SquaredReLU) arg("--squared-relu");
   // Megatron-LM's biases are one switch (--add-bias-linear, its default) and --add-qkv-bias beside
   // it; refuse_unwritable_architecture refused the models they cannot say.
   if (!m.projection_bias) arg("--disable-bias-linear");

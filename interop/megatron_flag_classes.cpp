@@ -49,7 +49,7 @@ const IgnoredMegatronFlag kIgnored[] = {
     {"--use-mcore-models", 0},
     // the run's length and its batch ramp-up (iteration time is that of the full global batch)
     {"--train-iters", 1, false}, {"--train-samples", 1}, {"--exit-interval", 1}, {"--exit-duration-in-mins", 1},
-    {"--exit-signal-handler", 0}, {"--rampup-batch-size", 3}, {"--step-batch-size-schedule", 1},
+    {"--exit-signal-handler", 0}, {"--rampup-batch-size", 3},
     // data and tokenizer
     {"--data-path", -1}, {"--split", 1}, {"--train-data-path", -1}, {"--valid-data-path", -1},
     {"--test-data-path", -1}, {"--data-cache-path", 1}, {"--data-args-path", 1}, {"--per-split-data-args-path", 1},

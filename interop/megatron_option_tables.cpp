@@ -35,13 +35,17 @@ const MegatronOption<M> kModelOptions[] = {
      "Megatron-LM pads it, to a multiple of --make-vocab-size-divisible-by x TP)",
      &M::vocab_size},
     {"--swiglu", nullptr, kModel, "Override: gated SwiGLU MLP instead of GeLU", &M::swiglu},
+    {"--squared-relu", nullptr, kModel,
+     "Override: squared-ReLU MLP (Nemotron-4's; two matrices, no biases: with --disable-bias-linear) instead of GeLU",
+     &M::squared_relu},
     {"--kv-channels", nullptr, kModelMegatron, "Width of one attention head (default hidden / heads)",
      &M::kv_channels},
     {"--max-position-embeddings", nullptr, kModelMegatron,
      "Positions the model supports (>= --seq-length; learned positions: equal to it)", &M::max_position_embeddings},
     {"--tokenizer-type", nullptr, kModelMegatron,
      "Megatron-LM's tokenizer, whose words are the vocabulary without --vocab-size: GPT2BPETokenizer (the default) "
-     "GPT-2's 50,257, TikTokenizer 131,072 and HuggingFaceTokenizer a known --tokenizer-model's, padded to "
+     "GPT-2's 50,257, TikTokenizer 131,072, HuggingFaceTokenizer a known --tokenizer-model's and "
+     "GPTSentencePieceTokenizer Nemotron-4's nemotron_2_256k.model 256,000, padded to "
      "--make-vocab-size-divisible-by x TP; another needs --vocab-size",
      &M::tokenizer_type},
     {"--tokenizer-model", nullptr, kModelMegatron,
@@ -112,6 +116,10 @@ const MegatronOption<L> kLayoutOptions[] = {
     {"--sequence-parallel", nullptr, kLayout, "Sequence parallelism (needs TP > 1)", &L::sequence_parallel},
     {"--micro-batch-size", nullptr, kLayout, "Micro batch size", &L::micro_batch},
     {"--global-batch-size", nullptr, kLayout, "Global batch size (default: micro batch x DP)", &L::global_batch},
+    {"--step-batch-size-schedule", nullptr, kLayout,
+     "Megatron-LM's batch steps, \"THRESHOLD:BATCH ...\" by samples consumed: the iteration simulated is the last "
+     "step's full batch (in place of --global-batch-size)",
+     &L::step_batch_size_schedule},
     {"--num-layers-per-virtual-pipeline-stage", nullptr, kLayout, "Layers per virtual stage: interleaved 1F1B",
      &L::layers_per_virtual_stage},
     {"--num-virtual-stages-per-pipeline-rank", nullptr, kLayout,

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,12 +18,65 @@
 #include "interop/moe_layer_freq.h"
 #include "sim/error.h"
 #include "sim/layout_rules.h"
+#include "sim/numbers.h"
 
 namespace cc {
 
+using interop::prefix;
+
 namespace {
 
-using interop::prefix;
+// A count with Megatron-LM's suffixes (num_microbatches_calculator.py _parse_numeric_value): K, M,
+// B, T for thousands to trillions.
+double scheduled_count(std::string text, const std::string& entry, const std::string& where) {
+  double scale = 1;
+  if (!text.empty()) {
+    const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+    const double by = last == 'K' ? 1e3 : last == 'M' ? 1e6 : last == 'B' ? 1e9 : last == 'T' ? 1e12 : 1;
+    if (by > 1) {
+      scale = by;
+      text.pop_back();
+    }
+  }
+  const std::optional<double> v = parse_real(text);
+  if (!v || *v < 0)
+    fail_at("--step-batch-size-schedule",
+            "{}--step-batch-size-schedule entry '{}' is not THRESHOLD:BATCH (numbers, optionally with K, M, B or T)",
+            prefix(where), entry);
+  return *v * scale;
+}
+
+// The global batch of a step schedule's last step, the full batch Megatron-LM's calculator takes
+// as the run's (StepBatchsizeNumMicroBatchesCalculator: schedule[-1] after sorting by threshold).
+// Entries are separated by spaces or commas, and by _ where a one-line argument file writes the
+// value's spaces (tests/reference/megatron/README.md).
+int step_batch_size_schedule_batch(const std::string& schedule, const std::string& where) {
+  std::string text = schedule;
+  std::replace_if(text.begin(), text.end(), [](char ch) { return ch == ',' || ch == '_'; }, ' ');
+  std::istringstream in(text);
+  double last_threshold = -1, batch = 0;
+  int entries = 0;
+  for (std::string entry; in >> entry; ++entries) {
+    const std::size_t colon = entry.find(':');
+    if (colon == std::string::npos)
+      fail_at("--step-batch-size-schedule", "{}--step-batch-size-schedule entry '{}' is not THRESHOLD:BATCH",
+              prefix(where), entry);
+    const double threshold = scheduled_count(entry.substr(0, colon), entry, where);
+    const double size = scheduled_count(entry.substr(colon + 1), entry, where);
+    if (size < 1 || size > std::numeric_limits<int>::max() || size != std::floor(size))
+      fail_at("--step-batch-size-schedule", "{}--step-batch-size-schedule entry '{}': the batch must be a positive whole "
+              "number", prefix(where), entry);
+    if (threshold > last_threshold) {
+      last_threshold = threshold;
+      batch = size;
+    }
+  }
+  if (entries == 0)
+    fail_at("--step-batch-size-schedule", "{}--step-batch-size-schedule '{}' has no THRESHOLD:BATCH entry",
+            prefix(where), schedule);
+  return static_cast<int>(batch);
+}
+
 
 template <class Args>
 const MegatronOption<Args>* find_option(std::span<const MegatronOption<Args>> table, const std::string& flag) {
@@ -279,7 +334,10 @@ ModelSpec apply_megatron_model(const MegatronModelArgs& a, ModelSpec m, bool fro
   else if (a.hidden_size && ffn_is_multiple) m.ffn_hidden_size = times_hidden(ffn_multiple);
   if (a.seq_length) m.seq_length = *a.seq_length;
   if (a.vocab_size) m.vocab_size = *a.vocab_size;
+  if (a.swiglu && a.squared_relu)  // arguments.py asserts not args.swiglu under --squared-relu
+    fail_at("--squared-relu", "--squared-relu and --swiglu name two MLP activations; give one");
   if (a.swiglu) m.change_activation(Activation::SwiGLU);
+  if (a.squared_relu) m.change_activation(Activation::SquaredReLU);
   if (m.num_query_groups == 0) m.num_query_groups = m.num_attention_heads;
   if (a.kv_channels) {
     if (*a.kv_channels < 1) fail_at("--kv-channels", "--kv-channels is {}; it must be >= 1", *a.kv_channels);
@@ -458,6 +516,17 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.sequence_parallel) c.sequence_parallel = true;
   if (a.micro_batch) c.micro_batch = *a.micro_batch;
   if (a.global_batch) c.global_batch = *a.global_batch;
+  if (a.step_batch_size_schedule) {
+    const int scheduled = step_batch_size_schedule_batch(*a.step_batch_size_schedule, where);
+    // arguments.py raises on both; Megatron-LM's own GPT-3 175B example gives both, agreeing, and
+    // that pair names one batch.
+    if (a.global_batch && *a.global_batch != scheduled)
+      fail_at("--step-batch-size-schedule",
+              "{}--step-batch-size-schedule ends at a global batch of {} and --global-batch-size says {}; give one "
+              "(Megatron-LM refuses both)",
+              prefix(where), scheduled, *a.global_batch);
+    c.global_batch = scheduled;
+  }
   if (a.recompute_granularity)
     c.recompute = recompute_granularity_from(*a.recompute_granularity, prefix(where) + "--recompute-granularity");
   if (a.recompute_activations) {

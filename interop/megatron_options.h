@@ -23,7 +23,8 @@ namespace cc {
 struct MegatronModelArgs {
   std::optional<int> num_layers, hidden_size, num_attention_heads, num_query_groups, ffn_hidden_size, seq_length,
       vocab_size, kv_channels, max_position_embeddings, make_vocab_size_divisible_by, rotary_base;
-  bool swiglu = false, untie_embeddings = false, group_query_attention = false, disable_bias_linear = false;
+  bool swiglu = false, squared_relu = false, untie_embeddings = false, group_query_attention = false,
+       disable_bias_linear = false;
   std::optional<std::string> normalization, position_embedding_type;
   // The vocabulary's source where --vocab-size is not given (megatron_tokenizer_vocabulary):
   // the tokenizer, and its model (a HuggingFace tokenizer's Hub repository).
@@ -60,6 +61,8 @@ struct MegatronLayoutArgs {
        overlap_moe_expert_parallel_comm = false, moe_enable_deepep = false;
   std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout,
       transformer_impl, cross_entropy_fusion_impl, ckpt_format;
+  // THRESHOLD:BATCH entries; the run's global batch is the last one's (step_batch_size_schedule_batch).
+  std::optional<std::string> step_batch_size_schedule;
   std::vector<std::string> cp_comm_type;  // one for every layer, or one for all
   std::vector<int> hierarchical_cp_sizes;
   bool sequence_parallel = false, distributed_optimizer = false, overlap_grad_reduce = false,

@@ -32,6 +32,16 @@ std::optional<long long> hub_tokenizer_words(const std::string& repository) {
   return it == hub_tokenizers().end() ? std::nullopt : std::optional<long long>(it->second);
 }
 
+// SentencePiece models known by their file's name, whose words a file cannot state otherwise.
+// nemotron_2_256k.model is Nemotron-4's tokenizer, which Megatron-LM's Nemotron-4 15B release test
+// names: 256,000 words (transformers' NemotronConfig default vocab_size, and Nemotron-4 checkpoints'
+// config.json).
+std::optional<long long> sentencepiece_model_words(const std::string& path) {
+  static const std::map<std::string, long long> kWords = {{"nemotron_2_256k.model", 256000}};
+  const auto it = kWords.find(path.substr(path.find_last_of('/') + 1));
+  return it == kWords.end() ? std::nullopt : std::optional<long long>(it->second);
+}
+
 // Megatron-LM's --tokenizer-type choices (arguments.py at the commit tests/reference/megatron/ names).
 std::string megatron_tokenizer_type(const std::string& value, const std::string& where) {
   static const char* const kChoices[] = {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer",
@@ -83,6 +93,11 @@ TokenizerVocabulary megatron_tokenizer_vocabulary(const MegatronModelArgs& a, in
                                                   : std::string("without --tokenizer-model"),
                                 fmt::join(known, ", "));
     }
+  } else if (const auto words = (tokenizer == "GPTSentencePieceTokenizer" || tokenizer == "SentencePieceTokenizer") &&
+                                         a.tokenizer_model
+                                     ? sentencepiece_model_words(*a.tokenizer_model)
+                                     : std::nullopt) {
+    counted(*words, fmt::format("{} {}'s: {} words", tokenizer, *a.tokenizer_model, *words));
   } else {
     out.unknown = fmt::format("{}the vocabulary comes from {}'s --tokenizer-model, whose words clustercast cannot count",
                               prefix(where), tokenizer);

@@ -214,8 +214,15 @@ ModelSpec nemo_model(const NemoKeys& y, int tp, bool vocab_in_comment, LayoutFil
   a.disable_bias_linear = !add_bias_linear;
   ModelSpec base = gpt_base();
   // NeMo's names; GeGLU and ALiBi have no Megatron-LM flag, so they go into the base.
-  const std::string act = y.choice("model.activation", "gelu", {"gelu", "swiglu", "fast-swiglu", "geglu", "fast-geglu"});
+  const std::string act =
+      y.choice("model.activation", "gelu", {"gelu", "swiglu", "fast-swiglu", "geglu", "fast-geglu", "squared-relu"});
   if (act.find("swiglu") != std::string::npos) a.swiglu = true;
+  if (act == "squared-relu") {
+    a.squared_relu = true;
+    // Without biases (the model refuses squared ReLU beside them) the fused bias-activation has
+    // nothing to fuse: either value runs the one squared-ReLU kernel.
+    y.boolean("model.bias_activation_fusion", true);
+  }
   if (act.find("geglu") != std::string::npos) base.activation = Activation::GeGLU;
   // layernorm1p (Megatron's apply_layernorm_1p: gamma stored as 1 + w, zero-centred) has
   // LayerNorm's parameters and work.
@@ -366,6 +373,7 @@ const char* nemo_activation(Activation a) {
     case Activation::GeLU: return "gelu";
     case Activation::SwiGLU: return "swiglu";
     case Activation::GeGLU: return "geglu";
+    case Activation::SquaredReLU: return "squared-relu";
   }
   return "gelu";
 }
@@ -478,6 +486,9 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   if (m.explicit_head_dim > 0) key("kv_channels") << m.explicit_head_dim;
   else key("kv_channels") << YAML::Null;
   key("activation") << nemo_activation(m.activation);
+  // Megatron-Core's fused bias-activation takes GeLU and SwiGLU only; squared ReLU runs its own
+  // compiled kernel, as Megatron-LM runs it without biases.
+  if (m.activation == Activation::SquaredReLU) key("bias_activation_fusion") << false;
   // One switch for every linear, Q, K and V's beside it (refuse_unwritable_architecture).
   key("bias") << m.projection_bias;
   if (!m.projection_bias && m.qkv_bias) key("add_qkv_bias") << true;

@@ -225,19 +225,49 @@ std::int64_t fc1_width(const LayerShape& x, std::int64_t ffn) { return ffn * (x.
 // Weights of one MLP of FFN width `ffn` on this rank: FC1 (two matrices when gated) and FC2.
 std::int64_t mlp_weights(const LayerShape& x, std::int64_t ffn) { return x.h * fc1_width(x, ffn) + ffn * x.h; }
 
+// Which MLP an activation kernel belongs to: the dense layer's, the shared experts' or the routed ones'.
+enum class MlpPart { Dense, Shared, Expert };
+
+// The MLP activation's one fused kernel each way, per output element: its op name, the elements
+// it reads and writes, its FLOPs. Gated (SwiGLU, GeGLU; both named swiglu in the op tables):
+// reads both FC1 halves, writes one, and backward reads the gradient and both halves, writes
+// two. GeLU (Megatron's bias_gelu) and squared ReLU (activations.py, compiled by jit_fuser):
+// read one, write one; backward reads the gradient and the input, writes one.
+struct ActivationKernel {
+  const char* name;
+  double elements, flops;
+};
+ActivationKernel activation_kernel(const LayerShape& x, MlpPart part, Phase phase) {
+  static const char* const kNames[3][3][2] = {
+      {{"gelu", "gelu.backward"}, {"swiglu", "swiglu.backward"}, {"squared_relu", "squared_relu.backward"}},
+      {{"shared_gelu", "shared_gelu.backward"}, {"shared_swiglu", "shared_swiglu.backward"},
+       {"shared_squared_relu", "shared_squared_relu.backward"}},
+      {{"expert_gelu", "expert_gelu.backward"}, {"expert_swiglu", "expert_swiglu.backward"},
+       {"expert_squared_relu", "expert_squared_relu.backward"}}};
+  const bool backward = phase == Phase::Backward;
+  const int kind = x.gated ? 1 : x.activation == Activation::SquaredReLU ? 2 : 0;
+  const char* name = kNames[static_cast<int>(part)][kind][backward ? 1 : 0];
+  if (x.gated) return {name, backward ? 5.0 : 3.0, backward ? 12.0 : 8.0};
+  if (kind == 2) return {name, backward ? 3.0 : 2.0, backward ? 3.0 : 2.0};  // max and square; 2x times the gradient
+  return {name, backward ? 3.0 : 2.0, backward ? 12.0 : 8.0};
+}
+void activation(Builder& b, const LayerShape& x, MlpPart part, Phase phase, std::int64_t elements) {
+  const ActivationKernel k = activation_kernel(x, part, phase);
+  b.elementwise(k.name, elements, k.elements * x.elem, k.flops);
+}
+
 // A TP-split MLP of width `ffn` (the dense layer's, or the shared experts'), after its norm.
-void mlp_forward(Builder& b, const LayerShape& x, std::int64_t ffn, const char* fc1, const char* act_gated,
-                 const char* act, const char* fc2) {
+void mlp_forward(Builder& b, const LayerShape& x, std::int64_t ffn, MlpPart part, const char* fc1, const char* fc2) {
   b.gathered_gemm("sp_all_gather", fc1, x.tokens, fc1_width(x, ffn), x.h);
-  b.elementwise(x.gated ? act_gated : act, x.tokens * ffn, (x.gated ? 3 : 2) * x.elem, 8);
+  activation(b, x, part, Phase::Forward, x.tokens * ffn);
   b.reduce_after("tp_reduce", b.gemm(fc2, x.tokens, x.h, ffn));
 }
 
-void mlp_backward(Builder& b, const LayerShape& x, std::int64_t ffn, const char* fc2_dgrad, const char* fc2_wgrad,
-                  const char* act_gated, const char* act, const char* fc1_dgrad, const char* fc1_wgrad) {
+void mlp_backward(Builder& b, const LayerShape& x, std::int64_t ffn, MlpPart part, const char* fc2_dgrad,
+                  const char* fc2_wgrad, const char* fc1_dgrad, const char* fc1_wgrad) {
   b.gathered_gemm("sp_all_gather", fc2_dgrad, x.tokens, ffn, x.h);  // backward of the forward reduce-scatter
   b.gemm(fc2_wgrad, ffn, x.h, x.tokens);
-  b.elementwise(x.gated ? act_gated : act, x.tokens * ffn, (x.gated ? 5 : 3) * x.elem, 12);
+  activation(b, x, part, Phase::Backward, x.tokens * ffn);
   const int dgrad = b.gemm(fc1_dgrad, x.tokens, x.h, fc1_width(x, ffn));
   b.sp_gather("sp_all_gather.wgrad_input", dgrad);  // SP saved only 1/t of the input
   const int wgrad = b.gemm(fc1_wgrad, x.h, fc1_width(x, ffn), x.tokens);
@@ -340,7 +370,7 @@ void moe_forward(Builder& b, const LayerShape& x, std::pair<int, int> attention)
   if (all_to_all) b.elementwise("moe.permute", rows * e.topk * x.h, 2 * x.elem);
   if (shared && e.shared_expert_overlap) {
     shared_fc1 = b.gathered_gemm("sp_all_gather", "shared_fc1", x.tokens, fc1_width(x, e.shared_ffn), x.h);
-    b.elementwise(x.gated ? "shared_swiglu" : "shared_gelu", x.tokens * e.shared_ffn, (x.gated ? 3 : 2) * x.elem, 8);
+    activation(b, x, MlpPart::Shared, Phase::Forward, x.tokens * e.shared_ffn);
   }
   // Dispatch: hidden behind the shared FC1 (shared-expert overlap) or the expert MLP (EP overlap).
   const ExpertExchange dispatch_names{"moe.dispatch_all_to_all", "moe.dispatch_etp_all_gather",
@@ -350,7 +380,7 @@ void moe_forward(Builder& b, const LayerShape& x, std::pair<int, int> attention)
   const int mlp_first = b.last() + 1;
   expert_gemm(b, e, "expert_fc1", routed, fc1_width(x, e.expert_ffn), x.h, true);
   const Exchange dispatch = e.overlap_ep_comm ? to_experts(b, x, dispatch_names) : Exchange{};
-  b.elementwise(x.gated ? "expert_swiglu" : "expert_gelu", routed * e.expert_ffn, (x.gated ? 3 : 2) * x.elem, 8);
+  activation(b, x, MlpPart::Expert, Phase::Forward, routed * e.expert_ffn);
   const int fc2 = expert_gemm(b, e, "expert_fc2", routed, x.h, e.expert_ffn, true);
   dispatch.hide(b, mlp_first, fc2);
   if (shared && e.shared_expert_overlap) shared_fc2 = b.gemm("shared_fc2", x.tokens, x.h, e.shared_ffn);
@@ -363,7 +393,7 @@ void moe_forward(Builder& b, const LayerShape& x, std::pair<int, int> attention)
   if (all_to_all) b.elementwise("moe.unpermute", rows * e.topk * x.h, 2 * x.elem, 2);
   if (shared && e.shared_expert_overlap) b.reduce_after("tp_reduce", shared_fc2);
   if (shared && !e.shared_expert_overlap)
-    mlp_forward(b, x, e.shared_ffn, "shared_fc1", "shared_swiglu", "shared_gelu", "shared_fc2");
+    mlp_forward(b, x, e.shared_ffn, MlpPart::Shared, "shared_fc1", "shared_fc2");
 }
 
 // Returns the combine gradient's exchange, which under --overlap-moe-expert-parallel-comm the
@@ -379,8 +409,8 @@ Exchange moe_backward(Builder& b, const LayerShape& x) {
     b.gathered_gemm("sp_all_gather", "shared_fc2.dgrad", x.tokens, e.shared_ffn, x.h);
     shared_fc2 = b.gemm("shared_fc2.wgrad", e.shared_ffn, x.h, x.tokens);
   } else if (shared) {
-    mlp_backward(b, x, e.shared_ffn, "shared_fc2.dgrad", "shared_fc2.wgrad", "shared_swiglu.backward",
-                 "shared_gelu.backward", "shared_fc1.dgrad", "shared_fc1.wgrad");
+    mlp_backward(b, x, e.shared_ffn, MlpPart::Shared, "shared_fc2.dgrad", "shared_fc2.wgrad", "shared_fc1.dgrad",
+                 "shared_fc1.wgrad");
   }
   // The combine's gradient travels back as a dispatch, and the dispatch's as a combine.
   const ExpertExchange combine_grad{"moe.combine_grad_all_to_all", "moe.combine_grad_etp_all_gather",
@@ -391,8 +421,7 @@ Exchange moe_backward(Builder& b, const LayerShape& x) {
   const int mlp_first = b.last() + 1;
   expert_gemm(b, e, "expert_fc2.dgrad", routed, e.expert_ffn, x.h, true);
   expert_gemm(b, e, "expert_fc2.wgrad", e.expert_ffn, x.h, routed, false);
-  b.elementwise(x.gated ? "expert_swiglu.backward" : "expert_gelu.backward", routed * e.expert_ffn,
-                (x.gated ? 5 : 3) * x.elem, 12);
+  activation(b, x, MlpPart::Expert, Phase::Backward, routed * e.expert_ffn);
   expert_gemm(b, e, "expert_fc1.dgrad", routed, x.h, fc1_width(x, e.expert_ffn), true);
   const int fc1_wgrad = expert_gemm(b, e, "expert_fc1.wgrad", x.h, fc1_width(x, e.expert_ffn), routed, false);
   if (shared && e.shared_expert_overlap) {
@@ -519,7 +548,7 @@ OpProgram layer_forward(const LayerShape& x, Phase phase) {
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   b.elementwise("post_attention_norm", region, 2 * x.elem, 8);
   if (x.moe.layer) moe_forward(b, x, {0, b.last()});
-  else mlp_forward(b, x, x.ffn, "fc1", "swiglu", "gelu", "fc2");
+  else mlp_forward(b, x, x.ffn, MlpPart::Dense, "fc1", "fc2");
   b.elementwise("bias_dropout_add", region, 3 * x.elem + (x.dropout ? 1 : 0));
   return b.take();
 }
@@ -534,8 +563,7 @@ OpProgram layer_backward(const LayerShape& x) {
   if (x.moe.layer)
     combine_grad = moe_backward(b, x);
   else
-    mlp_backward(b, x, x.ffn, "fc2.dgrad", "fc2.wgrad", "swiglu.backward", "gelu.backward", "fc1.dgrad",
-                 "fc1.wgrad");
+    mlp_backward(b, x, x.ffn, MlpPart::Dense, "fc2.dgrad", "fc2.wgrad", "fc1.dgrad", "fc1.wgrad");
   b.elementwise("post_attention_norm.backward", region, 4 * x.elem, 12);
   const int attention_first = b.last() + 1;
   // Attention block.

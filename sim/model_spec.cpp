@@ -12,6 +12,7 @@ const char* to_string(Activation a) {
     case Activation::GeLU: return "gelu";
     case Activation::SwiGLU: return "swiglu";
     case Activation::GeGLU: return "geglu";
+    case Activation::SquaredReLU: return "squared_relu";
   }
   return "?";
 }
@@ -295,6 +296,14 @@ void ModelSpec::validate(const std::string& where) const {
   if (rotary_base != kDefaultRotaryBase && position_embedding != PositionEmbedding::Rope)
     fail_at("--rotary-base", "{}: rotary_base {} on a model with {} positions; it applies to rope positions only",
             where, rotary_base, to_string(position_embedding));
+  // Megatron-LM's TransformerConfig refuses squared ReLU beside its fused bias-activation, which is
+  // on whenever the MLP has biases; unfused (--no-bias-gelu-fusion) the bias add is a pass of its
+  // own that clustercast does not price.
+  if (activation == Activation::SquaredReLU && (dense_mlp_bias() || (moe.enabled() && moe.expert_linear_biases)))
+    fail_at("--disable-bias-linear",
+            "{}: a squared-ReLU MLP with biases is not modelled (Megatron-LM refuses it beside its fused "
+            "bias-activation; Nemotron-4's MLP has none): drop the MLP biases (--disable-bias-linear, mlp_bias false)",
+            where);
   validate_experts(*this, where);
   validate_latent_attention(*this, where);
   if (mtp_num_layers < 0 || mtp_num_layers > 100)
@@ -366,8 +375,11 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
   m.ffn_hidden_size = static_cast<int>(f.integer_or("ffn_hidden_size", 1, 4LL * m.hidden_size));
   m.vocab_size = static_cast<int>(f.integer("vocab_size", 1));
   m.seq_length = static_cast<int>(f.integer("seq_length", 1));
-  const std::string act = f.choice_or("activation", {"gelu", "swiglu", "geglu"}, "gelu");
-  m.activation = act == "gelu" ? Activation::GeLU : act == "swiglu" ? Activation::SwiGLU : Activation::GeGLU;
+  const std::string act = f.choice_or("activation", {"gelu", "swiglu", "geglu", "squared_relu"}, "gelu");
+  m.activation = act == "gelu"     ? Activation::GeLU
+                 : act == "swiglu" ? Activation::SwiGLU
+                 : act == "geglu"  ? Activation::GeGLU
+                                   : Activation::SquaredReLU;
   m.normalization = f.choice_or("normalization", {"layernorm", "rmsnorm"}, "layernorm") == "layernorm"
                         ? Normalization::LayerNorm
                         : Normalization::RMSNorm;
@@ -419,7 +431,7 @@ nlohmann::json model_to_json(const ModelSpec& m) {
   if (m.explicit_head_dim != 0) j["head_dim"] = m.explicit_head_dim;
   if (!m.qkv_bias) j["qkv_bias"] = false;
   if (!m.projection_bias) j["projection_bias"] = false;
-  if (m.dense_mlp_bias() == m.gated_mlp()) j["mlp_bias"] = m.dense_mlp_bias();  // against the MLP's convention
+  if (m.dense_mlp_bias() != m.mlp_bias_by_default()) j["mlp_bias"] = m.dense_mlp_bias();  // against the MLP's convention
   if (m.qk_norm != QkNorm::None) j["qk_norm"] = to_string(m.qk_norm);
   if (m.attention_sinks) j["attention_sinks"] = true;
   if (m.attention_softcap > 0) j["attn_logit_softcapping"] = m.attention_softcap;

@@ -14,7 +14,8 @@
 namespace cc {
 
 // GeGLU is Gemma's gated GeLU: the same three matrices as SwiGLU, a different gate function.
-enum class Activation { GeLU, SwiGLU, GeGLU };
+// Squared ReLU, relu(x)^2, is Nemotron-4's: two matrices, as GeLU (Megatron-LM's --squared-relu).
+enum class Activation { GeLU, SwiGLU, GeGLU, SquaredReLU };
 enum class Normalization { LayerNorm, RMSNorm };
 // ALiBi (BLOOM, MPT) adds a fixed bias to the attention scores: no parameters, no table.
 enum class PositionEmbedding { Learned, Rope, Alibi };
@@ -51,11 +52,13 @@ struct ModelSpec {
   // dense defaults are Megatron-LM's GPT (--add-bias-linear); the MoE importers say each class's.
   bool qkv_bias = true;
   bool projection_bias = true;
-  // Biases of the dense MLP's linears. Unset: Megatron-LM's GPT on a GeLU MLP (biases) and the
-  // Llama family on a gated one (none); set where a file says (Megatron-LM's --disable-bias-linear
-  // and its default --add-bias-linear on a launch line of model flags alone).
+  // Biases of the dense MLP's linears. Unset: Megatron-LM's GPT on a GeLU MLP (biases), the
+  // Llama family on a gated one and Nemotron-4 on squared ReLU (none); set where a file says
+  // (Megatron-LM's --disable-bias-linear and its default --add-bias-linear on a launch line of
+  // model flags alone).
   std::optional<bool> mlp_bias;
-  bool dense_mlp_bias() const { return mlp_bias.value_or(!gated_mlp()); }
+  bool mlp_bias_by_default() const { return activation == Activation::GeLU; }
+  bool dense_mlp_bias() const { return mlp_bias.value_or(mlp_bias_by_default()); }
   // Another MLP activation over this model: its MLP keeps the biases it had (a --swiglu over GPT
   // is Megatron-LM's SwiGLU with --add-bias-linear; a GeLU over Llama has none), not the new
   // activation's convention.
@@ -82,7 +85,7 @@ struct ModelSpec {
   int head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads; }
   int query_width() const { return head_dim() * num_attention_heads; }  // width of Q and of the projection input
   int kv_channels() const { return head_dim() * num_query_groups; }      // width of K (and of V)
-  bool gated_mlp() const { return activation != Activation::GeLU; }
+  bool gated_mlp() const { return activation == Activation::SwiGLU || activation == Activation::GeGLU; }
 
   // Parameters, piece by piece (the memory model will price MoE layers from these).
   std::int64_t norm_parameters(int width) const;  // one norm over `width` values

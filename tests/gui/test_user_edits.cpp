@@ -321,6 +321,30 @@ class TestUserEdits : public QObject {
     QVERIFY(w.result());
   }
 
+  // The MLP's activation is shown as it is and passes through as it is: a GeGLU (Gemma) or
+  // squared-ReLU (Nemotron-4) model is not turned into GeLU by the setup, and a choice made in
+  // the panel is the model's.
+  void everyActivationPassesThroughTheSetupUnchanged() {
+    MainWindow w;
+    auto* combo = qobject_cast<QComboBox*>(w.setup()->field("activation"));
+    QVERIFY(combo);
+    for (const Activation a : {Activation::GeLU, Activation::SwiGLU, Activation::GeGLU, Activation::SquaredReLU}) {
+      Project p = paper_project();
+      p.model.activation = a;
+      p.model.mlp_bias = false;
+      w.setup()->set_project(p);
+      QCOMPARE(combo->currentIndex(), static_cast<int>(a));
+      const Project back = w.setup()->project();
+      QVERIFY(back.model.activation == a);
+      QVERIFY(!back.model.dense_mlp_bias());
+    }
+    Project p = paper_project();
+    p.model.mlp_bias = false;
+    w.setup()->set_project(p);
+    combo->setCurrentIndex(combo->findText("squared ReLU"));
+    QVERIFY(w.setup()->project().model.activation == Activation::SquaredReLU);
+  }
+
   // Every editor of the setup says what it is: the flag it maps to and what that means.
   void everySetupFieldHasATooltip() {
     MainWindow w;

@@ -214,6 +214,30 @@ TEST(HfImport, GatedMlpsAndTiedEmbeddings) {
   EXPECT_EQ(import("gpt2.json").model.activation, Activation::GeLU);
   EXPECT_TRUE(import("gpt2.json").model.tied_embeddings);
   EXPECT_FALSE(import("gpt-j-6b.json").model.tied_embeddings);
+  // Nemotron's MLP is up_proj, relu2, down_proj: two matrices, no biases (mlp_bias false by
+  // default), LayerNorm1P's weight and bias per norm, untied by the class default.
+  const ModelSpec nemotron = import("nemotron-4-4b.json").model;
+  EXPECT_EQ(nemotron.activation, Activation::SquaredReLU);
+  EXPECT_FALSE(nemotron.gated_mlp());
+  EXPECT_FALSE(nemotron.dense_mlp_bias());
+  EXPECT_FALSE(nemotron.qkv_bias);
+  EXPECT_EQ(nemotron.normalization, Normalization::LayerNorm);
+  EXPECT_FALSE(nemotron.tied_embeddings);
+  EXPECT_EQ(nemotron.dense_mlp_parameters(), 2LL * 3072 * 9216);
+  // NemotronForCausalLM's modules: embedding and lm_head (256,000 x 3,072 each); per layer q_proj
+  // and o_proj (3,072 x 3,072), k_proj and v_proj (3,072 x 8 heads of 128), up_proj and
+  // down_proj (3,072 x 9,216), two LayerNorm1Ps (weight and bias); the final norm.
+  const std::int64_t h = 3072, kv = 8 * 128, layer = 2 * h * h + 2 * h * kv + 2 * h * 9216 + 2 * 2 * h;
+  EXPECT_EQ(nemotron.total_parameters(), 2 * 256000 * h + 32 * layer + 2 * h);
+  // mlp_bias true would run squared ReLU beside biases, which Megatron-LM refuses: refused by name.
+  auto biased = nlohmann::json::parse(R"({"model_type": "nemotron", "num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 128, "mlp_bias": true})");
+  try {
+    model_from_hf_config(biased, "m", 128);
+    ADD_FAILURE() << "a squared-ReLU MLP with biases was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("squared-ReLU MLP with biases"), std::string::npos) << e.what();
+  }
 }
 
 // Which projections carry biases, per class (transformers' modeling_<type>.py).
