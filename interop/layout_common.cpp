@@ -124,7 +124,9 @@ void refuse_unwritable_architecture(const ModelSpec& m, const std::string& expor
                                "\"mlp_bias\": true in a model JSON, or drop every bias with --disable-bias-linear)"
                              : "biases on the MLP's linears but none on the attention's (GPT-J's layout; "
                                "--disable-bias-linear drops the MLP's too)");
-  if (m.projection_bias && !m.qkv_bias) refuse("a biased output projection with unbiased Q, K and V");
+  // Latent attention has no Q, K, V projections to bias: Megatron-LM's --add-bias-linear biases its
+  // output projection alone.
+  if (m.projection_bias && !m.qkv_bias && !m.mla.enabled) refuse("a biased output projection with unbiased Q, K and V");
 }
 
 void finish_layout(LayoutFile& out, const std::string& where) {

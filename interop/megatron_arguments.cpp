@@ -228,7 +228,7 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   // it; refuse_unwritable_architecture refused the models they cannot say.
   if (!m.projection_bias) arg("--disable-bias-linear");
   if (!m.projection_bias && m.qkv_bias) arg("--add-qkv-bias");
-  if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) arg("--qk-layernorm");
+  if (m.qk_norm == QkNorm::PerHead || (m.mla.enabled && m.mla.latent_norms)) arg("--qk-layernorm");
   if (m.normalization == Normalization::RMSNorm) arg("--normalization", "RMSNorm");
   if (m.position_embedding == PositionEmbedding::Rope) {
     arg("--position-embedding-type", "rope");

@@ -100,7 +100,8 @@ const MegatronOption<M> kModelOptions[] = {
     {"--moe-router-enable-expert-bias", nullptr, kMoeModel,
      "DeepSeek-V3's per-expert routing bias (counted: it is in the checkpoint)", &M::moe_router_enable_expert_bias},
     {"--multi-latent-attention", nullptr, kLatent,
-     "Multi-latent attention (DeepSeek-V2/V3); needs --qk-layernorm (the latents' norms)", &M::multi_latent_attention},
+     "Multi-latent attention (DeepSeek-V2/V3); the latents have norms with --qk-layernorm (as DeepSeek trains), "
+     "none without", &M::multi_latent_attention},
     {"--q-lora-rank", nullptr, kLatent, "Query latent rank (default: none, queries projected directly)",
      &M::q_lora_rank},
     {"--kv-lora-rank", nullptr, kLatent, "Key/value latent rank (default 32)", &M::kv_lora_rank},

@@ -197,13 +197,10 @@ void apply_experts(const MegatronModelArgs& a, ModelSpec& m) {
 void apply_latent_attention(const MegatronModelArgs& a, ModelSpec& m) {
   MlaSpec& l = m.mla;
   if (a.multi_latent_attention && !l.enabled) {
-    // Without --qk-layernorm Megatron-Core builds the latents without their norms (gpt_layer_specs.py),
-    // which the parameter count and the pricing do not represent.
-    if (!a.qk_layernorm)
-      fail_at("--multi-latent-attention",
-              "--multi-latent-attention without --qk-layernorm (latents without their norms) is not modelled; give "
-              "--qk-layernorm, as DeepSeek-V2/V3 train");
     l = MlaSpec{true, 0, 32, 128, 64, 128};
+    // Without --qk-layernorm Megatron-Core builds plain up-projections (gpt_layer_specs.py: a
+    // column-parallel linear where --qk-layernorm gives a layer-norm linear): no latent norms.
+    l.latent_norms = a.qk_layernorm;
   }
   const std::pair<const char*, const std::optional<int>*> dims[] = {
       {"--q-lora-rank", &a.q_lora_rank}, {"--kv-lora-rank", &a.kv_lora_rank}, {"--qk-head-dim", &a.qk_head_dim},
@@ -237,6 +234,9 @@ void apply_biases(const MegatronModelArgs& a, ModelSpec& m, bool from_flags_alon
     if (m.moe.enabled()) m.moe.expert_linear_biases = on;
   }
   if (a.add_qkv_bias) m.qkv_bias = true;
+  // MLASelfAttention builds its down- and up-projections with bias=False whatever --add-bias-linear
+  // and --add-qkv-bias say; only its output projection takes --add-bias-linear's.
+  if (m.mla.enabled) m.qkv_bias = false;
 }
 
 void refuse(const std::vector<std::string>& refused, const std::string& where) {

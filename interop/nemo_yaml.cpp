@@ -492,7 +492,7 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
   // One switch for every linear, Q, K and V's beside it (refuse_unwritable_architecture).
   key("bias") << m.projection_bias;
   if (!m.projection_bias && m.qkv_bias) key("add_qkv_bias") << true;
-  if (m.qk_norm == QkNorm::PerHead || m.mla.enabled) key("qk_layernorm") << true;
+  if (m.qk_norm == QkNorm::PerHead || (m.mla.enabled && m.mla.latent_norms)) key("qk_layernorm") << true;
   key("normalization") << (m.normalization == Normalization::RMSNorm ? "rmsnorm" : "layernorm");
   key("position_embedding_type") << nemo_position(m.position_embedding);
   if (m.position_embedding == PositionEmbedding::Rope) key("rotary_base") << m.rotary_base;

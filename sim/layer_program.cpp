@@ -208,7 +208,7 @@ void attention_core(Builder& b, const LayerShape& x) {
   if (x.attention_softcap) b.elementwise("attention_softcap", scores, 2 * x.elem, 3);
   b.elementwise("softmax", scores, 2 * x.elem, 4);  // fused scale, causal mask, softmax
   if (x.dropout) b.elementwise("attention_dropout", scores, dropout_bytes(x));
-  b.batched("attention_context", batch, x.s, x.head_dim, x.s);
+  b.batched("attention_context", batch, x.s, x.v_width(), x.s);  // probabilities x V
 }
 
 }  // namespace
@@ -466,7 +466,7 @@ double rope_bytes(const LayerShape& x, bool backward) {
 // Multi-latent attention's projections up to the core attention (Megatron-Core's
 // MLASelfAttention.get_query_key_value_tensors with Transformer Engine's spec): the replicated
 // down-projections over the rank's region rows (no TP collective: each rank holds the whole
-// weight), the latents' norms there, each latent (the key/value one with the RoPE key part)
+// weight), the latents' norms there (when the model has them), each latent (the key/value one with the RoPE key part)
 // gathered over SP into its column-parallel up-projection; then RoPE on the queries' and the
 // shared key's RoPE parts, and the keys assembled with that part copied to every head.
 void mla_projections_forward(Builder& b, const LayerShape& x) {
@@ -475,13 +475,13 @@ void mla_projections_forward(Builder& b, const LayerShape& x) {
   const std::int64_t query = x.heads * (a.qk + a.rope), key_value = x.heads * (a.qk + a.v);
   if (a.q_rank > 0) {
     b.gemm("q_down_proj", rows, a.q_rank, x.h);
-    b.elementwise("q_norm", rows * a.q_rank, 2 * x.elem, 8);
+    if (a.norms) b.elementwise("q_norm", rows * a.q_rank, 2 * x.elem, 8);
     b.gathered_gemm("sp_all_gather.q_latent", "q_up_proj", x.tokens, query, a.q_rank);
   } else {
     b.gathered_gemm("sp_all_gather", "q_proj", x.tokens, query, x.h);
   }
   b.gemm("kv_down_proj", rows, a.kv_rank + a.rope, x.h);
-  b.elementwise("kv_norm", rows * a.kv_rank, 2 * x.elem, 8);
+  if (a.norms) b.elementwise("kv_norm", rows * a.kv_rank, 2 * x.elem, 8);
   b.sp_gather_bytes("sp_all_gather.kv_latent", x.elem * static_cast<double>(x.tokens * (a.kv_rank + a.rope)));
   b.gemm("kv_up_proj", x.tokens, key_value, a.kv_rank);
   b.elementwise("rope", x.tokens * (x.heads * a.rope + a.rope), rope_bytes(x, false), 6);
@@ -502,7 +502,7 @@ void mla_projections_backward(Builder& b, const LayerShape& x) {
   const int kv_dgrad = b.gemm("kv_up_proj.dgrad", x.tokens, a.kv_rank, key_value);
   b.sp_gather_bytes("sp_all_gather.wgrad_input", kv_latent, kv_dgrad);
   b.tp_reduce_bytes("tp_reduce.kv_latent_grad", kv_latent, b.gemm("kv_up_proj.wgrad", a.kv_rank, key_value, x.tokens));
-  b.elementwise("kv_norm.backward", rows * a.kv_rank, 4 * x.elem, 12);
+  if (a.norms) b.elementwise("kv_norm.backward", rows * a.kv_rank, 4 * x.elem, 12);
   b.gemm("kv_down_proj.dgrad", rows, x.h, a.kv_rank + a.rope);
   b.gemm("kv_down_proj.wgrad", x.h, a.kv_rank + a.rope, rows);
   if (a.q_rank > 0) {
@@ -510,7 +510,7 @@ void mla_projections_backward(Builder& b, const LayerShape& x) {
     const int q_dgrad = b.gemm("q_up_proj.dgrad", x.tokens, a.q_rank, query);
     b.sp_gather_bytes("sp_all_gather.wgrad_input", q_latent, q_dgrad);
     b.tp_reduce_bytes("tp_reduce.q_latent_grad", q_latent, b.gemm("q_up_proj.wgrad", a.q_rank, query, x.tokens));
-    b.elementwise("q_norm.backward", rows * a.q_rank, 4 * x.elem, 12);
+    if (a.norms) b.elementwise("q_norm.backward", rows * a.q_rank, 4 * x.elem, 12);
     b.gemm("q_down_proj.dgrad", rows, x.h, a.q_rank);
     b.gemm("q_down_proj.wgrad", x.h, a.q_rank, rows);
   } else {
@@ -575,8 +575,8 @@ OpProgram layer_backward(const LayerShape& x) {
     flash_attention(b, x, true);
   } else {
     const std::int64_t scores = batch * x.s * x.s;
-    b.batched("attention_context.dgrad_probs", batch, x.s, x.s, x.head_dim);
-    b.batched("attention_context.dgrad_values", batch, x.s, x.head_dim, x.s);
+    b.batched("attention_context.dgrad_probs", batch, x.s, x.s, x.v_width());
+    b.batched("attention_context.dgrad_values", batch, x.s, x.v_width(), x.s);
     if (x.dropout) b.elementwise("attention_dropout.backward", scores, dropout_bytes(x));
     b.elementwise("softmax.backward", scores, 3 * x.elem, 4);
     if (x.attention_softcap) b.elementwise("attention_softcap.backward", scores, 3 * x.elem, 3);  // dy·(1 - t²)

@@ -73,6 +73,7 @@ struct MlaShape {
   std::int64_t qk = 0;       // a head's no-RoPE query/key width
   std::int64_t rope = 0;     // its RoPE part (one key part shared by every head)
   std::int64_t v = 0;        // a head's value width
+  bool norms = true;         // the latents' norms (MlaSpec::latent_norms)
 };
 
 // Per-rank shape of one microbatch through a layer. Under context parallelism (CP) each rank

@@ -139,7 +139,7 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.moe = make_moe_shape(m, c, groups, x.region_tokens);
   if (m.mla.enabled) {
     const MlaSpec& a = m.mla;
-    x.mla = {true, a.q_lora_rank, a.kv_lora_rank, a.qk_head_dim, a.qk_pos_emb_head_dim, a.v_head_dim};
+    x.mla = {true, a.q_lora_rank, a.kv_lora_rank, a.qk_head_dim, a.qk_pos_emb_head_dim, a.v_head_dim, a.latent_norms};
     x.head_dim = a.qk_head_dim + a.qk_pos_emb_head_dim;  // the flash kernel's query/key width
     x.qkv_out = x.heads * (2 * x.head_dim + a.v_head_dim);
     x.kv_width = x.heads * x.head_dim;

@@ -409,11 +409,6 @@ void refuse_unpriced_architecture(const ParallelConfig& c, const ModelSpec& m) {
             "model '{}' uses multi-latent attention, which clustercast prices without context parallelism; "
             "--context-parallel-size is {}, use 1",
             m.name, c.cp);
-  if (c.attention == AttentionKernel::Unfused)
-    fail_at("--multi-latent-attention",
-            "model '{}' uses multi-latent attention, which clustercast prices with fused (flash) attention only, as "
-            "Megatron-Core runs it with Transformer Engine; use --attention-backend flash (or auto)",
-            m.name);
 }
 
 namespace {

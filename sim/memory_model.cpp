@@ -96,13 +96,13 @@ double layer_bytes(const ModelSpec& m, const ParallelConfig& c, RecomputeGranula
   if (m.mla.enabled) {
     ParallelConfig kept = c;
     kept.recompute = recompute;
-    return bytes + mla_attention_activation_bytes(m, kept, e);
+    bytes += mla_attention_activation_bytes(m, kept, e);  // with flash attention's log-sum-exp
   }
   if (recompute == RecomputeGranularity::None) {
     const double heads = static_cast<double>(m.num_attention_heads) / t;
     if (c.attention == AttentionKernel::Unfused)
       bytes += w.per_score * heads * m.seq_length * sb;
-    else
+    else if (!m.mla.enabled)
       bytes += 4.0 * heads * sb;  // flash attention keeps only the fp32 log-sum-exp per row
   }
   return bytes;

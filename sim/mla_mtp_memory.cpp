@@ -6,10 +6,11 @@ std::int64_t mla_attention_parameters_on_rank(const ModelSpec& m, int tp) {
   const MlaSpec& a = m.mla;
   const std::int64_t h = m.hidden_size, heads = m.num_attention_heads, t = tp;
   const std::int64_t qk = a.qk_head_dim + a.qk_pos_emb_head_dim;
-  std::int64_t replicated = h * (a.kv_lora_rank + a.qk_pos_emb_head_dim) + m.norm_parameters(a.kv_lora_rank);
+  const auto norm = [&](int width) { return a.latent_norms ? m.norm_parameters(width) : 0; };
+  std::int64_t replicated = h * (a.kv_lora_rank + a.qk_pos_emb_head_dim) + norm(a.kv_lora_rank);
   std::int64_t split = std::int64_t{a.kv_lora_rank} * heads * (a.qk_head_dim + a.v_head_dim) + heads * a.v_head_dim * h;
   if (a.q_lora_rank > 0) {
-    replicated += h * a.q_lora_rank + m.norm_parameters(a.q_lora_rank);
+    replicated += h * a.q_lora_rank + norm(a.q_lora_rank);
     split += std::int64_t{a.q_lora_rank} * heads * qk;
   } else {
     split += h * heads * qk;
@@ -23,11 +24,16 @@ double mla_attention_activation_bytes(const ModelSpec& m, const ParallelConfig& 
   const double region = tokens / (c.sequence_parallel ? c.tp : 1);
   const double heads = static_cast<double>(m.num_attention_heads) / c.tp;
   const double input = e * m.hidden_size;
-  const double q_latent = a.q_lora_rank > 0 ? 2 * e * a.q_lora_rank : 0.0;
-  const double kv_latent = e * (a.kv_lora_rank + a.qk_pos_emb_head_dim) + e * a.kv_lora_rank;
+  // Each latent is kept as the up-projection's input; with its norm, the norm's input besides.
+  const double norm_inputs = a.latent_norms ? 1 : 0;
+  const double q_latent = a.q_lora_rank > 0 ? (1 + norm_inputs) * e * a.q_lora_rank : 0.0;
+  const double kv_latent = e * (a.kv_lora_rank + a.qk_pos_emb_head_dim) + norm_inputs * e * a.kv_lora_rank;
   const double qk = 2 * e * heads * (a.qk_head_dim + a.qk_pos_emb_head_dim);
   const double v_and_output = 2 * e * heads * a.v_head_dim;
-  const double log_sum_exp = c.recompute == RecomputeGranularity::None ? 4 * heads : 0.0;
+  // Flash attention's fp32 log-sum-exp per row; unfused attention keeps its scores instead
+  // (memory_model.cpp, as for any attention).
+  const bool flash = c.attention != AttentionKernel::Unfused;
+  const double log_sum_exp = flash && c.recompute == RecomputeGranularity::None ? 4 * heads : 0.0;
   return region * (input + q_latent + kv_latent) + tokens * (qk + v_and_output + log_sum_exp);
 }
 

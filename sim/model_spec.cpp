@@ -59,9 +59,10 @@ std::int64_t ModelSpec::attention_parameters() const {
     // through a latent of kv_lora_rank with its norm, plus one RoPE key part for all heads.
     const std::int64_t qk = mla.qk_head_dim + mla.qk_pos_emb_head_dim, rq = mla.q_lora_rank,
                        rkv = mla.kv_lora_rank;
-    const std::int64_t q = rq > 0 ? h * rq + norm_parameters(mla.q_lora_rank) + rq * heads * qk : h * heads * qk;
-    const std::int64_t kv = h * (rkv + mla.qk_pos_emb_head_dim) + norm_parameters(mla.kv_lora_rank) +
-                            rkv * heads * (mla.qk_head_dim + mla.v_head_dim);
+    const std::int64_t q_norm = mla.latent_norms ? norm_parameters(mla.q_lora_rank) : 0;
+    const std::int64_t kv_norm = mla.latent_norms ? norm_parameters(mla.kv_lora_rank) : 0;
+    const std::int64_t q = rq > 0 ? h * rq + q_norm + rq * heads * qk : h * heads * qk;
+    const std::int64_t kv = h * (rkv + mla.qk_pos_emb_head_dim) + kv_norm + rkv * heads * (mla.qk_head_dim + mla.v_head_dim);
     return q + kv + heads * mla.v_head_dim * h + out_bias;
   }
   const std::int64_t q = query_width(), kv = kv_channels();
@@ -406,6 +407,7 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& where) {
   m.mla.qk_head_dim = static_cast<int>(f.integer_or("qk_head_dim", 0, 0));
   m.mla.qk_pos_emb_head_dim = static_cast<int>(f.integer_or("qk_pos_emb_head_dim", 0, 0));
   m.mla.v_head_dim = static_cast<int>(f.integer_or("v_head_dim", 0, 0));
+  m.mla.latent_norms = f.boolean_or("mla_latent_norms", true);
   m.mtp_num_layers = static_cast<int>(f.integer_or("mtp_num_layers", 0, 0));
   f.refuse_unread({"source", "description"});
   m.validate(where);
@@ -444,6 +446,7 @@ nlohmann::json model_to_json(const ModelSpec& m) {
     j["qk_head_dim"] = m.mla.qk_head_dim;
     j["qk_pos_emb_head_dim"] = m.mla.qk_pos_emb_head_dim;
     j["v_head_dim"] = m.mla.v_head_dim;
+    if (!m.mla.latent_norms) j["mla_latent_norms"] = false;
   }
   if (m.mtp_num_layers > 0) j["mtp_num_layers"] = m.mtp_num_layers;
   return j;

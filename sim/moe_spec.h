@@ -47,6 +47,9 @@ struct MlaSpec {
   int qk_head_dim = 0;          // the no-RoPE part of a query/key head
   int qk_pos_emb_head_dim = 0;  // the RoPE part, one shared key part for all heads
   int v_head_dim = 0;
+  // The latents' norms (Megatron-LM's --qk-layernorm; DeepSeek-V2/V3 train with them): without
+  // them Megatron-Core builds plain up-projections, no norm weights, no norm kernels.
+  bool latent_norms = true;
 };
 
 }  // namespace cc

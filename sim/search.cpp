@@ -161,7 +161,7 @@ const char* exclusion_for(const std::string& field) {
       {"--overlap-moe-expert-parallel-comm", "EP communication overlap does not apply (Megatron-Core's rules)"},
       {"--moe-shared-expert-overlap", "shared-expert overlap does not apply (Megatron-Core's rules)"},
       {"--moe-token-dispatcher-type", "the flex dispatcher is priced at ETP 1 (and DeepEP needs EP > 1)"},
-      {"--multi-latent-attention", "multi-latent attention is priced without CP and with flash attention only"},
+      {"--multi-latent-attention", "multi-latent attention is priced without CP"},
       {"--num-distributed-optimizer-instances", "DP x CP not divisible by the distributed optimizer's instances"},
   };
   for (const auto& [flag, reason] : kReasons)

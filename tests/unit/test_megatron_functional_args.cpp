@@ -29,6 +29,8 @@ using layout_test::reference;
 // --deterministic-mode and --no-gradient-accumulation-fusion are read, and priced only under the
 // stack whose runs made those choices, megatron-core-ci: resolve_run).
 const char* const kRead[] = {
+    "functional/gpt3_mcore_te_tp2_pp2_mla",
+    "functional/gpt3_mcore_te_tp2_pp2_mla_1node",
     "functional/gpt3_15b_8t_release",
     "functional/gpt3_15b_8t_release_gb200",
     "functional/gpt3_15b_8t_release_sm",
@@ -297,11 +299,6 @@ const Refusal kRefused[] = {
      {
       "functional/gpt_static_inference_tp1_pp1_16b_multiprompt_tokensmatch",
      }},
-    // Read, and refused for their model: latent attention without its norms (apply_megatron_model
-    // says why).
-    {"", "--multi-latent-attention without --qk-layernorm (latents without their norms) is not modelled",
-     {"functional/gpt3_mcore_te_tp2_pp2_mla",
-      "functional/gpt3_mcore_te_tp2_pp2_mla_1node"}},
     {"", "is empty", {"functional/gpt_dynamic_inference_tp1_pp1_583m_cuda_graphs_validation"}},
     // The script passes its arrays unquoted (torchrun ${TRAINING_ARGS[@]}), so bash splits
     // --step-batch-size-schedule "0:16 2.4B:320 ..." into six words; Megatron-LM's parse_args refuses
@@ -334,6 +331,31 @@ TEST(MegatronFunctionalArgs, EveryFixtureIsReadOrRefusedForItsListedFlag) {
       EXPECT_NE(error.find(expected), std::string::npos) << name << ": expected '" << expected << "' in: " << error;
     }
   EXPECT_EQ(listed, all) << "every fixture is listed once, and every listed file is a fixture";
+}
+
+// Megatron-LM's MLA functional test runs without --qk-layernorm: latents without norms, and with
+// --add-bias-linear's default a bias on the output projection only (MLASelfAttention builds its
+// latent projections with bias=False).
+TEST(MegatronFunctionalArgs, LatentAttentionWithoutQkLayernormHasNoLatentNorms) {
+  const LayoutFile f = read_layout_file(reference("megatron/functional/gpt3_mcore_te_tp2_pp2_mla.args"));
+  ASSERT_TRUE(f.model);
+  EXPECT_TRUE(f.model->mla.enabled);
+  EXPECT_FALSE(f.model->mla.latent_norms);
+  EXPECT_FALSE(f.model->qkv_bias);
+  EXPECT_TRUE(f.model->projection_bias);
+  EXPECT_EQ(f.model->mla.q_lora_rank, 192);
+  // With --qk-layernorm the same flags give the norms.
+  const std::string flags = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --vocab-size 128 "
+                            "--multi-latent-attention --disable-bias-linear";
+  EXPECT_FALSE(parse_layout_text(flags + "\n", "f").model->mla.latent_norms);
+  EXPECT_TRUE(parse_layout_text(flags + " --qk-layernorm\n", "f").model->mla.latent_norms);
+  // The export says what was simulated: no --qk-layernorm, so no norms when read back.
+  ParallelConfig c = layout_test::layout(2, 2, 2, 4, 32);
+  c.sequence_parallel = true;
+  c.attention = AttentionKernel::Flash;
+  const std::string args = megatron_arguments(layout_test::simulated(*f.model, c, "dgx-h100"), {});
+  EXPECT_EQ(args.find("--qk-layernorm"), std::string::npos);
+  EXPECT_FALSE(parse_layout_text(args, "best.args").model->mla.latent_norms);
 }
 
 // Megatron-LM's calculator takes the schedule's last step as the run's global batch
@@ -440,8 +462,8 @@ TEST(MegatronFunctionalArgs, ShareOfFunctionalTestsReadAndSimulated) {
   RecordProperty("functional_tests_read", read);
   RecordProperty("functional_tests_simulated", simulated);
   EXPECT_EQ(total, 204);
-  EXPECT_EQ(read, 129) << read << " of " << total << " read";
-  EXPECT_EQ(simulated, 128) << simulated << " of " << total << " simulated";
+  EXPECT_EQ(read, 131) << read << " of " << total << " read";
+  EXPECT_EQ(simulated, 130) << simulated << " of " << total << " simulated";
 }
 
 }  // namespace

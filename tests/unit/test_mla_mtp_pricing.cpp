@@ -121,6 +121,28 @@ TEST(MlaPricing, EachActivationTermOfAnMlaBlockEqualsItsHandCount) {
   EXPECT_DOUBLE_EQ(mla_attention_activation_bytes(m, c, 2), 2624 + 2688 - 8 * 16);
 }
 
+// Without --qk-layernorm Megatron-Core builds the latents' up-projections as plain linears: no
+// norm weights, no norm kernels, and each latent kept once (the up-projection's input).
+TEST(MlaPricing, LatentsWithoutNormsHaveNoNormWeightsKernelsOrKeptInputs) {
+  ModelSpec m = small_mla();
+  m.mla.latent_norms = false;
+  // Replicated: 3,376 less the two norms' 32 + 16.
+  EXPECT_EQ(mla_attention_parameters_on_rank(m, 1), 3328 + 4608);
+  EXPECT_EQ(mla_attention_parameters_on_rank(m, 1), m.attention_parameters());
+  // Per region row: input 128, query latent 2 x 32 = 64, key/value latent 2 x (16 + 4) = 40 -> 232 x 8.
+  EXPECT_DOUBLE_EQ(mla_attention_activation_bytes(m, tp2_sp(), 2), 232 * 8 + 2688);
+  const StepPlan plan = step_plan(m, tp2_sp());
+  for (const char* norm : {"q_norm", "kv_norm"}) EXPECT_EQ(find_step(plan.ops.forward, norm), nullptr) << norm;
+  for (const char* norm : {"q_norm.backward", "kv_norm.backward"})
+    EXPECT_EQ(find_step(plan.ops.backward, norm), nullptr) << norm;
+  const StepPlan with_norms = step_plan(small_mla(), tp2_sp());
+  EXPECT_NE(find_step(with_norms.ops.forward, "q_norm"), nullptr);
+  EXPECT_NE(find_step(with_norms.ops.backward, "kv_norm.backward"), nullptr);
+  // Our model JSON keeps the choice.
+  EXPECT_FALSE(model_from_json(model_to_json(m), "m").mla.latent_norms);
+  EXPECT_TRUE(model_from_json(model_to_json(small_mla()), "m").mla.latent_norms);
+}
+
 TEST(MlaPricing, WhatIsNotPricedIsRefusedByName) {
   ParallelConfig c;
   c.micro_batch = 1;
@@ -130,9 +152,29 @@ TEST(MlaPricing, WhatIsNotPricedIsRefusedByName) {
   ParallelConfig cp2 = c;
   cp2.cp = 2;
   EXPECT_EQ(refusal_of([&] { validate_layout(cp2, small_mla(), 2); }).field, "--multi-latent-attention");
-  ParallelConfig unfused = c;
-  unfused.attention = AttentionKernel::Unfused;
-  EXPECT_EQ(refusal_of([&] { validate_layout(unfused, small_mla(), 1); }).field, "--multi-latent-attention");
+}
+
+// Megatron-Core's MLA under --attention-backend unfused: the scores over a query/key head of
+// 8 + 4, the context over a value head of 8; the scores kept for backward in place of flash
+// attention's log-sum-exp.
+TEST(MlaPricing, UnfusedAttentionRunsTheTwoHeadWidthsAndKeepsTheScores) {
+  ParallelConfig c = tp2_sp();
+  c.attention = AttentionKernel::Unfused;
+  const StepPlan plan = step_plan(small_mla(), c);
+  const ProgramStep* scores = find_step(plan.ops.forward, "attention_scores");
+  const ProgramStep* context = find_step(plan.ops.forward, "attention_context");
+  ASSERT_TRUE(scores && context);
+  EXPECT_EQ(scores->op.k, 12);   // Q x K^T over 8 + 4
+  EXPECT_EQ(context->op.n, 8);   // probabilities x V, 8 wide
+  EXPECT_EQ(find_step(plan.ops.forward, "flash_attention"), nullptr);
+  const ProgramStep* dgrad_values = find_step(plan.ops.backward, "attention_context.dgrad_values");
+  ASSERT_NE(dgrad_values, nullptr);
+  EXPECT_EQ(dgrad_values->op.n, 8);
+  // Kept: the MLA block's 2,624 + 2,688 less the log-sum-exp's 8 x 16, plus the scores: 2 heads per
+  // rank x 16 keys x 16 tokens, one bf16 element each (small_models.h has no dropout).
+  const ModelSpec m = small_mla();
+  ASSERT_FALSE(m.dropout);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, c), 3072 + 6144 + 2624 + 2688 - 8 * 16 + 2.0 * 2 * 16 * 16);
 }
 
 ModelSpec small_mla_mtp() {

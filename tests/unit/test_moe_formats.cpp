@@ -208,7 +208,6 @@ TEST(MegatronMoeFlags, BadValuesAndFlagsOfAbsentFeaturesAreRefusedByName) {
                         Case{"--num-experts 8 --moe-router-num-groups 3", "moe_router_num_groups 3 does not divide"},
                         Case{"--num-experts -1", "--num-experts is -1; it must be a whole number from 0"},
                         Case{"--kv-lora-rank 64", "--kv-lora-rank is a multi-latent attention width"},
-                        Case{"--multi-latent-attention", "without --qk-layernorm"},
                         Case{"--num-experts 8 --moe-router-topk-scaling-factor 0", "--moe-router-topk-scaling-factor is 0"},
                         Case{"--no-position-embedding", "--no-position-embedding without --position-embedding-type rope"}})
     EXPECT_NE(refusal(c.flags).find(c.message), std::string::npos) << c.flags << ": " << refusal(c.flags);

@@ -354,7 +354,8 @@ TEST(MoeParameters, ModelJsonRefusesBadExpertFields) {
 }
 
 TEST(MoeParameters, MixturesArePricedAndWhatIsNotIsRefusedByName) {
-  // MoE layers are priced; multi-latent attention is not yet, so no command prices it as dense.
+  // MoE layers are priced; multi-latent attention under context parallelism is not, so no command
+  // prices it another way.
   ParallelConfig c;
   c.tp = 1;
   c.pp = 1;
@@ -364,7 +365,10 @@ TEST(MoeParameters, MixturesArePricedAndWhatIsNotIsRefusedByName) {
   EXPECT_EQ(refusal_of([&] { validate_layout(c, imported("mixtral-8x7b-v0.1.json"), 1); }).message, "(no error)");
   ModelSpec mla_only = small_moe_mla();
   mla_only.moe = {};
-  EXPECT_EQ(refusal_of([&] { validate_layout(c, mla_only, 1); }).field, "--multi-latent-attention");
+  EXPECT_EQ(refusal_of([&] { validate_layout(c, mla_only, 1); }).message, "(no error)");
+  c.cp = 2;
+  c.attention = AttentionKernel::Flash;
+  EXPECT_EQ(refusal_of([&] { validate_layout(c, mla_only, 2); }).field, "--multi-latent-attention");
 }
 
 }  // namespace
