@@ -221,7 +221,7 @@ OpProgram attention_core_forward(const LayerShape& x, Phase phase) {
 
 namespace {
 
-std::int64_t fc1_width(const LayerShape& x, std::int64_t ffn) { return ffn * (x.gated ? 2 : 1); }
+std::int64_t fc1_width(const LayerShape& x, std::int64_t ffn) { return ffn * (is_gated(x.activation) ? 2 : 1); }
 // Weights of one MLP of FFN width `ffn` on this rank: FC1 (two matrices when gated) and FC2.
 std::int64_t mlp_weights(const LayerShape& x, std::int64_t ffn) { return x.h * fc1_width(x, ffn) + ffn * x.h; }
 
@@ -232,28 +232,33 @@ enum class MlpPart { Dense, Shared, Expert };
 // it reads and writes, its FLOPs. Gated (SwiGLU, GeGLU; both named swiglu in the op tables):
 // reads both FC1 halves, writes one, and backward reads the gradient and both halves, writes
 // two. GeLU (Megatron's bias_gelu) and squared ReLU (activations.py, compiled by jit_fuser):
-// read one, write one; backward reads the gradient and the input, writes one.
-struct ActivationKernel {
-  const char* name;
-  double elements, flops;
-};
-ActivationKernel activation_kernel(const LayerShape& x, MlpPart part, Phase phase) {
-  static const char* const kNames[3][3][2] = {
-      {{"gelu", "gelu.backward"}, {"swiglu", "swiglu.backward"}, {"squared_relu", "squared_relu.backward"}},
-      {{"shared_gelu", "shared_gelu.backward"}, {"shared_swiglu", "shared_swiglu.backward"},
-       {"shared_squared_relu", "shared_squared_relu.backward"}},
-      {{"expert_gelu", "expert_gelu.backward"}, {"expert_swiglu", "expert_swiglu.backward"},
-       {"expert_squared_relu", "expert_squared_relu.backward"}}};
-  const bool backward = phase == Phase::Backward;
-  const int kind = x.gated ? 1 : x.activation == Activation::SquaredReLU ? 2 : 0;
-  const char* name = kNames[static_cast<int>(part)][kind][backward ? 1 : 0];
-  if (x.gated) return {name, backward ? 5.0 : 3.0, backward ? 12.0 : 8.0};
-  if (kind == 2) return {name, backward ? 3.0 : 2.0, backward ? 3.0 : 2.0};  // max and square; 2x times the gradient
-  return {name, backward ? 3.0 : 2.0, backward ? 12.0 : 8.0};
-}
+// read one, write one; backward reads the gradient and the input, writes one (squared ReLU's
+// FLOPs: max and square forward, 2x times the gradient backward).
 void activation(Builder& b, const LayerShape& x, MlpPart part, Phase phase, std::int64_t elements) {
-  const ActivationKernel k = activation_kernel(x, part, phase);
-  b.elementwise(k.name, elements, k.elements * x.elem, k.flops);
+  struct Kernel {
+    const char* name[3][2];  // by MlpPart, forward / backward
+    double elements[2], flops[2];
+  };
+  static const Kernel kGelu{{{"gelu", "gelu.backward"},
+                             {"shared_gelu", "shared_gelu.backward"},
+                             {"expert_gelu", "expert_gelu.backward"}},
+                            {2, 3},
+                            {8, 12}};
+  static const Kernel kGated{{{"swiglu", "swiglu.backward"},
+                              {"shared_swiglu", "shared_swiglu.backward"},
+                              {"expert_swiglu", "expert_swiglu.backward"}},
+                             {3, 5},
+                             {8, 12}};
+  static const Kernel kSquaredRelu{{{"squared_relu", "squared_relu.backward"},
+                                    {"shared_squared_relu", "shared_squared_relu.backward"},
+                                    {"expert_squared_relu", "expert_squared_relu.backward"}},
+                                   {2, 3},
+                                   {2, 3}};
+  const Kernel& k = is_gated(x.activation)                       ? kGated
+                    : x.activation == Activation::SquaredReLU ? kSquaredRelu
+                                                                 : kGelu;
+  const int way = phase == Phase::Backward ? 1 : 0;
+  b.elementwise(k.name[static_cast<int>(part)][way], elements, k.elements[way] * x.elem, k.flops[way]);
 }
 
 // A TP-split MLP of width `ffn` (the dense layer's, or the shared experts'), after its norm.

@@ -91,8 +91,8 @@ struct LayerShape {
   std::int64_t vocab = 1;            // ceil(v/t)
   double elem = 2;                   // bytes per activation element
   double main_grad_elem = 4;         // bytes per main-gradient element (priced_main_grad_bytes)
-  bool sequence_parallel = false, dropout = true, gated = false, rope = false, flash = false;
-  Activation activation = Activation::GeLU;  // the MLP's (gated: two FC1 matrices)
+  bool sequence_parallel = false, dropout = true, rope = false, flash = false;
+  Activation activation = Activation::GeLU;  // the MLP's (is_gated: two FC1 matrices)
   bool attention_softcap = false, logit_softcap = false;  // Gemma 2's tanh caps (ModelSpec)
   bool rope_fusion = true, cross_entropy_fusion = false;  // ParallelConfig's kernel choices
   bool tp_overlap = false;  // --tp-comm-overlap: SP collectives pipelined with their GEMMs

@@ -118,7 +118,6 @@ LayerShape make_layer_shape(const ModelSpec& m, const ParallelConfig& c, const L
   x.sequence_parallel = c.sequence_parallel;
   x.tp_overlap = c.tp_comm_overlap && c.sequence_parallel;
   x.dropout = m.dropout;
-  x.gated = m.gated_mlp();
   x.activation = m.activation;
   x.rope = m.position_embedding == PositionEmbedding::Rope;
   // Megatron-LM turns RoPE fusion off for any position type but rope (arguments.py), which

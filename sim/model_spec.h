@@ -16,6 +16,8 @@ namespace cc {
 // GeGLU is Gemma's gated GeLU: the same three matrices as SwiGLU, a different gate function.
 // Squared ReLU, relu(x)^2, is Nemotron-4's: two matrices, as GeLU (Megatron-LM's --squared-relu).
 enum class Activation { GeLU, SwiGLU, GeGLU, SquaredReLU };
+// A gated MLP's FC1 has two matrices (gate and up), so three in all; the others two.
+inline bool is_gated(Activation a) { return a == Activation::SwiGLU || a == Activation::GeGLU; }
 enum class Normalization { LayerNorm, RMSNorm };
 // ALiBi (BLOOM, MPT) adds a fixed bias to the attention scores: no parameters, no table.
 enum class PositionEmbedding { Learned, Rope, Alibi };
@@ -85,7 +87,7 @@ struct ModelSpec {
   int head_dim() const { return explicit_head_dim > 0 ? explicit_head_dim : hidden_size / num_attention_heads; }
   int query_width() const { return head_dim() * num_attention_heads; }  // width of Q and of the projection input
   int kv_channels() const { return head_dim() * num_query_groups; }      // width of K (and of V)
-  bool gated_mlp() const { return activation == Activation::SwiGLU || activation == Activation::GeGLU; }
+  bool gated_mlp() const { return is_gated(activation); }
 
   // Parameters, piece by piece (the memory model will price MoE layers from these).
   std::int64_t norm_parameters(int width) const;  // one norm over `width` values
