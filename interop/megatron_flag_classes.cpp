@@ -2,6 +2,11 @@
 // iteration's time or memory, left aside (at any value, or at Megatron-LM's default only), and
 // why each of the rest is refused. The flags it models are megatron_option_tables.cpp's tables.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include "interop/megatron_options.h"
 
@@ -18,9 +23,12 @@ const IgnoredMegatronFlag kIgnored[] = {
     // Megatron-LM's default, written out by most launch scripts (the distributed config's
     // distributed_backend); any other value changes what runs.
     {"--distributed-backend", 1, true, "nccl", "gloo carries the collectives through the CPUs, which is not modelled"},
-    // the rerun engine's default: it reruns an iteration only when a result is found wrong (resilience_config.py)
-    {"--rerun-mode", 1, true, "validate_results",
-     "report_stats reruns iterations to measure their variability and disabled drops the validation; not modelled"},
+    // validate_results, the rerun engine's default, reruns an iteration only when a result is found
+    // wrong; disabled evaluates the same checks (each validate_result still calls its rejection
+    // function and raises on a bad result, rerun_state_machine.py) and reruns nothing, so both run
+    // the same kernels and host synchronisations once the first iteration is done
+    {"--rerun-mode", 1, true, "validate_results|disabled",
+     "report_stats reruns every iteration to measure its variability, which is not modelled"},
     // learning rate and its schedule
     {"--lr", 1}, {"--min-lr", 1}, {"--lr-decay-style", 1}, {"--lr-decay-iters", 1}, {"--lr-decay-samples", 1},
     {"--lr-warmup-fraction", 1}, {"--lr-warmup-iters", 1}, {"--lr-warmup-samples", 1}, {"--lr-warmup-init", 1},
@@ -43,8 +51,15 @@ const IgnoredMegatronFlag kIgnored[] = {
     {"--rotary-scaling-factor", 1}, {"--mscale", 1}, {"--mscale-all-dim", 1},
     // LayerNorm's weight stored as an offset from 1 (zero-centred gamma): the same kernel and the same weights
     {"--apply-layernorm-1p", 0},
-    // read only by Megatron-Core's own DotProductAttention (dot_product_attention.py), which runs under
-    // --transformer-impl local alone, and that is refused above; Transformer Engine's attention never reads it
+    // Under --transformer-impl local, apex's persistent LayerNorm kernel (FastLayerNormFN) or its
+    // general one (FusedLayerNormAffineFunction): one fused kernel either way, keeping the same input
+    // and statistics (fused_layer_norm.py, which also falls back to the general kernel at hidden
+    // sizes outside the persistent kernel's list); Transformer Engine's norms never read it
+    {"--no-persist-layer-norm", 0},
+    // read only by Megatron-Core's own DotProductAttention (dot_product_attention.py, the layers of
+    // --transformer-impl local), whose fused scale-mask-softmax kernel computes in fp32 either way;
+    // the PyTorch softmax it would change runs under --no-masked-softmax-fusion, refused with the
+    // unfused attention; Transformer Engine's attention never reads it
     {"--attention-softmax-in-fp32", 0},
     {"--use-mcore-models", 0},
     // the run's length and its batch ramp-up (iteration time is that of the full global batch)
@@ -120,10 +135,23 @@ const IgnoredMegatronFlag* find_ignored_megatron_flag(const std::string& flag) {
   return nullptr;
 }
 
+std::vector<std::string> ignored_flag_values(const IgnoredMegatronFlag& f) {
+  std::vector<std::string> values;
+  if (!f.only_value) return values;
+  const std::string_view all = f.only_value;
+  for (std::size_t start = 0;;) {
+    const std::size_t bar = all.find('|', start);
+    values.emplace_back(all.substr(start, bar == std::string_view::npos ? bar : bar - start));
+    if (bar == std::string_view::npos) return values;
+    start = bar + 1;
+  }
+}
+
 std::string ignored_flag_value_refusal(const IgnoredMegatronFlag& f, const std::string& value) {
-  if (!f.only_value || value == f.only_value) return "";
-  return fmt::format("{} {} ({}; only {} is left aside)", f.flag, value.empty() ? "without a value" : value,
-                     f.otherwise, f.only_value);
+  const std::vector<std::string> allowed = ignored_flag_values(f);
+  if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return "";
+  return fmt::format("{} {} ({}; only {} {} left aside)", f.flag, value.empty() ? "without a value" : value,
+                     f.otherwise, fmt::join(allowed, " or "), allowed.size() == 1 ? "is" : "are");
 }
 
 // Why a flag that is neither modelled nor ignored is refused, for the families users meet.

@@ -117,7 +117,8 @@ std::span<const MegatronOption<MegatronLayoutArgs>> megatron_layout_options();
 // (one or more, up to the next flag). `on_command_line` false: `simulate` has a flag of that
 // name with its own meaning (--train-iters sets the token budget there). `only_value`: the flag
 // is left aside only at that value (Megatron-LM's default, e.g. --transformer-impl
-// transformer_engine); any other value is refused, `otherwise` saying why.
+// transformer_engine), or at one of several separated by '|' ("validate_results|disabled");
+// any other value is refused, `otherwise` saying why.
 struct IgnoredMegatronFlag {
   const char* flag;
   int values;
@@ -127,9 +128,11 @@ struct IgnoredMegatronFlag {
 };
 std::span<const IgnoredMegatronFlag> megatron_ignored_flags();
 const IgnoredMegatronFlag* find_ignored_megatron_flag(const std::string& flag);
-// Why `value` of a flag left aside only at one value is refused ("" when it is that value or the
+// Why `value` of a flag left aside only at some values is refused ("" when it is one of them or the
 // flag takes any): "--transformer-impl local (...; only transformer_engine is left aside)".
 std::string ignored_flag_value_refusal(const IgnoredMegatronFlag& f, const std::string& value);
+// The values a flag is left aside at (`only_value` split at '|'); empty when it takes any.
+std::vector<std::string> ignored_flag_values(const IgnoredMegatronFlag& f);
 // Why a flag that is neither modelled nor left aside is refused, for the families users meet
 // (megatron_flag_classes.cpp keeps both lists).
 std::string megatron_refusal_reason(const std::string& flag);

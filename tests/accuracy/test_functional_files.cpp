@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "accuracy/corpus.h"
@@ -38,6 +40,7 @@ std::string test_case_of(const std::string& id) {
 
 TEST(FunctionalFiles, EachReadTestCaseIsTheRunItsCorpusRowsMeasured) {
   int compared = 0, agree = 0;
+  std::set<std::string> refused_at_simulate;
   std::vector<RefusedRow> refused;  // runs the simulator refuses: not the fit's, nor compared here
   for (const CorpusRow& row : load_corpus(kMeasured, &refused)) {
     if (row.source != "megatron-functional-tests") continue;
@@ -51,7 +54,6 @@ TEST(FunctionalFiles, EachReadTestCaseIsTheRunItsCorpusRowsMeasured) {
     } catch (const SpecError&) {
       continue;  // refused files: tests/unit/test_megatron_functional_args.cpp lists each with its reason
     }
-    ++compared;
     // The user's command: simulate --config FILE --framework <the row's stack> --cluster <its
     // cluster> --gpus <its count>.
     RunRequest request;
@@ -61,7 +63,15 @@ TEST(FunctionalFiles, EachReadTestCaseIsTheRunItsCorpusRowsMeasured) {
     LayoutFlags flags;
     flags.framework = row.config.framework;
     request.layout = flags.request(request.model, &file);
-    const ResolvedRun run = resolve_run(request);
+    std::optional<ResolvedRun> resolved;
+    try {
+      resolved = resolve_run(request);
+    } catch (const SpecError& e) {
+      refused_at_simulate.insert(test_case + ": " + e.what());
+      continue;
+    }
+    ++compared;
+    const ResolvedRun& run = *resolved;
     ModelSpec model = run.model;
     model.name = row.model.name;
     const std::string model_diff = model_to_json(model).dump() == model_to_json(row.model).dump() ? "" : "model";
@@ -84,6 +94,19 @@ TEST(FunctionalFiles, EachReadTestCaseIsTheRunItsCorpusRowsMeasured) {
   // file that starts or stops being read moves these.
   EXPECT_EQ(compared, 231);
   EXPECT_EQ(agree, compared);
+  // Read but refused at simulate: Megatron-Core's local layers without the fused scale-mask-softmax
+  // (--no-masked-softmax-fusion under the unfused attention), which clustercast does not model. The
+  // corpus has no column for it, so these cases' rows (4) are priced with the fused softmax their
+  // runs turned off: a known mismatch (docs/megatron-flags.md) until the PyTorch softmax is modelled.
+  std::set<std::string> cases;
+  for (const std::string& why : refused_at_simulate) {
+    EXPECT_NE(why.find("--no-masked-softmax-fusion with the unfused attention kernels is not modelled"),
+              std::string::npos)
+        << why;
+    cases.insert(why.substr(0, why.find(':')));
+  }
+  EXPECT_EQ(cases, (std::set<std::string>{"gpt3_mcore_tp2_pp2_resume_torch_dist_uninstall_te",
+                                          "gpt3_mcore_tp2_pp2_uninstall_te"}));
 }
 
 }  // namespace
