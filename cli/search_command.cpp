@@ -45,8 +45,10 @@ struct SearchFlags {
   bool sp_on = false, sp_off = false, distopt_on = false, distopt_off = false;
   int distopt_instances = 1;
   bool allow_cross_node_tp = false, overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false,
-       grad_reduce_in_bf16 = false, cross_entropy_fusion = false, no_rope_fusion = false, flash = false;
+       grad_reduce_in_bf16 = false, cross_entropy_fusion = false, no_rope_fusion = false, flash = false,
+       fp8_param_gather = false;
   std::string precision = "bf16";
+  std::optional<std::string> fp8_recipe;
   std::optional<std::string> framework;  // default: the cost database's stack, else Megatron-Core
   std::string costs;
 };
@@ -107,6 +109,17 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured, const
             f.distopt_instances);
   s.distributed_optimizer_instances = f.distopt_instances;
   s.precision = precision_from(f.precision, "--precision");
+  // Megatron-LM's rule (transformer_config.py: "fp8_param must be used together with fp8 mode").
+  if (f.fp8_param_gather && s.precision != Precision::FP8)
+    fail_at("--fp8-param-gather", "--fp8-param-gather needs --precision fp8 (FP8 training), as in Megatron-LM; the "
+            "search runs {}", to_string(s.precision));
+  s.fp8_param_gather = f.fp8_param_gather;
+  if (f.fp8_recipe) {
+    s.fp8_recipe = fp8_recipe_from(*f.fp8_recipe, "--fp8-recipe");
+    if (s.precision != Precision::FP8)
+      fail_at("--fp8-recipe", "--fp8-recipe {} needs --precision fp8 (FP8 training); the search runs {}", *f.fp8_recipe,
+              to_string(s.precision));
+  }
   const FrameworkSpec& stack = load_framework(resolved_stack(f.framework, measured));
   s.framework = stack.name;
   // The same default as simulate's: the stack's (or a soft-capped model's) kernel unless --use-flash-attn.
@@ -331,6 +344,12 @@ void add_search_command(CLI::App& app) {
       ->group(g);
   sub->add_flag("--grad-reduce-in-bf16", f->grad_reduce_in_bf16,
                 "Every bf16 layout keeps and reduces its gradients in bf16 (Megatron-LM's --grad-reduce-in-bf16)")
+      ->group(g);
+  sub->add_option("--fp8-recipe", f->fp8_recipe,
+                  "FP8 scaling of every layout: delayed (Megatron-LM's default) or tensorwise (current scaling)")
+      ->group(g);
+  sub->add_flag("--fp8-param-gather", f->fp8_param_gather,
+                "Every FP8 layout with the distributed optimizer keeps its linear weights in FP8 and gathers them so")
       ->group(g);
   sub->add_flag("--cross-entropy-loss-fusion", f->cross_entropy_fusion,
                 "Every layout runs Megatron-Core's fused cross-entropy loss")

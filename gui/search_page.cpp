@@ -94,6 +94,8 @@ Project search_inputs(Project p) {
   read.grad_reduce_in_bf16 = p.config.grad_reduce_in_bf16;
   read.cross_entropy_fusion = p.config.cross_entropy_fusion;
   read.rope_fusion = p.config.rope_fusion;
+  read.fp8_param_gather = p.config.fp8_param_gather;
+  read.fp8_recipe = p.config.fp8_recipe;
   read.distributed_optimizer_instances = p.config.distributed_optimizer_instances;
   read.precision = p.config.precision;
   read.attention = p.config.attention;
@@ -302,6 +304,8 @@ SearchRequest SearchPage::request_for(const Project& base, std::shared_ptr<const
   r.space.grad_reduce_in_bf16 = base.config.grad_reduce_in_bf16;
   r.space.cross_entropy_fusion = base.config.cross_entropy_fusion;
   r.space.rope_fusion = base.config.rope_fusion;
+  r.space.fp8_param_gather = base.config.fp8_param_gather;
+  r.space.fp8_recipe = base.config.fp8_recipe;
   r.space.distributed_optimizer_instances = base.config.distributed_optimizer_instances;
   r.space.precision = base.config.precision;
   r.space.attention = base.config.attention;

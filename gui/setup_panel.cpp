@@ -311,12 +311,16 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   overlap_param_ = check(l, tr("Overlap param gather"));
   tp_overlap_ = check(l, tr("TP comm overlap"), "tp_comm_overlap");
   grad_bf16_ = check(l, tr("Grad reduce in bf16"));
+  fp8_params_ = check(l, tr("FP8 parameters"), "fp8_param_gather");
   fused_loss_ = check(l, tr("Fused cross-entropy"), "cross_entropy_loss_fusion");
   fused_rope_ = check(l, tr("Fused RoPE"), "apply_rope_fusion");
   flash_ = check(l, tr("Flash attention"), "attention");
   precision_ = new QComboBox;
   precision_->addItems({"bf16", "fp16", "fp8", "fp32"});
   row(l, tr("Precision"), precision_, "precision");
+  fp8_recipe_ = new QComboBox;
+  fp8_recipe_->addItems({to_string(Fp8Recipe::Delayed), to_string(Fp8Recipe::Tensorwise)});
+  row(l, tr("FP8 recipe"), fp8_recipe_, "fp8_recipe");
   // MoE run-time switches (MoeRunOptions), shown for a model with experts.
   dispatcher_ = new QComboBox;
   for (const TokenDispatcher d : kDispatchers) dispatcher_->addItem(QString::fromUtf8(to_string(d)), static_cast<int>(d));
@@ -355,7 +359,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent), error_(new QLabel(thi
   overlap_ep_comm_->setToolTip(tr("--overlap-moe-expert-parallel-comm: the EP dispatch and combine overlap with "
                                   "another micro batch's computation"));
   fields_["layout"] = tp_;
-  for (QComboBox* box : {recompute_, method_, precision_})
+  for (QComboBox* box : {recompute_, method_, precision_, fp8_recipe_})
     connect(box, &QComboBox::currentIndexChanged, this, &SetupPanel::changed);
 
   // Run.

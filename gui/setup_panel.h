@@ -101,8 +101,8 @@ class SetupPanel : public QWidget {
   QCheckBox *grouped_gemm_, *pad_to_capacity_, *shared_expert_overlap_, *overlap_ep_comm_;
   QDoubleSpinBox *capacity_factor_, *load_imbalance_;
   QFormLayout* layout_form_;
-  QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *tp_overlap_, *grad_bf16_, *fused_loss_, *fused_rope_, *flash_, *every_rank_;
-  QComboBox *recompute_, *method_, *precision_;
+  QCheckBox *sp_, *distopt_, *overlap_grad_, *overlap_param_, *tp_overlap_, *grad_bf16_, *fp8_params_, *fused_loss_, *fused_rope_, *flash_, *every_rank_;
+  QComboBox *recompute_, *method_, *precision_, *fp8_recipe_;
   QDoubleSpinBox* tokens_b_;
   QDoubleSpinBox *context_gib_, *comm_gib_, *fragmentation_, *headroom_;
   QLabel* error_;

@@ -108,10 +108,12 @@ Project SetupPanel::project() const {
   c.overlap_param_gather = overlap_param_->isChecked();
   c.tp_comm_overlap = tp_overlap_->isChecked();
   c.grad_reduce_in_bf16 = grad_bf16_->isChecked();
+  c.fp8_param_gather = fp8_params_->isChecked();
   c.cross_entropy_fusion = fused_loss_->isChecked();
   c.rope_fusion = fused_rope_->isChecked();
   c.attention = flash_->isChecked() ? AttentionKernel::Flash : AttentionKernel::Unfused;
   c.precision = precision_from(precision_->currentText().toStdString(), "precision");
+  c.fp8_recipe = fp8_recipe_from(fp8_recipe_->currentText().toStdString(), "FP8 recipe");
   p.train_tokens = tokens_b_->value() * 1e9;
   p.every_rank = every_rank_->isChecked();
   p.reserve.cuda_context_gib = context_gib_->value();
@@ -218,10 +220,12 @@ void SetupPanel::set_project(const Project& p) {
   overlap_param_->setChecked(c.overlap_param_gather);
   tp_overlap_->setChecked(c.tp_comm_overlap);
   grad_bf16_->setChecked(c.grad_reduce_in_bf16);
+  fp8_params_->setChecked(c.fp8_param_gather);
   fused_loss_->setChecked(c.cross_entropy_fusion);
   fused_rope_->setChecked(c.rope_fusion);
   flash_->setChecked(c.attention == AttentionKernel::Flash);
   precision_->setCurrentText(to_string(c.precision));
+  fp8_recipe_->setCurrentText(to_string(c.fp8_recipe));
   tokens_b_->setValue(p.train_tokens / 1e9);
   every_rank_->setChecked(p.every_rank);
   context_gib_->setValue(p.reserve.cuda_context_gib);

@@ -70,12 +70,16 @@ void SetupPanel::describe_fields() {
                              "(Transformer Engine userbuffers; with sequence parallelism)"));
   grad_bf16_->setToolTip(tr("--grad-reduce-in-bf16: a bf16 run keeps, accumulates and reduces its gradients in "
                             "bf16 instead of fp32 (half the gradient memory and data-parallel traffic)"));
+  fp8_params_->setToolTip(tr("--fp8-param-gather: an FP8 run with the distributed optimizer keeps Transformer "
+                             "Engine's linear weights in FP8 (one byte each in memory and in the parameter all-gather)"));
   fused_loss_->setToolTip(tr("--cross-entropy-loss-fusion: Megatron-Core's fused vocab-parallel loss (fewer passes "
                              "over the logits, one TP all-reduce fewer, one more fp32 copy of the logits at its peak)"));
   fused_rope_->setToolTip(tr("RoPE by Transformer Engine's fused kernel (Megatron-LM's default); off: "
                              "--no-rope-fusion, separate PyTorch kernels"));
   flash_->setToolTip(tr("--attention-backend flash: fused attention that never stores the s × s scores; off: "
                         "unfused, which stores them"));
+  fp8_recipe_->setToolTip(tr("--fp8-recipe for an FP8 run: delayed (Megatron-LM's default, scales from each "
+                             "tensor's amax history) or tensorwise (current scaling); priced alike"));
   precision_->setToolTip(tr("--bf16, --fp16, --bf16 --fp8-format hybrid, or none of them (fp32)"));
 
   // Run.

@@ -182,6 +182,8 @@ std::string megatron_arguments(const SimResult& r, const MemoryReserve&) {
   if (c.overlap_param_gather) arg("--overlap-param-gather");
   if (c.tp_comm_overlap) arg("--tp-comm-overlap");
   if (c.grad_reduce_in_bf16) arg("--grad-reduce-in-bf16");
+  if (c.fp8_param_gather) arg("--fp8-param-gather");
+  if (c.fp8_recipe != Fp8Recipe::Delayed) arg("--fp8-recipe", to_string(c.fp8_recipe));
   if (c.cross_entropy_fusion) arg("--cross-entropy-loss-fusion");
   if (!c.rope_fusion && m.position_embedding == PositionEmbedding::Rope) arg("--no-rope-fusion");
   // The kernel choices of the stack the prediction was priced under: the run makes them too.

@@ -167,8 +167,6 @@ std::string megatron_refusal_reason(const std::string& flag) {
       {"--test-mode", "runs Megatron-Core's real-time tests in every attention layer's forward (with "
        "--qk-layernorm an all-gather over data parallelism and host synchronisations), which is not modelled"},
       {"--empty-unused-memory-level", "empties PyTorch's cached memory during the iteration, which is not modelled"},
-      {"--fp8-param-gather", "keeps and all-gathers the parameters in FP8, which changes memory and the all-gather; "
-       "not modelled"},
   };
   for (const auto& [name, reason] : kReasons)
     if (flag == name) return reason;

@@ -161,6 +161,14 @@ const MegatronOption<L> kLayoutOptions[] = {
      "Keep, accumulate and reduce a bf16 run's gradients in bf16 (Megatron-LM's default for bf16 is fp32): half the "
      "gradient memory and data-parallel traffic",
      &L::grad_reduce_in_bf16},
+    {"--fp8-recipe", nullptr, kLayout,
+     "delayed (Megatron-LM's default) or tensorwise (current scaling): per-tensor scaled FP8 GEMMs, priced alike; "
+     "blockwise and mxfp8 are refused",
+     &L::fp8_recipe},
+    {"--fp8-param-gather", nullptr, kLayout,
+     "Keep Transformer Engine's linear weights in FP8 and all-gather them so (FP8 with the distributed optimizer): "
+     "one byte per such weight in memory and in the parameter all-gather",
+     &L::fp8_param_gather},
     {"--cross-entropy-loss-fusion", nullptr, kLayout,
      "Megatron-Core's fused vocab-parallel cross-entropy: fewer passes over the logits and one TP all-reduce fewer, "
      "one more fp32 copy of the logits at the loss's peak",

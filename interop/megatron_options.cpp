@@ -566,6 +566,8 @@ void apply_megatron_layout(const MegatronLayoutArgs& a, ParallelConfig& c, const
   if (a.overlap_param_gather) c.overlap_param_gather = true;
   if (a.tp_comm_overlap) c.tp_comm_overlap = true;
   if (a.grad_reduce_in_bf16) c.grad_reduce_in_bf16 = true;
+  if (a.fp8_param_gather) c.fp8_param_gather = true;
+  if (a.fp8_recipe) c.fp8_recipe = fp8_recipe_from(*a.fp8_recipe, where.empty() ? "simulate" : where);
   if (a.cross_entropy_loss_fusion) c.cross_entropy_fusion = true;
   if (a.no_rope_fusion) c.rope_fusion = false;
   // Beside the fusion, te is refused once a file and a command line are merged (resolve_run).

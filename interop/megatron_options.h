@@ -60,7 +60,7 @@ struct MegatronLayoutArgs {
   bool moe_grouped_gemm = false, moe_pad_expert_input_to_capacity = false, moe_shared_expert_overlap = false,
        overlap_moe_expert_parallel_comm = false, moe_enable_deepep = false;
   std::optional<std::string> recompute_granularity, recompute_method, attention_backend, fp8_format, pipeline_layout,
-      transformer_impl, cross_entropy_fusion_impl, ckpt_format;
+      transformer_impl, cross_entropy_fusion_impl, ckpt_format, fp8_recipe;
   // THRESHOLD:BATCH entries; the run's global batch is the last one's (step_batch_size_schedule_batch).
   std::optional<std::string> step_batch_size_schedule;
   std::vector<std::string> cp_comm_type;  // one for every layer, or one for all
@@ -70,7 +70,8 @@ struct MegatronLayoutArgs {
        recompute_activations = false, account_for_embedding = false, account_for_loss = false,
        no_masked_softmax_fusion = false, deterministic_mode = false, no_gradient_accumulation_fusion = false,
        use_tp_pp_dp_mapping = false, grad_reduce_in_bf16 = false, overlap_p2p_warmup_flush = false,
-       overlap_param_gather_with_optimizer_step = false, cross_entropy_loss_fusion = false, no_rope_fusion = false;
+       overlap_param_gather_with_optimizer_step = false, cross_entropy_loss_fusion = false, no_rope_fusion = false,
+       fp8_param_gather = false;
 };
 
 // Megatron-LM switches that are no field of the layout: each matters only beside what flags next

@@ -407,6 +407,12 @@ std::string nemo_yaml(const SimResult& r, const MemoryReserve& reserve) {
     fail("--export-nemo: --cross-entropy-loss-fusion has no key in NeMo's base megatron_gpt_config.yaml, which the "
          "export keeps to (NeMo reads model.cross_entropy_loss_fusion where a recipe adds it, as the launcher's Llama "
          "recipes do); export it with --export-megatron or --export");
+  if (c.fp8_recipe != Fp8Recipe::Delayed)
+    fail("--export-nemo: --fp8-recipe {} has no key in NeMo's base megatron_gpt_config.yaml (its FP8 is delayed "
+         "scaling); export it with --export-megatron or --export", to_string(c.fp8_recipe));
+  if (c.fp8_param_gather)
+    fail("--export-nemo: --fp8-param-gather has no key in NeMo's base megatron_gpt_config.yaml, which the export "
+         "keeps to; export it with --export-megatron or --export");
   const int devices = std::min(r.cluster.gpus_per_node, c.gpus());
   // What NeMo's config has no key for goes into the clustercast line: the vocabulary (NeMo
   // takes it from the tokenizer), uneven first/last stages, a layout string, the embedding or

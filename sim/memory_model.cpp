@@ -184,16 +184,26 @@ std::int64_t stage_parameters(const ModelSpec& m, const ParallelConfig& c, int s
                                     m.shared_expert_parameters() / t;
     params += moe_layers * dense_part + stage_expert_parameters(m, c, stage);
   }
+  if (stage == c.pp - 1) params += norm;
+  return params + stage_embedding_parameters(m, c, stage);
+}
+
+std::int64_t stage_embedding_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
+  const std::int64_t h = m.hidden_size, t = c.tp;
   const std::int64_t vocab_slice = (std::int64_t{m.vocab_size} + t - 1) / t * h;
+  std::int64_t params = 0;
   if (stage == 0) {
     params += vocab_slice;
     if (m.position_embedding == PositionEmbedding::Learned) params += std::int64_t{m.seq_length} * h;
   }
-  if (stage == c.pp - 1) {
-    params += norm;
-    if (!m.tied_embeddings || c.pp > 1) params += vocab_slice;
-  }
+  if (stage == c.pp - 1 && (!m.tied_embeddings || c.pp > 1)) params += vocab_slice;
   return params;
+}
+
+std::int64_t fp8_weight_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
+  if (!c.fp8_param_gather) return 0;
+  const std::int64_t routers = std::int64_t{stage_moe_layer_count(m, c, stage)} * m.router_parameters();
+  return stage_parameters(m, c, stage) - stage_embedding_parameters(m, c, stage) - routers;
 }
 
 StageActivations stage_activations(const ModelSpec& m, const ParallelConfig& c, int s) {
@@ -273,14 +283,18 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     StageMemory stage;
     stage.parameters = stage_parameters(m, c, s);
     const double params = static_cast<double>(stage.parameters);
-    stage.bytes.weights = params * weight_bytes_per_param(c.precision);
+    // FP8 weights (--fp8-param-gather) take one byte where the 16-bit ones take two.
+    const double fp8_saving = weight_bytes_per_param(c.precision) - 1.0;
+    stage.bytes.weights = params * weight_bytes_per_param(c.precision) -
+                          static_cast<double>(fp8_weight_parameters(m, c, s)) * fp8_saving;
     stage.bytes.gradients = params * c.main_grad_bytes();
     // Routed experts' optimizer state is sharded over their own data-parallel group (EDP).
     const double experts = static_cast<double>(stage_expert_parameters(m, c, s));
     const double expert_shard = c.distributed_optimizer ? c.expert_dp() : 1.0;
     stage.bytes.optimizer =
         ((params - experts) / shard + experts / expert_shard) * optimizer_bytes_per_param(c);
-    stage.bytes.experts = experts * (weight_bytes_per_param(c.precision) + c.main_grad_bytes()) +
+    const double expert_weight_bytes = weight_bytes_per_param(c.precision) - (c.fp8_param_gather ? fp8_saving : 0.0);
+    stage.bytes.experts = experts * (expert_weight_bytes + c.main_grad_bytes()) +
                           experts / expert_shard * optimizer_bytes_per_param(c);
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);

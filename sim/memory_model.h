@@ -110,6 +110,18 @@ int optimizer_shard_size(const ParallelConfig& config);
 // row-parallel biases replicated; the embedding on the first stage, the output layer on
 // the last — tied embeddings keep a copy there when PP > 1, as Megatron-LM does).
 std::int64_t stage_parameters(const ModelSpec& model, const ParallelConfig& config, int stage);
+// The part of stage_parameters() that is the vocabulary embedding, the untied (or, with PP > 1,
+// the last stage's copy of the tied) output layer and learned position embeddings: Megatron-Core's
+// own layers, outside Transformer Engine's.
+std::int64_t stage_embedding_parameters(const ModelSpec& model, const ParallelConfig& config, int stage);
+// The part of stage_parameters() kept in FP8 under --fp8-param-gather (0 without it): the weights
+// of Transformer Engine's linear layers (attention, MLP, shared and routed experts, multi-token
+// prediction's projection), which Megatron-Core builds under TE's fp8_model_init and keeps in a
+// uint8 buffer (param_and_grad_buffer.py). The embedding and output layer and the routers stay
+// 16-bit; the layers' norm weights and biases (a few thousand) are counted with their weights.
+// Transformer Engine's own FP8 copies of weights (the cached cast of a 16-bit weight, the
+// transpose of an FP8 one) are in neither case.
+std::int64_t fp8_weight_parameters(const ModelSpec& model, const ParallelConfig& config, int stage);
 // The part of stage_parameters() that is routed experts: the stage's MoE layers x its E/EP local
 // experts x one expert's parameters / ETP. Their gradients are reduced, and their optimizer state
 // sharded, over the expert-data-parallel group (EDP), not DP x CP.

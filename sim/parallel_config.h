@@ -19,6 +19,12 @@ namespace cc {
 enum class RecomputeGranularity { None, Selective, Full };
 enum class RecomputeMethod { Uniform, Block };
 enum class AttentionKernel { Unfused, Flash };
+// Megatron-LM's --fp8-recipe among the per-tensor scalings: delayed (its default: each tensor scaled
+// from its amax history) or tensorwise (current scaling: from the tensor's own amax). Both are priced
+// as per-tensor scaled FP8 GEMMs at the fitted FP8 fraction (AnalyticParams::fp8_gemm_fraction),
+// which the corpus's runs of both recipes set; block scalings (blockwise, mxfp8) run other GEMMs and
+// are refused.
+enum class Fp8Recipe { Delayed, Tensorwise };
 // How the ranks of a context-parallel group exchange keys and values (Megatron-LM's
 // --cp-comm-type, run by Transformer Engine): a ring of point-to-point sends overlapped with
 // the attention of the chunk at hand; an all-to-all that trades the sequence split for a head
@@ -127,6 +133,11 @@ struct ParallelConfig {
   // --no-rope-fusion turns this off: RoPE by separate PyTorch kernels instead of Transformer
   // Engine's one fused kernel (Megatron-LM's default is the fused one).
   bool rope_fusion = true;
+  // --fp8-param-gather (FP8 with the distributed optimizer): Transformer Engine's linear layers keep
+  // their weights in FP8 (Megatron-Core's uint8 parameter buffer), so those weights take one byte
+  // each in memory and in the parameter all-gather (fp8_weight_parameters in memory_model.h).
+  bool fp8_param_gather = false;
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;  // read with FP8 only (validate_layout)
   Precision precision = Precision::BF16;
   AttentionKernel attention = AttentionKernel::Unfused;
   MoeRunOptions moe;
@@ -155,7 +166,8 @@ struct ParallelConfig {
   bool interleaved() const { return virtual_stages > 1; }
   // One line, e.g. "tp8 pp16 dp8 sp mb1 gb1536 v1 selective" ("cp2 p2p" after TP with CP,
   // "ep8 etp1" after DP with expert parallelism or an ETP given;
-  // "ends7/7", "countEL" or "layout E|t*8|..." where the layers do not split evenly).
+  // "ends7/7", "countEL" or "layout E|t*8|..." where the layers do not split evenly; "fp8-params"
+  // last with --fp8-param-gather).
   std::string summary() const;
 };
 
@@ -182,6 +194,7 @@ ParallelConfig config_from_json(const nlohmann::json& doc, const std::string& wh
 const char* to_string(RecomputeGranularity g);
 const char* to_string(RecomputeMethod m);
 const char* to_string(AttentionKernel a);
+const char* to_string(Fp8Recipe r);  // Megatron-LM's spelling: delayed, tensorwise
 const char* to_string(CpCommType t);  // Megatron-LM's spelling: p2p, a2a, allgather, a2a+p2p
 // Megatron-LM's spellings: alltoall, allgather, flex; deepep, hybridep; aux_loss, seq_aux_loss,
 // global_aux_loss, sinkhorn, none; probs, position. The readers refuse any other, naming the valid
@@ -204,6 +217,9 @@ RecomputeGranularity recompute_granularity_from(const std::string& name, const s
 RecomputeMethod recompute_method_from(const std::string& name, const std::string& where);
 Precision precision_from(const std::string& name, const std::string& where);
 AttentionKernel attention_from(const std::string& name, const std::string& where);
+// delayed or tensorwise; Megatron-LM's block scalings (blockwise, mxfp8) and custom recipes are
+// refused by name as not modelled, anything else naming the valid ones.
+Fp8Recipe fp8_recipe_from(const std::string& name, const std::string& where);
 // The attention kernel a stack runs when a launch line (or a new GUI project) names none, from
 // its preset's flash_attention: Megatron-Core and NeMo (--attention-backend auto) run flash or
 // fused attention; the 2021-2022 papers' stacks (megatron-2021, megatron-2022, megatron-deepspeed) and our CPU

@@ -26,9 +26,12 @@ namespace cc {
 
 namespace {
 
-// The run switches the space applies to every layout (not searched), given the layout's SP.
+// The run switches the space applies to every layout (not searched), given the layout's SP and
+// distributed optimizer.
 void apply_space_switches(ParallelConfig& c, const SearchSpace& s) {
   c.tp_comm_overlap = s.tp_comm_overlap && c.sequence_parallel;
+  c.fp8_param_gather = s.fp8_param_gather && c.distributed_optimizer;
+  c.fp8_recipe = s.fp8_recipe;
   // Megatron-LM reads it under --bf16 only (resolve_run leaves it aside elsewhere).
   c.grad_reduce_in_bf16 = s.grad_reduce_in_bf16 && (s.precision == Precision::BF16 || s.precision == Precision::FP8);
   c.cross_entropy_fusion = s.cross_entropy_fusion;

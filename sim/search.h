@@ -53,6 +53,10 @@ struct SearchSpace {
   bool grad_reduce_in_bf16 = false;  // --grad-reduce-in-bf16 (ParallelConfig::main_grad_bytes)
   bool cross_entropy_fusion = false;  // --cross-entropy-loss-fusion
   bool rope_fusion = true;            // off: --no-rope-fusion
+  // --fp8-param-gather to every layout with the distributed optimizer (FP8 runs only: the search
+  // command refuses it at another precision).
+  bool fp8_param_gather = false;
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;  // FP8 runs only, as fp8_param_gather
   // --num-distributed-optimizer-instances for every layout with the distributed optimizer (one
   // whose DP x CP it does not divide is excluded, as Megatron-Core asserts).
   int distributed_optimizer_instances = 1;

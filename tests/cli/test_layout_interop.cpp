@@ -188,8 +188,9 @@ TEST(LayoutInterop, UnmodelledParallelismOnTheCommandLineIsRefusedByName) {
             0);
 }
 
-// Megatron-LM's default written out on the command line is left aside and named in the note;
-// another value is refused with it, as in an argument file (one rule: kIgnored's only_value).
+// Megatron-LM's default written out on the command line is left aside and named in the note (so is
+// --rerun-mode disabled, which runs the same checks); another value is refused with it, as in an
+// argument file (one rule: kIgnored's only_value).
 TEST(LayoutInterop, MegatronDefaultsOnTheCommandLineAreLeftAsideOtherValuesRefused) {
   const std::vector<std::string> run{"simulate", "--model", "gpt3-1.3b", "--gpus", "8", "--tp", "1"};
   const RunResult left_aside =
@@ -199,8 +200,9 @@ TEST(LayoutInterop, MegatronDefaultsOnTheCommandLineAreLeftAsideOtherValuesRefus
                                 "--rerun-mode"),
             std::string::npos)
       << left_aside.err;
+  EXPECT_EQ(run_clustercast(with(run, {"--rerun-mode", "disabled"})).exit_code, 0);
   for (const auto& [flag, value] :
-       {std::pair{"--rerun-mode", "disabled"}, std::pair{"--distributed-backend", "gloo"}}) {
+       {std::pair{"--rerun-mode", "report_stats"}, std::pair{"--distributed-backend", "gloo"}}) {
     const RunResult r = run_clustercast(with(run, {flag, value}));
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_NE(r.err.find(std::string(flag) + " " + value + " ("), std::string::npos) << r.err;

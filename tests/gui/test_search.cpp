@@ -293,6 +293,48 @@ class TestSearch : public QObject {
     QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
   }
 
+  // FP8 parameters (--fp8-param-gather) and the FP8 recipe (--fp8-recipe) are shown, kept when the
+  // setup is read back, priced as simulate prices them, and reach the searched layouts.
+  void fp8ParametersAndRecipeAreShownKeptAndReachTheSearch() {
+    MainWindow w;
+    Project p = project_from_presets("gpt3-1.3b", "dgx-h100", 16);
+    p.config.global_batch = 64;
+    p.config.precision = Precision::FP8;
+    p.config.distributed_optimizer = true;
+    p.config.fp8_param_gather = true;
+    p.config.fp8_recipe = Fp8Recipe::Tensorwise;
+    w.set_project(p);
+    QVERIFY(wait_for_result(w));
+    auto* box = qobject_cast<QCheckBox*>(w.setup()->field("fp8_param_gather"));
+    auto* recipe = qobject_cast<QComboBox*>(w.setup()->field("fp8_recipe"));
+    QVERIFY(box && recipe);
+    QVERIFY(box->isChecked());
+    QCOMPARE(recipe->currentText(), QString("tensorwise"));
+    QVERIFY(!box->toolTip().isEmpty() && !recipe->toolTip().isEmpty());
+    QVERIFY(w.setup()->project().config.fp8_param_gather);
+    QCOMPARE(w.setup()->project().config.fp8_recipe, Fp8Recipe::Tensorwise);
+    QVERIFY(w.result()->config.fp8_param_gather);
+    QCOMPARE(w.result()->config.fp8_recipe, Fp8Recipe::Tensorwise);
+    QProcess cli;
+    cli.start(CLUSTERCAST_BINARY, {"simulate", "--model", "gpt3-1.3b", "--cluster", "dgx-h100", "--gpus", "16",
+                                   "--global-batch-size", "64", "--fp8-format", "hybrid", "--use-distributed-optimizer",
+                                   "--fp8-param-gather", "--fp8-recipe", "tensorwise", "--json"});
+    QVERIFY(cli.waitForFinished(120000));
+    QCOMPARE(cli.exitCode(), 0);
+    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+    QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
+    QCOMPARE(doc.at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
+    QVERIFY(w.search_page()->request_for(w.setup()->project()).space.fp8_param_gather);
+    QCOMPARE(w.search_page()->request_for(w.setup()->project()).space.fp8_recipe, Fp8Recipe::Tensorwise);
+    QVERIFY(run_search(w));
+    QSignalSpy shown(&w, &MainWindow::result_shown);
+    w.search_page()->view()->selectRow(0);
+    QVERIFY(shown.wait(120000));
+    QCOMPARE(w.result()->config.fp8_param_gather, w.result()->config.distributed_optimizer);
+    QCOMPARE(box->isChecked(), w.result()->config.distributed_optimizer);
+    QCOMPARE(w.result()->config.fp8_recipe, Fp8Recipe::Tensorwise);
+  }
+
   // A new project and a launch line without an attention flag mean the same run: the
   // stack's default kernel (megatron-core: flash), the same prediction.
   void defaultProjectPredictsWhatSimulateDoesWithoutAnAttentionFlag() {
