@@ -4,6 +4,8 @@
 // collective's exposed part: blocking ones in full, overlapped ones beyond the kernel
 // they hide behind (Megatron overlaps the input-gradient all-reduce / reduce-scatter with
 // the weight-gradient GEMM, and SP's re-gather of inputs with the data-gradient GEMM).
+// layer_program.cpp builds the transformer layer's programs, output_program.cpp the embedding's
+// and the output layer's, both with program_builder.h.
 #pragma once
 
 #include <algorithm>
