@@ -109,17 +109,8 @@ SearchSpace space_from(const SearchFlags& f, const CostDatabase* measured, const
             f.distopt_instances);
   s.distributed_optimizer_instances = f.distopt_instances;
   s.precision = precision_from(f.precision, "--precision");
-  // Megatron-LM's rule (transformer_config.py: "fp8_param must be used together with fp8 mode").
-  if (f.fp8_param_gather && s.precision != Precision::FP8)
-    fail_at("--fp8-param-gather", "--fp8-param-gather needs --precision fp8 (FP8 training), as in Megatron-LM; the "
-            "search runs {}", to_string(s.precision));
   s.fp8_param_gather = f.fp8_param_gather;
-  if (f.fp8_recipe) {
-    s.fp8_recipe = fp8_recipe_from(*f.fp8_recipe, "--fp8-recipe");
-    if (s.precision != Precision::FP8)
-      fail_at("--fp8-recipe", "--fp8-recipe {} needs --precision fp8 (FP8 training); the search runs {}", *f.fp8_recipe,
-              to_string(s.precision));
-  }
+  if (f.fp8_recipe) s.fp8_recipe = fp8_recipe_from(*f.fp8_recipe, "--fp8-recipe");
   const FrameworkSpec& stack = load_framework(resolved_stack(f.framework, measured));
   s.framework = stack.name;
   // The same default as simulate's: the stack's (or a soft-capped model's) kernel unless --use-flash-attn.

@@ -205,15 +205,14 @@ IterationCosts price_iteration(const ModelSpec& m, const ClusterSpec& cluster, c
     double gather = 0;
     if (c.distributed_optimizer) {
       // FP8 weights (--fp8-param-gather) are gathered at one byte each, routed experts' among them.
-      const double fp8_weights = static_cast<double>(fp8_weight_parameters(m, c, s));
-      const double expert_elem = c.fp8_param_gather ? 1.0 : shape.elem;
-      const double expert_fp8 = c.fp8_param_gather ? static_cast<double>(expert_params) : 0.0;
-      const double dense_bytes = dense_params * shape.elem - (fp8_weights - expert_fp8) * (shape.elem - 1.0);
-      gather = track_op(
-          costs.collective({"dp.param_gather", CollectiveKind::AllGather, Phase::Forward, dense_bytes, shard_group}));
+      const double experts_fp8 = c.fp8_param_gather ? static_cast<double>(expert_params) : 0.0;
+      const double dense_fp8 = static_cast<double>(fp8_weight_parameters(m, c, s)) - experts_fp8;
+      gather = track_op(costs.collective({"dp.param_gather", CollectiveKind::AllGather, Phase::Forward,
+                                          weight_bytes(c, dense_params, dense_fp8), shard_group}));
       if (expert_params > 0)
         gather += track_op(costs.collective({"edp.param_gather", CollectiveKind::AllGather, Phase::Forward,
-                                             static_cast<double>(expert_params) * expert_elem, edp_group}));
+                                             weight_bytes(c, static_cast<double>(expert_params), experts_fp8),
+                                             edp_group}));
     }
     out.param_gather_s.push_back(gather);
   }

@@ -439,6 +439,17 @@ void validate_optimizer_instances(const ParallelConfig& c, const ModelSpec& m, c
 
 }  // namespace
 
+void validate_fp8_switches(Precision precision, bool fp8_param_gather, Fp8Recipe recipe, const std::string& where) {
+  if (precision == Precision::FP8) return;
+  // Megatron-LM's TransformerConfig: "fp8_param must be used together with fp8 mode".
+  if (fp8_param_gather)
+    fail_at("--fp8-param-gather", "{}: --fp8-param-gather needs FP8 training (--fp8-format), as in Megatron-LM, or "
+            "--precision fp8; the run is {}", where, to_string(precision));
+  if (recipe != Fp8Recipe::Delayed)
+    fail_at("--fp8-recipe", "{}: --fp8-recipe {} is an FP8 recipe and the run is {}; give --fp8-format or --precision fp8",
+            where, to_string(recipe), to_string(precision));
+}
+
 void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   const std::string w = "parallel config";
   // Each refusal's field (sim/error.h) is the flag the user should change; where a check is
@@ -499,14 +510,8 @@ void validate_layout(const ParallelConfig& c, const ModelSpec& m, int gpus) {
   // The gather it hides exists only with the distributed optimizer: that is the one to turn on.
   if (c.overlap_param_gather && !c.distributed_optimizer)
     fail_at("--use-distributed-optimizer", "{}: --overlap-param-gather needs --use-distributed-optimizer", w);
-  // Megatron-LM's own rules (transformer_config.py: "fp8_param must be used together with fp8 mode";
-  // arguments.py: "--fp8-param-gather only supported with distributed optimizer" in training).
-  if (c.fp8_param_gather && c.precision != Precision::FP8)
-    fail_at("--fp8-param-gather", "{}: --fp8-param-gather needs FP8 training (--fp8-format), as in Megatron-LM; "
-            "the run is {}", w, to_string(c.precision));
-  if (c.fp8_recipe != Fp8Recipe::Delayed && c.precision != Precision::FP8)
-    fail_at("--fp8-recipe", "{}: --fp8-recipe {} is an FP8 recipe and the run is {}; give --fp8-format", w,
-            to_string(c.fp8_recipe), to_string(c.precision));
+  validate_fp8_switches(c.precision, c.fp8_param_gather, c.fp8_recipe, w);
+  // Megatron-LM: "--fp8-param-gather only supported with distributed optimizer" (arguments.py, in training).
   if (c.fp8_param_gather && !c.distributed_optimizer)
     fail_at("--use-distributed-optimizer", "{}: --fp8-param-gather needs --use-distributed-optimizer, as in Megatron-LM",
             w);

@@ -24,6 +24,10 @@ void validate_layout(const ParallelConfig& config, const ModelSpec& model, int g
 // factor > 0, padding needs a factor, ...); validate_layout() applies them with the rest, and the
 // search once, so a bad switch is named instead of excluding every layout.
 void validate_moe_switches(const MoeRunOptions& switches, const ModelSpec& model);
+// The FP8 switches' rule: --fp8-param-gather and a recipe other than Megatron-LM's default need FP8
+// training, each refused by name otherwise (`where` opens the message). validate_layout() applies it
+// with the rest, and the search once for its switches.
+void validate_fp8_switches(Precision precision, bool fp8_param_gather, Fp8Recipe recipe, const std::string& where);
 // Refuses what the time and memory models do not price (multi-latent attention with context
 // parallelism or unfused attention), naming it. validate_layout() ends with it, so a layout's
 // own errors come first.

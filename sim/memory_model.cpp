@@ -200,6 +200,10 @@ std::int64_t stage_embedding_parameters(const ModelSpec& m, const ParallelConfig
   return params;
 }
 
+double weight_bytes(const ParallelConfig& c, double params, double fp8_params) {
+  return params * weight_bytes_per_param(c.precision) - fp8_params * (weight_bytes_per_param(c.precision) - 1.0);
+}
+
 std::int64_t fp8_weight_parameters(const ModelSpec& m, const ParallelConfig& c, int stage) {
   if (!c.fp8_param_gather) return 0;
   const std::int64_t routers = std::int64_t{stage_moe_layer_count(m, c, stage)} * m.router_parameters();
@@ -283,18 +287,15 @@ MemoryReport memory_model(const ModelSpec& m, const ParallelConfig& c, const Mem
     StageMemory stage;
     stage.parameters = stage_parameters(m, c, s);
     const double params = static_cast<double>(stage.parameters);
-    // FP8 weights (--fp8-param-gather) take one byte where the 16-bit ones take two.
-    const double fp8_saving = weight_bytes_per_param(c.precision) - 1.0;
-    stage.bytes.weights = params * weight_bytes_per_param(c.precision) -
-                          static_cast<double>(fp8_weight_parameters(m, c, s)) * fp8_saving;
+    stage.bytes.weights = weight_bytes(c, params, static_cast<double>(fp8_weight_parameters(m, c, s)));
     stage.bytes.gradients = params * c.main_grad_bytes();
     // Routed experts' optimizer state is sharded over their own data-parallel group (EDP).
     const double experts = static_cast<double>(stage_expert_parameters(m, c, s));
     const double expert_shard = c.distributed_optimizer ? c.expert_dp() : 1.0;
     stage.bytes.optimizer =
         ((params - experts) / shard + experts / expert_shard) * optimizer_bytes_per_param(c);
-    const double expert_weight_bytes = weight_bytes_per_param(c.precision) - (c.fp8_param_gather ? fp8_saving : 0.0);
-    stage.bytes.experts = experts * (expert_weight_bytes + c.main_grad_bytes()) +
+    // Routed experts are among the FP8 weights under --fp8-param-gather.
+    stage.bytes.experts = weight_bytes(c, experts, c.fp8_param_gather ? experts : 0.0) + experts * c.main_grad_bytes() +
                           experts / expert_shard * optimizer_bytes_per_param(c);
 
     stage.in_flight = max_in_flight(s, c.pp, c.num_microbatches(), c.virtual_stages, c.microbatch_group_size);

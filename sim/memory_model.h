@@ -122,6 +122,10 @@ std::int64_t stage_embedding_parameters(const ModelSpec& model, const ParallelCo
 // Transformer Engine's own FP8 copies of weights (the cached cast of a 16-bit weight, the
 // transpose of an FP8 one) are in neither case.
 std::int64_t fp8_weight_parameters(const ModelSpec& model, const ParallelConfig& config, int stage);
+// Bytes of `params` weights of which `fp8_params` are kept in FP8 (one byte each), the rest at the
+// run's width (two bytes, four for fp32 runs): what they hold in memory and what the parameter
+// all-gather sends.
+double weight_bytes(const ParallelConfig& config, double params, double fp8_params);
 // The part of stage_parameters() that is routed experts: the stage's MoE layers x its E/EP local
 // experts x one expert's parameters / ETP. Their gradients are reduced, and their optimizer state
 // sharded, over the expert-data-parallel group (EDP), not DP x CP.

@@ -414,6 +414,8 @@ SearchOutcome search(const SearchRequest& r, const SearchProgress& progress) {
   if (r.gpus < 1) fail("--gpus is {}; the search needs a GPU count >= 1", r.gpus);
   if (r.global_batch < 1) fail("--global-batch-size is {}; the search needs a global batch >= 1", r.global_batch);
   check_expert_space(r.space, r.model);
+  // Likewise the FP8 switches: at another precision they would exclude every layout.
+  validate_fp8_switches(r.space.precision, r.space.fp8_param_gather, r.space.fp8_recipe, "search");
   refuse_unpriced_attention(r.space.attention, r.model);  // the kernel is one for the whole space
   const int threads = r.threads > 0 ? r.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   SearchOutcome out;

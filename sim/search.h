@@ -54,7 +54,7 @@ struct SearchSpace {
   bool cross_entropy_fusion = false;  // --cross-entropy-loss-fusion
   bool rope_fusion = true;            // off: --no-rope-fusion
   // --fp8-param-gather to every layout with the distributed optimizer (FP8 runs only: the search
-  // command refuses it at another precision).
+  // refuses it at another precision, validate_fp8_switches).
   bool fp8_param_gather = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;  // FP8 runs only, as fp8_param_gather
   // --num-distributed-optimizer-instances for every layout with the distributed optimizer (one

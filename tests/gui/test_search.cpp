@@ -22,6 +22,8 @@
 #include <QTest>
 #include <QThreadPool>
 
+#include <optional>
+
 #include "gui/main_window.h"
 #include "tests/gui/gui_test_support.h"
 #include "gui/search_page.h"
@@ -37,6 +39,16 @@ using namespace cc::gui;
 namespace {
 
 // The searches below are pinned to TP 8 and PP 8 or 16, so each takes a fraction of a second.
+// `clustercast simulate ARGS --json`'s document, or nothing when it does not exit 0 within two minutes.
+std::optional<nlohmann::json> cli_simulate_json(QStringList args) {
+  args.prepend("simulate");
+  args.append("--json");
+  QProcess cli;
+  cli.start(CLUSTERCAST_BINARY, args);
+  if (!cli.waitForFinished(120000) || cli.exitCode() != 0) return std::nullopt;
+  return nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+}
+
 bool run_search(MainWindow& w) {
   QSignalSpy spy(w.search_page(), &SearchPage::finished);
   w.search_page()->start(w.setup()->project());
@@ -209,13 +221,10 @@ class TestSearch : public QObject {
     QTemporaryDir dir;
     const QString path = dir.filePath("best.json");
     w.export_layout(path, "json");
-    QProcess cli;
-    cli.start(CLUSTERCAST_BINARY, {"simulate", "--config", path, "--json"});
-    QVERIFY(cli.waitForFinished(120000));
-    QCOMPARE(cli.exitCode(), 0);
-    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
-    QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
-    QCOMPARE(doc.at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
+    const auto doc = cli_simulate_json({"--config", path});
+    QVERIFY(doc);
+    QCOMPARE(doc->at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
+    QCOMPARE(doc->at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
   }
 
   // The setup's "Grad reduce in bf16" reaches every searched layout, as `search --grad-reduce-in-bf16`
@@ -283,14 +292,10 @@ class TestSearch : public QObject {
     QVERIFY(r.space.cross_entropy_fusion);
     QVERIFY(!r.space.rope_fusion);
     // The same run as simulate's with both flags.
-    QProcess cli;
-    cli.start(CLUSTERCAST_BINARY, {"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
-                                   "--global-batch-size", "64", "--cross-entropy-loss-fusion", "--no-rope-fusion",
-                                   "--json"});
-    QVERIFY(cli.waitForFinished(120000));
-    QCOMPARE(cli.exitCode(), 0);
-    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
-    QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
+    const auto doc = cli_simulate_json({"--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                                        "--global-batch-size", "64", "--cross-entropy-loss-fusion", "--no-rope-fusion"});
+    QVERIFY(doc);
+    QCOMPARE(doc->at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
   }
 
   // FP8 parameters (--fp8-param-gather) and the FP8 recipe (--fp8-recipe) are shown, kept when the
@@ -315,15 +320,12 @@ class TestSearch : public QObject {
     QCOMPARE(w.setup()->project().config.fp8_recipe, Fp8Recipe::Tensorwise);
     QVERIFY(w.result()->config.fp8_param_gather);
     QCOMPARE(w.result()->config.fp8_recipe, Fp8Recipe::Tensorwise);
-    QProcess cli;
-    cli.start(CLUSTERCAST_BINARY, {"simulate", "--model", "gpt3-1.3b", "--cluster", "dgx-h100", "--gpus", "16",
-                                   "--global-batch-size", "64", "--fp8-format", "hybrid", "--use-distributed-optimizer",
-                                   "--fp8-param-gather", "--fp8-recipe", "tensorwise", "--json"});
-    QVERIFY(cli.waitForFinished(120000));
-    QCOMPARE(cli.exitCode(), 0);
-    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
-    QCOMPARE(doc.at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
-    QCOMPARE(doc.at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
+    const auto doc = cli_simulate_json({"--model", "gpt3-1.3b", "--cluster", "dgx-h100", "--gpus", "16",
+                                        "--global-batch-size", "64", "--fp8-format", "hybrid",
+                                        "--use-distributed-optimizer", "--fp8-param-gather", "--fp8-recipe", "tensorwise"});
+    QVERIFY(doc);
+    QCOMPARE(doc->at("iteration_time_s").get<double>(), w.result()->iteration_time_s);
+    QCOMPARE(doc->at("peak_memory_gib").get<double>(), w.result()->peak_memory_gib);
     QVERIFY(w.search_page()->request_for(w.setup()->project()).space.fp8_param_gather);
     QCOMPARE(w.search_page()->request_for(w.setup()->project()).space.fp8_recipe, Fp8Recipe::Tensorwise);
     QVERIFY(run_search(w));
@@ -345,14 +347,11 @@ class TestSearch : public QObject {
     QVERIFY(p.config.attention == AttentionKernel::Flash);
     const SimulationOutcome gui = run_simulation(p);
     QVERIFY2(gui.ok(), gui.error.c_str());
-    QProcess cli;
-    cli.start(CLUSTERCAST_BINARY, {"simulate", "--model", "gpt3-175b", "--cluster", "dgx-a100-80gb", "--gpus", "1024",
-                                   "--tp", "8", "--pp", "16", "--global-batch-size", "1536", "--json"});
-    QVERIFY(cli.waitForFinished(120000));
-    QCOMPARE(cli.exitCode(), 0);
-    const auto doc = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
-    QCOMPARE(doc.at("iteration_time_s").get<double>(), gui.result->iteration_time_s);
-    QCOMPARE(doc.at("peak_memory_gib").get<double>(), gui.result->peak_memory_gib);
+    const auto doc = cli_simulate_json({"--model", "gpt3-175b", "--cluster", "dgx-a100-80gb", "--gpus", "1024",
+                                        "--tp", "8", "--pp", "16", "--global-batch-size", "1536"});
+    QVERIFY(doc);
+    QCOMPARE(doc->at("iteration_time_s").get<double>(), gui.result->iteration_time_s);
+    QCOMPARE(doc->at("peak_memory_gib").get<double>(), gui.result->peak_memory_gib);
   }
 
   void searchResultsForAnotherSetupAreStaleAndDoNotLoad() {
